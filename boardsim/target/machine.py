@@ -1,0 +1,237 @@
+"""The `machine` stand-in: the RP2040's Pin, ADC, I2C, SPI, Timer and WDT, backed by the
+simulated board (world.py). On the MicroPython unix port a machine.py on the path shadows the
+built-in module; under CPython it is simply the module found.
+
+Everything the firmware calls in its loop (Pin.value, ADC.read_u16, I2C.writeto, SPI.write,
+WDT.feed) allocates nothing, so the runner can lock the heap around the firmware's step.
+"""
+from micropython import const
+
+import vclock
+
+# Pin levels, one byte per GPIO (0..31). Outputs are written by the firmware, inputs by the world.
+_level = bytearray(32)
+_pins = [None] * 32         # the Pin object per GPIO (the last one constructed)
+_world = [None]             # the World; set by the runner before the firmware boots
+
+PWRON_RESET = const(1)
+WDT_RESET = const(3)
+_reset_cause = [PWRON_RESET]
+
+
+def attach(world):
+    _world[0] = world
+
+
+def detach_all():
+    """Power cut: every pin forgets its mode and handler."""
+    for i in range(32):
+        _pins[i] = None
+        _level[i] = 0
+
+
+def reset_cause():
+    return _reset_cause[0]
+
+
+def unique_id():
+    return b"ZENNSIM1"
+
+
+def freq(*a):
+    return 125000000
+
+
+class ResetRequested(Exception):
+    """machine.reset() ends the firmware's run; the runner boots it again."""
+
+
+def reset():
+    raise ResetRequested()
+
+
+def soft_reset():
+    raise ResetRequested()
+
+
+def idle():
+    pass
+
+
+def disable_irq():
+    return 0
+
+
+def enable_irq(state=0):
+    pass
+
+
+class Pin:
+    IN = const(0)
+    OUT = const(1)
+    OPEN_DRAIN = const(2)
+    PULL_UP = const(1)
+    PULL_DOWN = const(2)
+    IRQ_FALLING = const(4)
+    IRQ_RISING = const(8)
+
+    def __init__(self, id, mode=-1, pull=-1, value=None):
+        if not 0 <= id < 32:
+            raise ValueError("invalid pin")
+        self.id = id
+        self.mode = 0 if mode == -1 else mode
+        self.pull = pull
+        self.handler = None
+        self.trigger = 0
+        _pins[id] = self
+        if value is not None:
+            _level[id] = 1 if value else 0
+        elif self.mode == Pin.IN and pull == Pin.PULL_UP:
+            w = _world[0]
+            _level[id] = w.input_level(id) if w is not None else 1
+
+    def init(self, mode=-1, pull=-1, value=None):
+        if mode != -1:
+            self.mode = mode
+        if value is not None:
+            _level[self.id] = 1 if value else 0
+
+    def value(self, v=None):
+        if v is None:
+            return _level[self.id]
+        _level[self.id] = 1 if v else 0
+
+    def __call__(self, v=None):
+        if v is None:
+            return _level[self.id]
+        _level[self.id] = 1 if v else 0
+
+    def on(self):
+        _level[self.id] = 1
+
+    def off(self):
+        _level[self.id] = 0
+
+    def high(self):
+        _level[self.id] = 1
+
+    def low(self):
+        _level[self.id] = 0
+
+    def toggle(self):
+        _level[self.id] ^= 1
+
+    def irq(self, handler=None, trigger=12, hard=False):
+        self.handler = handler
+        self.trigger = trigger
+        return self
+
+
+def drive(id, level):
+    """The world sets an input's level; a matching edge calls the pin's IRQ handler, as a hard
+    IRQ does on the chip (the runner keeps the heap locked meanwhile)."""
+    old = _level[id]
+    _level[id] = level
+    p = _pins[id]
+    if p is None or p.handler is None or old == level:
+        return
+    if (level == 0 and p.trigger & Pin.IRQ_FALLING) or (level == 1 and p.trigger & Pin.IRQ_RISING):
+        p.handler(p)
+
+
+class ADC:
+    CORE_TEMP = const(4)
+
+    def __init__(self, pin):
+        id = pin.id if isinstance(pin, Pin) else pin
+        # ADC0..2 are GP26..28; ADC(n) with n < 5 means the channel
+        self.channel = id - 26 if id >= 26 else id
+
+    def read_u16(self):
+        return _world[0].adc_read(self.channel)
+
+
+class I2C:
+    def __init__(self, id=0, scl=None, sda=None, freq=400000, timeout=50000):
+        self.id = id
+        self.freq = freq
+
+    def scan(self):
+        return _world[0].i2c_scan()
+
+    def writeto(self, addr, buf, stop=True):
+        return _world[0].i2c_write(addr, buf)
+
+    def writevto(self, addr, vector, stop=True):
+        n = 0
+        w = _world[0]
+        w.i2c_begin(addr)
+        for b in vector:
+            n += w.i2c_part(addr, b)
+        w.i2c_end(addr)
+        return n
+
+    def readfrom_into(self, addr, buf, stop=True):
+        for i in range(len(buf)):
+            buf[i] = 0
+
+
+class SoftI2C(I2C):
+    pass
+
+
+class SPI:
+    MSB = const(0)
+    LSB = const(1)
+
+    def __init__(self, id=0, baudrate=1000000, polarity=0, phase=0, bits=8, firstbit=0,
+                 sck=None, mosi=None, miso=None):
+        self.id = id
+
+    def init(self, *a, **k):
+        pass
+
+    def write(self, buf):
+        _world[0].spi_write(self.id, buf)
+
+    def readinto(self, buf, write=0):
+        _world[0].spi_readinto(self.id, buf)
+
+    def write_readinto(self, wbuf, rbuf):
+        _world[0].spi_write(self.id, wbuf)
+        _world[0].spi_readinto(self.id, rbuf)
+
+
+class Timer:
+    ONE_SHOT = const(0)
+    PERIODIC = const(1)
+
+    def __init__(self, id=-1, mode=1, period=-1, freq=-1, callback=None):
+        self.callback = None
+        if callback is not None:
+            self.init(mode=mode, period=period, freq=freq, callback=callback)
+
+    def init(self, mode=1, period=-1, freq=-1, callback=None):
+        if period < 0 and freq > 0:
+            period = 1000 // freq
+        self.mode = mode
+        self.period = period
+        self.callback = callback
+        self.due_us = vclock.now_us() + period * 1000
+        _world[0].timers.append(self)
+
+    def deinit(self):
+        self.callback = None
+
+
+class WDT:
+    def __init__(self, id=0, timeout=5000):
+        # the RP2040 takes at most about 8.3 s
+        if timeout > 8388:
+            raise ValueError("timeout too long")
+        self.timeout_us = timeout * 1000
+        _world[0].watchdog = self
+        self.fed_us = vclock.now_us()
+
+    def feed(self):
+        self.fed_us = vclock.now_us()

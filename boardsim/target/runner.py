@@ -1,0 +1,191 @@
+"""Plays a timeline (docs/architecture.md) through the real firmware on the simulated table.
+
+    micropython runner.py TIMELINE.jsonl [--display]      (MICROPYPATH=firmware:boardsim/target)
+    python      runner.py TIMELINE.jsonl [--display]      (PYTHONPATH=firmware:boardsim/target)
+
+Stdout carries exactly the firmware's event lines. The firmware's step() runs with the heap
+locked under MicroPython: an allocation in the loop stops the run with exit status 3.
+"""
+import sys
+
+import vclock
+
+sys.modules["time"] = vclock      # the firmware's `time` is the virtual clock
+import json                        # noqa: E402
+import machine                     # noqa: E402
+import micropython                 # noqa: E402
+from world import World            # noqa: E402
+
+MICROPYTHON = sys.implementation.name == "micropython"
+STEP_US = 1000        # what one firmware step costs on the Pico (bench/loop_cost.py measures it)
+SETTLE_MS = 1000      # after a hand or a shot, the board rests this long before the next step
+PRESS_MS = 120
+BETWEEN_PRESS_MS = 150
+DISPLAY_EVERY_US = 250000
+
+
+class CPythonOut:
+    """The firmware writes events with stream.write(buf, off, n), as MicroPython streams allow."""
+
+    def __init__(self):
+        self.raw = sys.stdout.buffer
+
+    def write(self, buf, off=0, n=-1):
+        if n < 0:
+            n = len(buf) - off
+        self.raw.write(bytes(buf[off:off + n]))
+        self.raw.flush()
+        return n
+
+
+class Runner:
+    def __init__(self, display=False):
+        self.world = World()
+        machine.attach(self.world)
+        self.display = display
+        self.sb = None
+        self.out = sys.stdout if MICROPYTHON else CPythonOut()
+        self.fw_modules = None
+        self.last_frame = None
+        self.next_display_us = 0
+        self.steps = 0
+
+    # -- power ------------------------------------------------------------------------------
+    def boot(self, cause=machine.PWRON_RESET):
+        machine._reset_cause[0] = cause
+        self.world.power_on()
+        before = set(sys.modules)
+        import app
+        self.sb = app.Scoreboard(self.out)
+        self.sb.boot()
+        self.fw_modules = set(sys.modules) - before
+
+    def power_cut(self):
+        self.sb = None
+        machine.detach_all()
+        self.world.timers = []
+        self.world.watchdog = None
+        for name in self.fw_modules or ():
+            del sys.modules[name]
+        self.fw_modules = None
+
+    # -- time ---------------------------------------------------------------------------------
+    def run_until(self, t_end):
+        w = self.world
+        while vclock.now_us() < t_end:
+            now = vclock.now_us()
+            w.advance_to(now)
+            if self.sb is None:
+                vclock.advance_us(STEP_US)
+                continue
+            idle_ms = self._step()
+            self.steps += 1
+            vclock.advance_us(STEP_US + idle_ms * 1000)
+            wd = w.watchdog
+            if wd is not None and vclock.now_us() - wd.fed_us > wd.timeout_us:
+                self.power_cut()
+                self.boot(machine.WDT_RESET)
+            if self.display and vclock.now_us() >= self.next_display_us:
+                self.next_display_us = vclock.now_us() + DISPLAY_EVERY_US
+                self.show_display()
+
+    def _step(self):
+        micropython.heap_lock()
+        try:
+            idle = self.sb.step()
+        except machine.ResetRequested:
+            micropython.heap_unlock()
+            self.power_cut()
+            self.boot(machine.PWRON_RESET)
+            return 0
+        except MemoryError:
+            micropython.heap_unlock()
+            fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
+        micropython.heap_unlock()
+        return idle
+
+    def run_ms(self, ms):
+        self.run_until(vclock.now_us() + ms * 1000)
+
+    def settle(self):
+        self.run_until(max(self.world.busy_until(), vclock.now_us()) + SETTLE_MS * 1000)
+
+    def show_display(self):
+        frame = bytes(self.world.oled.gddram)
+        if frame == self.last_frame:
+            return
+        self.last_frame = frame
+        sys.stderr.write("-- OLED at %d ms --\n%s\n" % (vclock.now_ms(), self.world.oled.ascii_art()))
+
+    # -- the timeline ---------------------------------------------------------------------
+    def op(self, o):
+        w = self.world
+        kind = o.get("op")
+        now = vclock.now_us()
+        if kind == "boot":
+            vclock.set_origin(o.get("ticks_origin_ms", 0))
+            self.boot()
+        elif kind == "press":
+            w.press(o["button"], True)
+            self.run_ms(o.get("ms", PRESS_MS))
+            w.press(o["button"], False)
+            self.run_ms(BETWEEN_PRESS_MS)
+        elif kind == "hold":
+            w.press(o["button"], True)
+            self.run_ms(o["ms"])
+            w.press(o["button"], False)
+            self.run_ms(BETWEEN_PRESS_MS)
+        elif kind == "wait":
+            self.run_ms(o["ms"])
+        elif kind == "put":
+            w.put(o["chip"], int(round(o["x"] * 10)), int(round(o["y"] * 10)), now)
+            self.settle()
+        elif kind == "lift":
+            w.lift(o["chip"], now)
+            self.settle()
+        elif kind == "move":
+            for m in o["moves"]:
+                w.move(m["chip"], m["pts"], m.get("end", "rest"), m.get("hits", []), now)
+            self.settle()
+        elif kind == "power":
+            if o["state"] == "cut":
+                self.power_cut()
+            else:
+                self.boot()
+        else:
+            fail(2, "timeline: unknown op %r" % (kind,))
+        if self.display:
+            self.show_display()
+
+
+def fail(code, msg):
+    sys.stderr.write("runner: " + msg + "\n")
+    sys.exit(code)
+
+
+def main(argv):
+    if len(argv) < 2:
+        fail(2, "usage: runner.py TIMELINE [--display]")
+    r = Runner(display="--display" in argv)
+    with open(argv[1]) as f:
+        lines = f.read().split("\n")
+    booted = False
+    for i, line in enumerate(lines):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            fail(2, "timeline line %d: bad JSON" % (i + 1))
+        if not booted and o.get("op") != "boot":
+            r.op({"op": "boot"})
+        booted = True
+        r.op(o)
+    if not booted:
+        r.op({"op": "boot"})
+    r.run_ms(200)
+    sys.stderr.write("runner: %d steps, %d ms simulated\n" % (r.steps, vclock.now_ms())) if "--stats" in argv else None
+
+
+main(sys.argv)

@@ -1,0 +1,295 @@
+"""The simulated table: chips on the surface, in cups, in hand; the beams, the cup throats, the
+hit sensor, the buttons, the hall pads (hall_model.py) and the OLED (ssd1306_model.py).
+
+It runs in the firmware's interpreter. advance_to() is called between firmware steps with the
+heap unlocked; adc_read() and i2c_write() are called from inside a step with the heap locked,
+so they allocate nothing.
+"""
+import machine
+import vclock
+import world_table as T
+from hall_model import HallModel
+from ssd1306_model import SSD1306Model
+
+HAND = 0
+BOARD = 1
+CUP_A = 2
+CUP_B = 3
+OFF = 4
+
+PUT_MS = 150          # a hand lowering a chip onto the surface / lifting it off
+CUP_PULSE_US = 5000   # a chip falling through a cup's throat beam
+HAND_PULSE_US = 80000 # a hand reaching into a cup breaks its beam too
+HIT_PULSE_US = 2000   # a piezo on a bumper or block rings briefly
+AMP_FULL = 1000
+
+
+class Chip:
+    def __init__(self, name, kind):
+        self.name = name
+        self.kind = kind
+        self.r = T.R[kind]
+        self.polarity = T.POLARITY[kind]
+        self.state = HAND
+        self.x = 0
+        self.y = 0
+        self.amp = 0
+        self.fade_from = 0    # amplitude ramp for a hand putting down / lifting
+        self.fade_to = 0
+        self.fade_t0 = 0
+        self.fade_t1 = 0
+        self.after_fade = BOARD
+
+
+class Move:
+    def __init__(self, chip, pts, end, hits, t0_us):
+        self.chip = chip
+        self.pts = pts          # [(x, y, t_us)] in 0.1 mm, absolute virtual us
+        self.end = end
+        self.hits = hits
+        self.t0 = t0_us
+        self.seg = 0
+
+
+class World:
+    def __init__(self):
+        pm = T.PINMAP
+        self.chips = {}
+        for name, kind in (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big")):
+            self.chips[name] = Chip(name, kind)
+        self.moves = []
+        self.pulses = []        # [pin, start_us, end_us, phase]
+        self.timers = []
+        self.watchdog = None
+        self.hall = HallModel(T)
+        self.oled = SSD1306Model()
+        self.oled_addr = pm["oled_i2c"]["addr"]
+        self.sel_ch = tuple(pm["mux_channel_select"])
+        self.sel_bank = tuple(pm["mux_bank_select"])
+        self.cup_pin = (pm["cup_beam"]["a"], pm["cup_beam"]["b"])
+        self.gate_pin = (pm["gate_beam"]["a"], pm["gate_beam"]["b"])
+        self.hit_pin = pm["hit"]
+        self.button_pin = dict(pm["buttons"])
+        self.gates = (T.GATE_A, T.GATE_B)
+        self.inputs_high = [self.cup_pin[0], self.cup_pin[1], self.gate_pin[0], self.gate_pin[1],
+                            self.hit_pin] + list(self.button_pin.values())
+        self.hall_dirty = True
+        self.i2c_addr = -1
+        self.log = []           # what happened, for --display and debugging
+
+    # -- pins the world drives -------------------------------------------------------------
+    def input_level(self, pin):
+        """The idle level of an input when the firmware configures it: everything we drive is
+        active low (beams intact, buttons up)."""
+        return 1 if pin in self.inputs_high else 0
+
+    def power_on(self):
+        for p in self.inputs_high:
+            machine._level[p] = 1
+        self.update_gates()
+
+    # -- the firmware's reads (heap locked) ----------------------------------------------
+    def adc_read(self, channel):
+        lv = machine._level
+        s = self.sel_ch
+        b = self.sel_bank
+        ch = lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3)
+        bank = lv[b[0]] | (lv[b[1]] << 1) | (lv[b[2]] << 2) | (lv[b[3]] << 3)
+        if channel >= T.N_ADC:
+            return 0
+        pad = T.PAD_AT[(channel * T.BANKS + bank) * T.CHANNELS + ch]
+        if pad < 0:
+            return T.ADC_ZERO
+        return self.hall.read(pad)
+
+    def i2c_scan(self):
+        return [self.oled_addr]
+
+    def i2c_write(self, addr, buf):
+        if addr == self.oled_addr:
+            self.oled.i2c_write(buf)
+            return len(buf)
+        raise OSError(19)   # ENODEV, as the chip's driver reports a missing device
+
+    def i2c_begin(self, addr):
+        pass
+
+    def i2c_part(self, addr, buf):
+        return self.i2c_write(addr, buf)
+
+    def i2c_end(self, addr):
+        pass
+
+    def spi_write(self, bus, buf):
+        pass
+
+    def spi_readinto(self, bus, buf):
+        for i in range(len(buf)):
+            buf[i] = 0
+
+    # -- the scenario's actions (heap unlocked) ------------------------------------------
+    def press(self, button, down):
+        machine.drive(self.button_pin[button], 0 if down else 1)
+
+    def put(self, name, x, y, now_us):
+        c = self.chips[name]
+        c.state = BOARD
+        c.x = x
+        c.y = y
+        self._fade(c, 0, AMP_FULL, now_us, BOARD)
+        self.hall_dirty = True
+
+    def lift(self, name, now_us):
+        c = self.chips[name]
+        if c.state == BOARD:
+            self._fade(c, c.amp, 0, now_us, HAND)
+        elif c.state in (CUP_A, CUP_B):
+            end = 0 if c.state == CUP_A else 1
+            self.pulses.append([self.cup_pin[end], now_us, now_us + HAND_PULSE_US, 0])
+            c.state = HAND
+        else:
+            c.state = HAND
+
+    def _fade(self, c, a0, a1, now_us, after):
+        c.fade_from = a0
+        c.fade_to = a1
+        c.fade_t0 = now_us
+        c.fade_t1 = now_us + PUT_MS * 1000
+        c.after_fade = after
+        c.amp = a0
+
+    def move(self, name, pts, end, hits, now_us):
+        c = self.chips[name]
+        abs_pts = [(int(round(x * 10)), int(round(y * 10)), now_us + int(t * 1000)) for x, y, t in pts]
+        for m in self.moves:
+            if m.chip is c:
+                self.moves.remove(m)
+                break
+        self.moves.append(Move(c, abs_pts, end, [now_us + int(t * 1000) for t in hits], now_us))
+
+    def busy_until(self):
+        """Virtual us when every move, fade and pulse under way has finished."""
+        t = 0
+        for m in self.moves:
+            t = max(t, m.pts[-1][2])
+        for c in self.chips.values():
+            t = max(t, c.fade_t1)
+        for p in self.pulses:
+            t = max(t, p[2])
+        return t
+
+    # -- time passes ------------------------------------------------------------------------
+    def advance_to(self, t):
+        for c in self.chips.values():
+            if c.fade_t1 and c.fade_t0 <= t:
+                if t >= c.fade_t1:
+                    c.amp = c.fade_to
+                    c.state = c.after_fade
+                    c.fade_t1 = 0
+                else:
+                    c.amp = c.fade_from + (c.fade_to - c.fade_from) * (t - c.fade_t0) // (c.fade_t1 - c.fade_t0)
+                self.hall_dirty = True
+        done = []
+        for m in self.moves:
+            if self._step_move(m, t):
+                done.append(m)
+        for m in done:
+            self.moves.remove(m)
+        self.update_gates()
+        self._pulses(t)
+        if self.hall_dirty:
+            self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in self.chips.values()
+                              if c.state == BOARD and c.amp > 0])
+            self.hall_dirty = False
+        for tm in self.timers:
+            if tm.callback is not None and t >= tm.due_us:
+                tm.callback(tm)
+                if tm.mode == machine.Timer.PERIODIC and tm.period > 0:
+                    tm.due_us += tm.period * 1000
+                else:
+                    tm.callback = None
+
+    def _step_move(self, m, t):
+        c = m.chip
+        pts = m.pts
+        while m.hits and m.hits[0] <= t:
+            m.hits.pop(0)
+            self.pulses.append([self.hit_pin, t, t + HIT_PULSE_US, 0])
+        if c.state != BOARD:
+            c.state = BOARD
+            c.amp = AMP_FULL
+        while m.seg < len(pts) - 1 and pts[m.seg + 1][2] <= t:
+            m.seg += 1
+        if m.seg >= len(pts) - 1:
+            c.x, c.y = pts[-1][0], pts[-1][1]
+            self.hall_dirty = True
+            if m.end == "cup_a" or m.end == "cup_b":
+                end = 0 if m.end == "cup_a" else 1
+                c.state = CUP_A if end == 0 else CUP_B
+                c.amp = 0
+                self.pulses.append([self.cup_pin[end], t, t + CUP_PULSE_US, 0])
+            elif m.end == "off":
+                c.state = OFF
+                c.amp = 0
+            return True
+        x0, y0, t0 = pts[m.seg]
+        x1, y1, t1 = pts[m.seg + 1]
+        if t <= t0 or t1 == t0:
+            c.x, c.y = x0, y0
+        else:
+            c.x = x0 + (x1 - x0) * (t - t0) // (t1 - t0)
+            c.y = y0 + (y1 - y0) * (t - t0) // (t1 - t0)
+        self.hall_dirty = True
+        return False
+
+    def update_gates(self):
+        for end in (0, 1):
+            gx0, gy0, gx1, gy1 = self.gates[end]
+            broken = False
+            for c in self.chips.values():
+                if c.state == BOARD and c.amp > 0 and _disc_touches_segment(c.x, c.y, c.r, gx0, gy0, gx1, gy1):
+                    broken = True
+                    break
+            want = 0 if broken else 1
+            if machine._level[self.gate_pin[end]] != want:
+                self._drive(self.gate_pin[end], want)
+
+    def _pulses(self, t):
+        keep = []
+        for p in self.pulses:
+            pin, t0, t1, phase = p
+            if phase == 0 and t >= t0:
+                self._drive(pin, 0)
+                p[3] = phase = 1
+            if phase == 1 and t >= t1:
+                self._drive(pin, 1)
+                p[3] = phase = 2
+            if phase < 2:
+                keep.append(p)
+        self.pulses = keep
+
+    def _drive(self, pin, level):
+        import micropython
+        micropython.heap_lock()      # a hard IRQ handler runs with the heap locked
+        try:
+            machine.drive(pin, level)
+        finally:
+            micropython.heap_unlock()
+
+    def chip_state(self, name):
+        c = self.chips[name]
+        return c.state, c.x, c.y
+
+
+def _disc_touches_segment(cx, cy, r, x0, y0, x1, y1):
+    dx, dy = x1 - x0, y1 - y0
+    L2 = dx * dx + dy * dy
+    t = ((cx - x0) * dx + (cy - y0) * dy)
+    if t < 0:
+        t = 0
+    elif t > L2:
+        t = L2
+    px = x0 + dx * t // L2
+    py = y0 + dy * t // L2
+    ex, ey = cx - px, cy - py
+    return ex * ex + ey * ey <= r * r

@@ -1,0 +1,323 @@
+# Chip tracking: from the chips the pads see, frame after frame, to what happened on the table.
+#
+# The board is either at rest (a snapshot of where every chip lies) or active. Anything that
+# differs from the snapshot (a chip displaced, gone or new, or a beam edge) starts an activity;
+# it ends once nothing has changed for SETTLE_MS (a pinsetter's take-data delay). Then it is
+# told apart as:
+#   a shot     a chip was seen sliding (or vanished with a cup drop): ShotResult is filled
+#   a placing  new chips appeared, none moved           (a hand put a chip down)
+#   a taking   chips vanished where they lay            (a hand lifted them)
+#   a change   both of the last two                     (a hand rearranged chips)
+# Chips keep their slot from one rest to the next, so the rules can tell the big chips apart.
+# RAM: about 400 bytes. Allocation-free after construction.
+from micropython import const
+from array import array
+import time
+
+import board_table as B
+import shot as S
+import fastin as F
+import zones
+
+MAX = const(4)            # slots: one small and three big chips at most
+
+IDLE = const(0)
+ACTIVE = const(1)
+
+EV_NONE = const(0)
+EV_SHOT = const(1)
+EV_PLACED = const(2)
+EV_TAKEN = const(3)
+EV_CHANGED = const(4)
+
+
+class Tracker:
+    SETTLE_MS = 400       # still this long = at rest
+    MOVE_TOL = 30         # 3 mm from its rest position: the chip moved
+    STILL_TOL = 15        # 1.5 mm between two frames: still
+    MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames)
+
+    def __init__(self, locator, fast):
+        self.loc = locator
+        self.fast = fast
+        self.res = S.ShotResult()
+        # the rest snapshot, by slot
+        self.present = bytearray(MAX)
+        self.kind = bytearray(MAX)
+        self.x = array('i', (0,) * MAX)
+        self.y = array('i', (0,) * MAX)
+        self.mask = array('i', (0,) * MAX)
+        # tracks while active
+        self.tx = array('i', (0,) * MAX)
+        self.ty = array('i', (0,) * MAX)
+        self.seen = bytearray(MAX)
+        self.moved = bytearray(MAX)
+        self.move_order = bytearray(MAX)
+        self.n_moved = 0
+        self.claimed = bytearray(8)
+        # the previous frame, to tell stillness
+        self.pn = 0
+        self.pk = bytearray(8)
+        self.px = array('i', (0,) * 8)
+        self.py = array('i', (0,) * 8)
+        self.state = IDLE
+        self.still = 0
+        self.still_since = 0
+        self.edges = 0
+        self.event = EV_NONE
+        self.too_many = 0
+        self.frames = 0
+
+    # -- queries ---------------------------------------------------------------------------
+    def count(self, kind):
+        n = 0
+        for i in range(MAX):
+            if self.present[i] and self.kind[i] == kind:
+                n += 1
+        return n
+
+    def slot_of(self, kind):
+        for i in range(MAX):
+            if self.present[i] and self.kind[i] == kind:
+                return i
+        return -1
+
+    def at_rest(self):
+        return self.state == IDLE
+
+    def take_event(self):
+        e = self.event
+        self.event = EV_NONE
+        return e
+
+    # -- one frame -------------------------------------------------------------------------
+    def frame(self):
+        loc = self.loc
+        n = loc.n
+        now = time.ticks_ms()
+        self.frames += 1
+        still = self._same_as_prev(n)
+        self._keep_prev(n)
+        edges = self.fast.total
+        if self.state == IDLE:
+            if edges == 0 and self._matches_snapshot(n):
+                return
+            self._begin(now)
+        self._track(n, now)
+        if still and edges == self.edges:
+            if not self.still:
+                self.still = 1
+                self.still_since = now
+            elif time.ticks_diff(now, self.still_since) >= self.SETTLE_MS:
+                self._finish(n, now)
+        else:
+            self.still = 0
+        self.edges = edges
+
+    def _same_as_prev(self, n):
+        if n != self.pn:
+            return False
+        loc = self.loc
+        for j in range(n):
+            ok = False
+            for k in range(n):
+                if self.pk[k] == loc.kind[j] and _near(self.px[k], self.py[k], loc.x[j], loc.y[j], self.STILL_TOL):
+                    ok = True
+                    break
+            if not ok:
+                return False
+        return True
+
+    def _keep_prev(self, n):
+        loc = self.loc
+        m = n if n < 8 else 8
+        for j in range(m):
+            self.pk[j] = loc.kind[j]
+            self.px[j] = loc.x[j]
+            self.py[j] = loc.y[j]
+        self.pn = m
+
+    def _matches_snapshot(self, n):
+        loc = self.loc
+        count = 0
+        for i in range(MAX):
+            if not self.present[i]:
+                continue
+            count += 1
+            ok = False
+            for j in range(n):
+                if loc.kind[j] == self.kind[i] and _near(self.x[i], self.y[i], loc.x[j], loc.y[j], self.MOVE_TOL):
+                    ok = True
+                    break
+            if not ok:
+                return False
+        return count == n
+
+    def _begin(self, now):
+        self.state = ACTIVE
+        self.still = 0
+        self.edges = self.fast.total
+        self.n_moved = 0
+        r = self.res
+        r.clear()
+        r.t_start = now
+        fast = self.fast
+        if fast.blocked(F.GATE_A):
+            r.gates |= 1
+        if fast.blocked(F.GATE_B):
+            r.gates |= 2
+        for i in range(MAX):
+            self.tx[i] = self.x[i]
+            self.ty[i] = self.y[i]
+            self.seen[i] = self.present[i]
+            self.moved[i] = 0
+            self.move_order[i] = 0
+
+    def _track(self, n, now):
+        loc = self.loc
+        for j in range(8):
+            self.claimed[j] = 0
+        for i in range(MAX):
+            if not self.seen[i]:
+                continue
+            best = -1
+            bd = self.MAX_JUMP * self.MAX_JUMP + 1
+            for j in range(n):
+                if self.claimed[j] or loc.kind[j] != self.kind[i]:
+                    continue
+                dx = loc.x[j] - self.tx[i]
+                dy = loc.y[j] - self.ty[i]
+                d = dx * dx + dy * dy
+                if d < bd:
+                    bd = d
+                    best = j
+            if best < 0:
+                self.seen[i] = 0          # vanished: into a cup, off the board or lifted
+                continue
+            self.claimed[best] = 1
+            self.tx[i] = loc.x[best]
+            self.ty[i] = loc.y[best]
+            if not self.moved[i] and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL):
+                self.moved[i] = 1
+                self.n_moved += 1
+                self.move_order[i] = self.n_moved
+
+    def _finish(self, n, now):
+        loc = self.loc
+        fast = self.fast
+        r = self.res
+        r.t_rest = now
+        cup_a = fast.count[F.CUP_A]
+        cup_b = fast.count[F.CUP_B]
+        shot = False
+        placed = False
+        taken = False
+        first = 255
+        for i in range(MAX):
+            if not self.present[i]:
+                continue
+            r.kind[i] = self.kind[i]
+            r.start_mask[i] = self.mask[i]
+            r.moved[i] = self.moved[i]
+            if self.seen[i]:
+                r.fate[i] = S.FATE_REST
+                if self.moved[i]:
+                    shot = True
+            else:
+                # vanished: a cup drop takes it if a cup beam fired, nearest cup first
+                if cup_a or cup_b:
+                    end_b = self.ty[i] > 0
+                    if (end_b and cup_b) or (not cup_a):
+                        r.fate[i] = S.FATE_CUP_B
+                        cup_b -= 1
+                    else:
+                        r.fate[i] = S.FATE_CUP_A
+                        cup_a -= 1
+                    r.moved[i] = 1
+                    shot = True
+                elif self.moved[i]:
+                    r.fate[i] = S.FATE_OFF
+                    shot = True
+                else:
+                    r.fate[i] = S.FATE_GONE
+                    taken = True
+            if r.moved[i]:
+                o = self.move_order[i] if self.move_order[i] else 254
+                if o < first:
+                    first = o
+                    r.mover = i
+        # zenn: the drop into cup X came through gate X
+        if fast.count[F.GATE_A]:
+            r.gates |= 1
+        if fast.count[F.GATE_B]:
+            r.gates |= 2
+        for i in range(MAX):
+            if not self.present[i]:
+                continue
+            f = r.fate[i]
+            if f == S.FATE_CUP_A and self._through_gate(F.GATE_A, F.CUP_A, 1):
+                r.zenn = S.FATE_CUP_A
+            elif f == S.FATE_CUP_B and self._through_gate(F.GATE_B, F.CUP_B, 2):
+                r.zenn = S.FATE_CUP_B
+        r.hit = 1 if fast.count[F.HIT] else 0
+        # the new rest snapshot: tracked chips keep their slot; new chips take free slots
+        for i in range(MAX):
+            if self.present[i] and self.seen[i]:
+                self.x[i] = self.tx[i]
+                self.y[i] = self.ty[i]
+            else:
+                self.present[i] = 0
+        for j in range(n):
+            if j < 8 and self.claimed[j]:
+                continue
+            slot = -1
+            for i in range(MAX):
+                if not self.present[i]:
+                    slot = i
+                    break
+            if slot < 0:
+                self.too_many = 1
+                break
+            self.present[slot] = 1
+            self.kind[slot] = loc.kind[j]
+            self.x[slot] = loc.x[j]
+            self.y[slot] = loc.y[j]
+            placed = True
+        for i in range(MAX):
+            if self.present[i]:
+                self.mask[i] = zones.disc_mask(self.x[i], self.y[i], B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG)
+                if self.seen[i] or r.fate[i] == S.FATE_REST:
+                    r.end_mask[i] = self.mask[i]
+                    r.x[i] = self.x[i]
+                    r.y[i] = self.y[i]
+            else:
+                self.mask[i] = 0
+        r.n = MAX
+        if shot:
+            self.event = EV_SHOT
+        elif placed and taken:
+            self.event = EV_CHANGED
+        elif placed:
+            self.event = EV_PLACED
+        elif taken:
+            self.event = EV_TAKEN
+        else:
+            self.event = EV_NONE
+        fast.clear()
+        self.edges = 0
+        self.state = IDLE
+        self.still = 0
+
+    def _through_gate(self, gate, cup, bit):
+        r = self.res
+        if not (r.gates & bit):
+            return False
+        if self.fast.count[gate] == 0:
+            return True        # it lay in the pocket, blocking the beam, when the shot began
+        return time.ticks_diff(self.fast.first[cup], self.fast.first[gate]) >= 0
+
+
+def _near(x0, y0, x1, y1, tol):
+    dx = x1 - x0
+    dy = y1 - y0
+    return dx * dx + dy * dy <= tol * tol
