@@ -1,0 +1,180 @@
+# The scoreboard: wires the pads, the fast inputs, the tracker, the rules, the display and the
+# event stream together. boot() allocates everything; step() is one turn of the scan loop and
+# allocates nothing (tests run it with the heap locked).
+#
+# One step scans one bank of pads (48 of them). A full frame takes 16 steps. While chips move
+# the loop runs flat out; while everything rests it idles between steps (returned to the
+# caller as milliseconds to sleep), which also lets the simulator skip ahead.
+from micropython import const
+import sys
+import time
+import micropython
+from machine import I2C, Pin
+
+import pins
+import shot as S
+import tracker as TR
+from events import EventWriter
+from fastin import FastInputs
+from buttons import Buttons, NONE, LONG
+from hall_scan import HallScanner
+from locate import Locator
+from ssd1306 import SSD1306
+from rules_bowling import Bowling
+import ui
+
+# modes
+MENU = const(0)
+BOWLING = const(1)
+TRAP = const(2)
+
+# menu pages
+PAGE_GAME = const(0)
+PAGE_PLAYERS = const(1)
+PAGE_END = const(2)
+PAGE_TRAPPER = const(3)
+PAGE_ROLE = const(4)
+PAGE_RESTART = const(5)
+
+# buttons (order of pins.BUTTONS)
+BTN_NEXT = const(0)
+BTN_OK = const(1)
+BTN_UNDO = const(2)
+BTN_TURN = const(3)
+
+GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2")
+ENDS = (b"a", b"b")
+TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
+ROLE = (b"Winner traps", b"Winner flees")
+DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6")
+
+IDLE_MS_AT_REST = const(2)
+
+
+class Scoreboard:
+    def __init__(self, out=None):
+        if out is None:
+            out = sys.stdout
+        self.out = out
+
+    def boot(self):
+        micropython.alloc_emergency_exception_buf(100)
+        self.ev = EventWriter(self.out)
+        self.fast = FastInputs()
+        self.buttons = Buttons()
+        self.scan = HallScanner()
+        self.loc = Locator()
+        self.tracker = TR.Tracker(self.loc, self.fast)
+        i2c = I2C(pins.OLED_BUS, scl=Pin(pins.OLED_SCL), sda=Pin(pins.OLED_SDA), freq=pins.OLED_FREQ)
+        self.oled = SSD1306(i2c, pins.OLED_ADDR)
+        self.ui = ui.UI(self.oled)
+        self.bowling = Bowling(self.ev)
+        self.game = None
+        self.mode = MENU
+        self.page = PAGE_GAME
+        self.choice = 0
+        self.game_choice = 0
+        self.players = 1
+        self.dirty = 1
+        self.ev.begin(b"boot")
+        self.ev.str_(b"reset", b"watchdog" if _reset_was_watchdog() else b"power")
+        self.ev.end()
+        self.redraw()
+        self.oled.flush()
+
+    # -- the loop --------------------------------------------------------------------------
+    def step(self):
+        if self.scan.step():
+            self.loc.find(self.scan.grid)
+            self.tracker.frame()
+            e = self.tracker.take_event()
+            if e != TR.EV_NONE:
+                self.on_board(e)
+        b = self.buttons.poll()
+        if b != NONE:
+            self.on_button(b)
+        if self.dirty:
+            self.dirty = 0
+            self.redraw()
+        self.oled.service()
+        if self.tracker.at_rest():
+            return IDLE_MS_AT_REST
+        return 0
+
+    # -- what happened on the board ------------------------------------------------------
+    def on_board(self, e):
+        if self.mode == BOWLING:
+            if e == TR.EV_SHOT:
+                self.bowling.on_shot(self.tracker.res)
+            self.dirty = 1
+
+    # -- buttons -------------------------------------------------------------------------------
+    def on_button(self, b):
+        if self.mode == MENU:
+            self.menu_button(b)
+        elif b == BTN_NEXT + LONG:
+            # a long press on next asks for a new game; ok confirms, anything else goes back
+            self.mode_before = self.mode
+            self.mode = MENU
+            self.page = PAGE_RESTART
+        elif self.mode == BOWLING:
+            if b == BTN_UNDO:
+                self.bowling.undo()
+        self.dirty = 1
+
+    def menu_button(self, b):
+        p = self.page
+        if p == PAGE_RESTART:
+            if b == BTN_OK:
+                self.page = PAGE_GAME
+                self.choice = 0
+            else:
+                self.mode = self.mode_before
+            return
+        if b == BTN_NEXT:
+            n = 3
+            if p == PAGE_PLAYERS:
+                n = 6
+            elif p == PAGE_END or p == PAGE_ROLE:
+                n = 2
+            self.choice = (self.choice + 1) % n
+        elif b == BTN_OK:
+            c = self.choice
+            self.choice = 0
+            if p == PAGE_GAME:
+                self.game_choice = c
+                self.page = PAGE_PLAYERS if c == 0 else PAGE_TRAPPER
+            elif p == PAGE_PLAYERS:
+                self.players = c + 1
+                self.page = PAGE_END
+            elif p == PAGE_END:
+                self.mode = BOWLING
+                self.bowling.start(self.players, c)
+            elif p == PAGE_TRAPPER:
+                pass  # trap games: issue 3
+
+    # -- display ---------------------------------------------------------------------------
+    def redraw(self):
+        u = self.ui
+        if self.mode == MENU:
+            p = self.page
+            c = self.choice
+            if p == PAGE_GAME:
+                u.draw_menu(b"Game", GAMES[c], b"next / ok")
+            elif p == PAGE_PLAYERS:
+                u.draw_menu(b"Players", DIGITS[c], b"next / ok")
+            elif p == PAGE_END:
+                u.draw_menu(b"Shooter end", ENDS[c], b"next / ok")
+            elif p == PAGE_TRAPPER:
+                u.draw_menu(b"Trapper", TRAPPER[c], b"next / ok")
+            elif p == PAGE_ROLE:
+                u.draw_menu(b"Coin flip won", ROLE[c], b"next / ok")
+            elif p == PAGE_RESTART:
+                u.draw_menu(b"New game?", b"ok = yes", b"other = no")
+        elif self.mode == BOWLING:
+            u.draw_bowling(self.bowling)
+
+
+def _reset_was_watchdog():
+    import machine
+    return machine.reset_cause() == getattr(machine, "WDT_RESET", 3)
