@@ -1,0 +1,47 @@
+"""`make deploy [PORT=/dev/ttyACM0]`: copy build/firmware (made by `make firmware`) onto a
+Pico running MicroPython with mpremote, then reset it so main.py starts the scoreboard.
+
+Old .py copies of modules that are now .mpy are removed first: MicroPython would import a
+stale .py before the .mpy beside it."""
+import argparse
+import os
+import subprocess
+import sys
+
+from tools.build_firmware import OUT
+
+
+def mpremote():
+    exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    return exe if os.path.exists(exe) else "mpremote"
+
+
+def commands(port, out=OUT):
+    files = sorted(os.listdir(out))
+    if not files:
+        raise SystemExit("nothing to deploy: run `make firmware` first")
+    base = [mpremote()] + (["connect", port] if port else [])
+    cmds = []
+    stale = [f[:-4] + ".py" for f in files if f.endswith(".mpy")]
+    rm = "import os\nfor f in %r:\n    try:\n        os.remove(f)\n    except OSError:\n        pass\n" % (stale,)
+    cmds.append(base + ["exec", rm])
+    cmds.append(base + ["fs", "cp"] + [os.path.join(out, f) for f in files] + [":"])
+    cmds.append(base + ["reset"])
+    return cmds
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", default=os.environ.get("PORT"), help="serial port of the Pico (default: mpremote's auto)")
+    ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands only")
+    a = ap.parse_args(argv)
+    for c in commands(a.port):
+        print(" ".join(c if len(" ".join(c)) < 200 else c[:4] + ["..."]))
+        if not a.dry_run:
+            r = subprocess.run(c)
+            if r.returncode:
+                raise SystemExit(f"mpremote failed ({r.returncode}): is the Pico plugged in and running MicroPython?")
+
+
+if __name__ == "__main__":
+    main()
