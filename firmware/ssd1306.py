@@ -1,0 +1,343 @@
+# SSD1306 128x64 OLED on I2C, allocation-free after construction.
+#
+# Shaped like micropython-lib's ssd1306.py, with three differences that matter in a scan loop:
+# - Nothing allocates after __init__: the frame buffer is one bytearray of 8 pages, each page
+#   stored as [0x40, 128 column bytes] so a page goes out as one i2c.writeto(addr, mv) on a
+#   memoryview made at construction; commands go out of preallocated buffers.
+# - Pages are sent only when their bytes changed (a dirty bit per page, set only on a real
+#   change) and service() sends at most one page per call: about 3.4 ms on a 400 kHz bus
+#   (a 7-byte address window transaction plus a 129-byte data transaction). flush() sends all
+#   of them (boot, or when a stall does not matter).
+# - Drawing is text on a 21 x 8 grid of 6x8 cells (font.py). A per-cell cache remembers which
+#   character (and inversion) each cell holds, so redrawing an unchanged screen costs one
+#   comparison per cell and sends nothing.
+#
+# RAM: 1032 (frame) + 168 (cell cache) + 8 page memoryviews + ~40 bytes of buffers, about 1.4 KB;
+# font.FONT another 570 bytes unless frozen.
+from micropython import const
+
+from font import FONT
+
+WIDTH = const(128)
+HEIGHT = const(64)
+PAGES = const(8)
+COLS = const(21)             # text cells per row (21 x 6 = 126 px; columns 126-127 stay blank)
+ROWS = const(8)              # text rows, one per page
+_STRIDE = const(129)         # bytes per page in the frame buffer: control byte + 128 columns
+_QUESTION = const(63)        # drawn for bytes outside the font's 32..126
+_INV = const(0x80)           # cell cache flag: the cell was drawn inverted
+_UNKNOWN = const(0)          # cell cache value: pixels drawn over the cell, content unknown
+
+# fundamental commands (datasheet section 9 / 10)
+SET_CONTRAST = const(0x81)
+SET_ENTIRE_ON = const(0xA4)  # | 1: all pixels on regardless of RAM
+SET_NORM_INV = const(0xA6)   # | 1: inverse display
+SET_DISP = const(0xAE)       # | 1: display on
+SET_MEM_ADDR = const(0x20)
+SET_COL_ADDR = const(0x21)
+SET_PAGE_ADDR = const(0x22)
+SET_SCROLL_OFF = const(0x2E)
+SET_DISP_START_LINE = const(0x40)
+SET_SEG_REMAP = const(0xA0)  # | 1: column 127 mapped to SEG0
+SET_MUX_RATIO = const(0xA8)
+SET_COM_OUT_DIR = const(0xC0)  # | 8: scan from COM[N-1] to COM0
+SET_DISP_OFFSET = const(0xD3)
+SET_COM_PIN_CFG = const(0xDA)
+SET_DISP_CLK_DIV = const(0xD5)
+SET_PRECHARGE = const(0xD9)
+SET_VCOM_DESEL = const(0xDB)
+SET_CHARGE_PUMP = const(0x8D)
+
+# Power-up sequence of the datasheet's application note (SSD1306 rev 1.1, "software
+# initialization"), for a 128x64 module with the internal charge pump, mounted as the common
+# modules are (segment remap and COM scan reversed gives an upright picture).
+# The display stays off here; init_display() clears the RAM before switching it on.
+_INIT = (
+    SET_DISP,                   # display off while configuring
+    SET_DISP_CLK_DIV, 0x80,     # oscillator default, divide ratio 1
+    SET_MUX_RATIO, HEIGHT - 1,  # 64 rows
+    SET_DISP_OFFSET, 0x00,
+    SET_DISP_START_LINE | 0x00,
+    SET_CHARGE_PUMP, 0x14,      # internal charge pump on (must precede display on)
+    SET_MEM_ADDR, 0x00,         # horizontal addressing: the pointer runs along a page, then on
+    SET_SEG_REMAP | 0x01,
+    SET_COM_OUT_DIR | 0x08,
+    SET_COM_PIN_CFG, 0x12,      # alternative COM pin configuration (128x64 panels)
+    SET_CONTRAST, 0xCF,
+    SET_PRECHARGE, 0xF1,        # phase 1: 1 clock, phase 2: 15 clocks (internal Vcc)
+    SET_VCOM_DESEL, 0x30,       # ~0.83 x Vcc
+    SET_ENTIRE_ON,              # output follows the RAM
+    SET_NORM_INV,               # not inverted
+    SET_SCROLL_OFF,
+)
+
+
+def put_int(buf, off, width, value, pad=0x20):
+    # value right-aligned into buf[off:off + width] as ASCII digits, padded with `pad`; a
+    # leading '-' when negative; all '*' when it does not fit. Returns off + width. No str().
+    neg = value < 0
+    if neg:
+        value = -value
+    i = off + width - 1
+    while i >= off:
+        buf[i] = 48 + value % 10
+        value //= 10
+        i -= 1
+        if value == 0:
+            break
+    if neg:
+        if i >= off:
+            buf[i] = 45
+            i -= 1
+        else:
+            value = 1
+    if value:
+        i = off + width - 1
+        pad = 42
+    while i >= off:
+        buf[i] = pad
+        i -= 1
+    return off + width
+
+
+class SSD1306:
+    def __init__(self, i2c, addr=0x3C):
+        self.i2c = i2c
+        self.addr = addr
+        self.buf = bytearray(PAGES * _STRIDE)
+        mv = memoryview(self.buf)
+        pages = []
+        for p in range(PAGES):
+            self.buf[p * _STRIDE] = 0x40            # Co = 0, D/C# = 1: the rest is data
+            pages.append(mv[p * _STRIDE:(p + 1) * _STRIDE])
+        self.pages = tuple(pages)
+        self._cmd = bytearray(2)
+        self._cmd[0] = 0x80                         # Co = 1, D/C# = 0: one command byte
+        # the address window for one page, as one command stream (Co = 0, D/C# = 0)
+        self._win = bytearray((0x00, SET_COL_ADDR, 0, WIDTH - 1, SET_PAGE_ADDR, 0, 0))
+        self._num = bytearray(12)                   # scratch for number()
+        self._cells = bytearray(COLS * ROWS)        # cell cache: char | _INV, or _UNKNOWN
+        self._rinv = bytearray(ROWS)                # 0xFF where invert_row() is on
+        self.dirty = 0                              # bit p: page p differs from the panel
+        self._rr = 0                                # next page service() looks at first
+        self.errors = 0                             # failed I2C writes (capped)
+        self.init_display()
+
+    # -- panel control ---------------------------------------------------------------------
+    def write_cmd(self, c):
+        self._cmd[1] = c
+        try:
+            self.i2c.writeto(self.addr, self._cmd)
+            return True
+        except OSError:
+            self._error()
+            return False
+
+    def _error(self):
+        if self.errors < 9999:
+            self.errors += 1
+
+    def init_display(self):
+        # configure (display off), clear the panel's RAM, then switch it on: no random
+        # power-up pixels are ever shown
+        for c in _INIT:
+            self.write_cmd(c)
+        self.fill(0)
+        self.dirty = 0xFF
+        self.flush()
+        self.write_cmd(SET_DISP | 0x01)
+
+    def poweroff(self):
+        self.write_cmd(SET_DISP)
+
+    def poweron(self):
+        self.write_cmd(SET_DISP | 0x01)
+
+    def contrast(self, value):
+        self.write_cmd(SET_CONTRAST)
+        self.write_cmd(value & 0xFF)
+
+    def invert(self, on):
+        # the whole panel in negative (in the panel itself, the frame buffer is untouched)
+        self.write_cmd(SET_NORM_INV | (1 if on else 0))
+
+    # -- sending -----------------------------------------------------------------------------
+    def _send(self, p):
+        w = self._win
+        w[5] = p
+        w[6] = p
+        try:
+            self.i2c.writeto(self.addr, w)
+            self.i2c.writeto(self.addr, self.pages[p])
+        except OSError:
+            self._error()
+            return False
+        self.dirty &= ~(1 << p)
+        return True
+
+    def service(self):
+        # send at most one changed page; returns its number, or -1 when nothing was sent.
+        # Round robin, so a page that changes all the time cannot starve the others.
+        d = self.dirty
+        if not d:
+            return -1
+        p = self._rr
+        for _ in range(PAGES):
+            if d & (1 << p):
+                self._rr = (p + 1) & 7
+                if self._send(p):
+                    return p
+                return -1
+            p = (p + 1) & 7
+        return -1
+
+    def flush(self):
+        # send every changed page now (each at most once, even when the bus fails); returns
+        # how many were sent
+        n = 0
+        for p in range(PAGES):
+            if self.dirty & (1 << p):
+                if self._send(p):
+                    n += 1
+        return n
+
+    # -- drawing -----------------------------------------------------------------------------
+    def fill(self, c):
+        # every pixel off (0) or on (1); cancels invert_row()
+        v = 0xFF if c else 0
+        fb = self.buf
+        cells = self._cells
+        for p in range(PAGES):
+            self._rinv[p] = 0
+            changed = 0
+            i = p * _STRIDE + 1
+            for _ in range(WIDTH):
+                if fb[i] != v:
+                    fb[i] = v
+                    changed = 1
+                i += 1
+            if changed:
+                self.dirty |= 1 << p
+        k = (32 | _INV) if c else 32                # a lit cell is exactly an inverted space
+        for i in range(COLS * ROWS):
+            cells[i] = k
+
+    def text(self, row, col, buf, off=0, n=-1, inv=0):
+        # draw buf[off:off + n] (bytes or bytearray; n = -1: to the end) at a text cell,
+        # clipped to the row; inv draws it in negative. Returns the column after it.
+        if n < 0:
+            n = len(buf) - off
+        if col < 0:
+            off -= col
+            n += col
+            col = 0
+        if col + n > COLS:
+            n = COLS - col
+        if row < 0 or row >= ROWS or n <= 0:
+            return col
+        cells = self._cells
+        fb = self.buf
+        m = self._rinv[row]
+        flag = 0
+        if inv:
+            m ^= 0xFF
+            flag = _INV
+        ci = row * COLS + col
+        p = row * _STRIDE + 1 + col * 6
+        changed = 0
+        for k in range(off, off + n):
+            c = buf[k]
+            if c < 32 or c > 126:
+                c = _QUESTION
+            if cells[ci] != c | flag:
+                cells[ci] = c | flag
+                g = (c - 32) * 6
+                for j in range(6):
+                    v = FONT[g + j] ^ m
+                    if fb[p + j] != v:
+                        fb[p + j] = v
+                        changed = 1
+            ci += 1
+            p += 6
+        if changed:
+            self.dirty |= 1 << row
+        return col + n
+
+    def number(self, row, col, value, width, inv=0, pad=0x20):
+        # an int right-aligned in `width` cells (at most 12), without str()
+        if width > 12:
+            width = 12
+        put_int(self._num, 0, width, value, pad)
+        return self.text(row, col, self._num, 0, width, inv)
+
+    def blank(self, row, col, n, inv=0):
+        # n cells of spaces
+        if n > COLS:
+            n = COLS
+        c = col
+        while n > 0:
+            k = n if n < 12 else 12
+            for i in range(k):
+                self._num[i] = 32
+            c = self.text(row, c, self._num, 0, k, inv)
+            n -= k
+        return c
+
+    def clear_row(self, row):
+        # the whole row blank (all 128 columns), and not inverted any more
+        if row < 0 or row >= ROWS:
+            return
+        self.invert_row(row, 0)
+        self.blank(row, 0, COLS)
+        fb = self.buf
+        i = row * _STRIDE + 1 + COLS * 6
+        for _ in range(WIDTH - COLS * 6):
+            if fb[i]:
+                fb[i] = 0
+                self.dirty |= 1 << row
+            i += 1
+
+    def invert_row(self, row, on):
+        # show the whole row (all 128 columns) in negative, as a bar; text drawn later into the
+        # row is drawn in negative too
+        if row < 0 or row >= ROWS:
+            return
+        v = 0xFF if on else 0
+        if self._rinv[row] == v:
+            return
+        self._rinv[row] = v
+        fb = self.buf
+        i = row * _STRIDE + 1
+        for _ in range(WIDTH):
+            fb[i] ^= 0xFF
+            i += 1
+        self.dirty |= 1 << row
+
+    def pixel(self, x, y, c=1):
+        # one pixel (in negative inside an inverted row)
+        if x < 0 or x >= WIDTH or y < 0 or y >= HEIGHT:
+            return
+        p = y >> 3
+        i = p * _STRIDE + 1 + x
+        bit = 1 << (y & 7)
+        old = self.buf[i]
+        if (1 if c else 0) ^ (self._rinv[p] & 1):
+            new = old | bit
+        else:
+            new = old & ~bit
+        if new != old:
+            self.buf[i] = new
+            self.dirty |= 1 << p
+            if x < COLS * 6:
+                self._cells[p * COLS + x // 6] = _UNKNOWN
+
+    def hline(self, x, y, w, c=1):
+        # a horizontal rule w pixels long (separators). Text drawn later over one of its cells
+        # replaces the whole cell, rule included.
+        if x < 0:
+            w += x
+            x = 0
+        if x + w > WIDTH:
+            w = WIDTH - x
+        for i in range(x, x + w):
+            self.pixel(i, y, c)
