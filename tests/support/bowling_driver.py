@@ -1,0 +1,247 @@
+# Test driver for firmware/events.py and firmware/rules_bowling.py. Runs unchanged under the
+# MicroPython unix port (MICROPYPATH=firmware:tests/support) and CPython (PYTHONPATH with
+# firmware and a `micropython` stand-in). One JSON case per input line, one JSON result per
+# output line, so a whole test session shares one interpreter process.
+#
+# Every call into the firmware is made with the heap locked: under MicroPython any allocation
+# raises MemoryError, which is reported as {"error": ...}.
+#
+# Case: {"ops": [op, ...]}, op one of
+#   {"op": "start", "players": N, "end": 0|1}
+#   {"op": "shot", "fate": F, "zenn": Z, "mask": M, "hit": H, "mover": m, "chips": [[fate, mask], ...]}
+#   {"op": "classify", ...the same fields as shot}     the outcome only, nothing applied
+#   {"op": "out", "code": C}                          apply_outcome
+#   {"op": "undo"}
+#   {"op": "ew", "size": S, "calls": [[name, key, value], ...]}    an EventWriter of its own
+#   {"op": "alloc"}                                   allocates under the lock (harness check)
+# Result: {"steps": [{"r": ret, "st": [player, frame, ball, over, prompt, last_split, nlog],
+#                     "ev": [line, ...]}, ...],
+#          "final": {"marks": [[str]*10]*players, "cum": [[int]*10], "total": [int], "split": [[bool]*10]}}
+import sys
+import json
+import micropython
+from array import array
+from shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
+from events import EventWriter
+from rules_bowling import Bowling, MAX_PLAYERS, FRAMES
+
+
+class Sink:
+    # a stream that copies what it is given into a preallocated buffer (no allocation)
+    def __init__(self, size):
+        self.buf = bytearray(size)
+        self.n = 0
+        self.writes = 0
+
+    def write(self, b, off, n):
+        buf = self.buf
+        i = self.n
+        for k in range(off, off + n):
+            buf[i] = b[k]
+            i += 1
+        self.n = i
+        self.writes += 1
+        return n
+
+    def take(self):
+        s = bytes(self.buf[:self.n]).decode()
+        self.n = 0
+        return s
+
+
+sink = Sink(65536)
+ew = EventWriter(sink)
+game = Bowling(ew)
+res = ShotResult()
+st = array('i', [0] * 7)
+mk = bytearray(MAX_PLAYERS * FRAMES * 3)
+mkn = bytearray(MAX_PLAYERS * FRAMES)
+cums = array('i', [0] * (MAX_PLAYERS * FRAMES))
+tots = array('i', [0] * MAX_PLAYERS)
+splits = bytearray(MAX_PLAYERS * FRAMES)
+out = array('i', [0])
+
+
+def unlock_all():
+    while micropython.heap_unlock():
+        pass
+
+
+def fill(op):
+    res.clear()
+    chips = op.get("chips")
+    if chips:
+        res.n = len(chips)
+        for i in range(len(chips)):
+            res.kind[i] = KIND_BIG if i else KIND_SMALL
+            res.fate[i] = chips[i][0]
+            res.end_mask[i] = chips[i][1]
+    else:
+        res.n = 1
+        res.kind[0] = KIND_SMALL
+        res.moved[0] = 1
+        res.fate[0] = op.get("fate", 0)
+        res.end_mask[0] = op.get("mask", 0)
+    res.mover = op.get("mover", 0)
+    res.zenn = op.get("zenn", 0)
+    res.hit = op.get("hit", 0)
+
+
+def snap_state():
+    st[0] = game.player
+    st[1] = game.frame
+    st[2] = game.ball
+    st[3] = 1 if game.over else 0
+    st[4] = game.prompt
+    st[5] = 1 if game.last_split else 0
+    st[6] = game.nlog
+
+
+def snap_final():
+    for p in range(game.players):
+        for f in range(FRAMES):
+            k = p * FRAMES + f
+            mkn[k] = game.marks(p, f, mk, k * 3)
+            cums[k] = game.cum(p, f)
+            splits[k] = 1 if game.is_split(p, f) else 0
+        tots[p] = game.total(p)
+
+
+def ew_calls(w, calls):
+    for c in calls:
+        name = c[0]
+        if name == "begin":
+            w.begin(c[1])
+        elif name == "int":
+            w.int_(c[1], c[2])
+        elif name == "str":
+            w.str_(c[1], c[2], c[3], c[4])
+        elif name == "bool":
+            w.bool_(c[1], c[2])
+        elif name == "null":
+            w.null_(c[1])
+        elif name == "arr":
+            w.arr(c[1])
+        elif name == "close_arr":
+            w.close_arr()
+        elif name == "obj":
+            w.obj(c[1])
+        elif name == "close_obj":
+            w.close_obj()
+        elif name == "raw":
+            w.raw(c[1])
+        elif name == "end":
+            w.end()
+
+
+def as_bytes(v):
+    if isinstance(v, str):
+        return v.encode()
+    return v
+
+
+def run_op(op):
+    kind = op["op"]
+    r = None
+    if kind == "start":
+        micropython.heap_lock()
+        ok = game.start(op["players"], op["end"])
+        snap_state()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "shot" or kind == "classify":
+        fill(op)
+        micropython.heap_lock()
+        if kind == "shot":
+            out[0] = game.on_shot(res)
+        else:
+            out[0] = game.classify(res)
+        snap_state()
+        micropython.heap_unlock()
+        r = out[0]
+    elif kind == "out":
+        code = op["code"]
+        micropython.heap_lock()
+        ok = game.apply_outcome(code)
+        snap_state()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "undo":
+        micropython.heap_lock()
+        ok = game.undo()
+        snap_state()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "ew":
+        s2 = Sink(65536)
+        w = EventWriter(s2, op.get("size", 256))
+        calls = []
+        for c in op["calls"]:
+            c2 = [c[0]] + [as_bytes(x) for x in c[1:]]
+            if c2[0] == "str":
+                if len(c2) < 4:
+                    c2.append(0)
+                if len(c2) < 5:
+                    c2.append(-1)
+                if len(c2) > 5 and c2[5]:
+                    c2[2] = bytearray(c2[2])    # a bytearray value, as the engine passes
+            calls.append(c2)
+        micropython.heap_lock()
+        ew_calls(w, calls)
+        micropython.heap_unlock()
+        return {"r": s2.take(), "writes": s2.writes, "lines": w.lines}
+    elif kind == "alloc":
+        micropython.heap_lock()
+        x = [1, 2, 3]
+        micropython.heap_unlock()
+        r = len(x)
+    else:
+        raise ValueError("unknown op " + kind)
+    lines = sink.take().split("\n")
+    return {"r": r, "st": list(st), "ev": lines[:-1]}
+
+
+def run_case(case):
+    steps = []
+    for i in range(len(case["ops"])):
+        try:
+            steps.append(run_op(case["ops"][i]))
+        except Exception as e:
+            unlock_all()
+            sink.n = 0
+            return {"error": "op %d: %s: %s" % (i, type(e).__name__, e), "steps": steps}
+    micropython.heap_lock()
+    snap_final()
+    micropython.heap_unlock()
+    fin = {"marks": [], "cum": [], "total": [], "split": []}
+    for p in range(game.players):
+        fin["marks"].append([bytes(mk[(p * FRAMES + f) * 3:(p * FRAMES + f) * 3 + mkn[p * FRAMES + f]]).decode()
+                             for f in range(FRAMES)])
+        fin["cum"].append([cums[p * FRAMES + f] for f in range(FRAMES)])
+        fin["split"].append([splits[p * FRAMES + f] == 1 for f in range(FRAMES)])
+        fin["total"].append(tots[p])
+    return {"steps": steps, "final": fin}
+
+
+def main():
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            result = run_case(json.loads(line))
+        except Exception as e:
+            unlock_all()
+            result = {"error": "case: %s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(result))
+        sys.stdout.write("\n")
+        try:
+            sys.stdout.flush()
+        except AttributeError:
+            pass
+
+
+main()
