@@ -843,14 +843,12 @@ KINDS = [K_ZENN] * 6 + [K_ZENN_HIT, K_SINK, K_SINK, K_OWN, K_OFF, K_GONE] + [K_R
 
 def play_and_check(r, players, end, seq, via_shots):
     ops = [start(players, end)]
-    codes = []
     for item in seq:
         if item == "undo":
             ops.append(UNDO)
             continue
         kind, z = item
         code = canonical(kind, z, end)
-        codes.append(code)
         op = shot_for(code, end) if via_shots else {"op": "out", "code": code}
         ops.append(dict(op, want=code))
     out = r.run(ops)
