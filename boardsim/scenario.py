@@ -1,0 +1,269 @@
+"""Load and validate a simulator scenario (CONTRACT section 2).
+
+A scenario is checked here for its form and its names only: JSON, the keys, the game and
+player count, chip, zone and button names, waypoints. Whether a step is possible on the board
+(a chip in hand cannot be shot, a big chip does not fit in a pocket) is decided by
+`boardsim.compile`, which raises the same ScenarioError.
+
+Every problem is a ScenarioError with a one-line message; problems inside a step name it,
+counting steps from 1: "step 4: unknown zone 'b.e9'".
+
+Keys starting with "_" (at the top, in `options` and in a step) are comments and ignored, so
+that an example can explain itself in plain JSON.
+
+The result is a Scenario whose steps are normalised:
+
+    ("place", {chip: target, ...})         target: zone str, ("border", z1, z2) or ("point", x, y)
+    ("take", chip)
+    ("shoot", chip, [waypoint, ...], [(chip, [waypoint, ...]), ...])
+    ("press", button)
+    ("wait", ms)
+    ("power", "cut" | "on")
+
+A waypoint is a zone str (a place to rest or pass, e.g. "b.e2"), "X.cup", "off",
+("border", z1, z2), ("point", x, y) or ("hit", "side" | "X.back" | "X.block").
+"""
+import json
+import math
+from dataclasses import dataclass, field
+
+from boardsim.geometry import REST_ZONES, ENDS
+
+GAMES = ("bowling", "trap1", "trap2")
+PLAYERS = {"bowling": (1, 6), "trap1": (2, 2), "trap2": (2, 2)}
+CHIPS = {"small": "small", "big1": "big", "big2": "big", "big3": "big"}
+BUTTONS = ("next", "ok", "undo", "turn")
+CUPS = tuple(f"{e}.cup" for e in ENDS)
+HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e in ENDS)
+ACTIONS = ("place", "take", "shoot", "press", "wait_ms", "power")
+
+
+class ScenarioError(ValueError):
+    """A malformed or impossible scenario. str() is a one-line reason."""
+
+
+@dataclass
+class Scenario:
+    game: str
+    players: int
+    options: dict = field(default_factory=dict)     # trapper: 1|2, shooter_end: "a"|"b"
+    steps: list = field(default_factory=list)
+
+    @property
+    def shooter_end(self):
+        return self.options.get("shooter_end", "a")
+
+    @property
+    def trapper(self):
+        return self.options.get("trapper")
+
+
+def load(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as e:
+        raise ScenarioError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioError(f"bad JSON: not UTF-8 text ({e.reason})") from None
+    return loads(text)
+
+
+def loads(text):
+    try:
+        obj = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(f"bad JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    except ValueError as e:
+        raise ScenarioError(f"bad JSON: {e}") from None
+    return parse(obj)
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not a number")
+
+
+def _short(v):
+    s = repr(v) if isinstance(v, str) else json.dumps(v)
+    return s if len(s) <= 40 else s[:37] + "..."
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _keys(obj):
+    return [k for k in obj if not (isinstance(k, str) and k.startswith("_"))]
+
+
+def parse(obj):
+    """A scenario from its decoded JSON."""
+    if not isinstance(obj, dict):
+        raise ScenarioError("a scenario is a JSON object with game, players, options, steps")
+    for k in _keys(obj):
+        if k not in ("game", "players", "options", "steps"):
+            raise ScenarioError(f"unknown key {k!r} (expected game, players, options, steps)")
+    game = obj.get("game")
+    if game is None:
+        raise ScenarioError("missing 'game' (bowling, trap1 or trap2)")
+    if game not in GAMES:
+        raise ScenarioError(f"unknown game {_short(game)} (bowling, trap1 or trap2)")
+    lo, hi = PLAYERS[game]
+    players = obj.get("players", None if game == "bowling" else 2)
+    if players is None:
+        raise ScenarioError("missing 'players' (bowling: 1 to 6)")
+    if not _is_int(players) or not lo <= players <= hi:
+        want = f"{lo} to {hi}" if lo != hi else f"{lo}"
+        raise ScenarioError(f"bad players {_short(players)}: {game} takes {want}")
+    options = _options(game, obj.get("options", {}))
+    steps_in = obj.get("steps", [])
+    if not isinstance(steps_in, list):
+        raise ScenarioError("'steps' must be a list")
+    steps = []
+    for i, s in enumerate(steps_in, 1):
+        try:
+            steps.append(_step(s))
+        except ScenarioError as e:
+            raise ScenarioError(f"step {i}: {e}") from None
+    return Scenario(game, players, options, steps)
+
+
+def _options(game, opts):
+    if not isinstance(opts, dict):
+        raise ScenarioError("'options' must be an object")
+    out = {}
+    for k in _keys(opts):
+        v = opts[k]
+        if k == "trapper":
+            if game == "bowling":
+                raise ScenarioError("options.trapper is for trap games only")
+            if not _is_int(v) or v not in (1, 2):
+                raise ScenarioError(f"bad options.trapper {_short(v)} (1 or 2)")
+        elif k == "shooter_end":
+            if game != "bowling":
+                raise ScenarioError("options.shooter_end is for bowling only")
+            if v not in ENDS:
+                raise ScenarioError(f"bad options.shooter_end {_short(v)} ('a' or 'b')")
+        else:
+            raise ScenarioError(f"unknown option {k!r} (trapper, shooter_end)")
+        out[k] = v
+    return out
+
+
+def _chip(v):
+    if not isinstance(v, str) or v not in CHIPS:
+        raise ScenarioError(f"unknown chip {_short(v)} (small, big1, big2, big3)")
+    return v
+
+
+def _zone(v, allowed=REST_ZONES):
+    if v not in allowed:
+        raise ScenarioError(f"unknown zone {_short(v)}")
+    return v
+
+
+def _spot(v, what):
+    """A place target or a plain waypoint position: zone, border or point."""
+    if isinstance(v, str):
+        if "|" in v:
+            parts = v.split("|")
+            if len(parts) != 2:
+                raise ScenarioError(f"bad border {_short(v)} (two zones: 'z1|z2')")
+            z1, z2 = (_zone(p.strip()) for p in parts)
+            if z1 == z2:
+                raise ScenarioError(f"bad border {_short(v)}: the same zone twice")
+            return ("border", z1, z2)
+        if v in CUPS or v == "off":
+            raise ScenarioError(f"{what} cannot be {v!r}")
+        return _zone(v)
+    if isinstance(v, dict):
+        keys = set(_keys(v))
+        if keys == {"x", "y"}:
+            if not (_is_num(v["x"]) and _is_num(v["y"])):
+                raise ScenarioError(f"bad point {_short(v)}: x and y are numbers (mm)")
+            return ("point", float(v["x"]), float(v["y"]))
+    raise ScenarioError(f"bad {what} {_short(v)} (a zone, 'z1|z2' or {{\"x\": mm, \"y\": mm}})")
+
+
+def _waypoint(v):
+    if isinstance(v, str):
+        if v in CUPS or v == "off":
+            return v
+        return _spot(v, "waypoint")
+    if isinstance(v, dict) and set(_keys(v)) == {"hit"}:
+        if v["hit"] not in HITS:
+            raise ScenarioError(f"bad hit {_short(v['hit'])} (side, a.back, b.back, a.block, b.block)")
+        return ("hit", v["hit"])
+    return _spot(v, "waypoint")
+
+
+def _path(v, what):
+    if not isinstance(v, list) or not v:
+        raise ScenarioError(f"{what} must be a non-empty list of waypoints")
+    wps = [_waypoint(w) for w in v]
+    for i, w in enumerate(wps[:-1]):
+        if w in CUPS or w == "off":
+            raise ScenarioError(f"{what}: {w!r} must be the last waypoint")
+    return wps
+
+
+def _step(s):
+    if not isinstance(s, dict):
+        raise ScenarioError(f"a step is an object, not {_short(s)}")
+    keys = _keys(s)
+    actions = [k for k in keys if k in ACTIONS]
+    if len(actions) != 1:
+        if not actions:
+            unknown = [k for k in keys if k not in ACTIONS]
+            if unknown:
+                raise ScenarioError(f"unknown key {unknown[0]!r} (a step is one of {', '.join(ACTIONS)})")
+            raise ScenarioError(f"empty step (a step is one of {', '.join(ACTIONS)})")
+        raise ScenarioError(f"one action per step, not {' and '.join(actions)}")
+    act = actions[0]
+    extra = [k for k in keys if k != act and not (act == "shoot" and k in ("path", "knocks"))]
+    if extra:
+        raise ScenarioError(f"unknown key {extra[0]!r} in a {act} step")
+    v = s[act]
+    if act == "place":
+        if not isinstance(v, dict) or not _keys(v):
+            raise ScenarioError('place takes an object {chip: zone, ...}')
+        return ("place", {_chip(c): _spot(v[c], "place target") for c in _keys(v)})
+    if act == "take":
+        return ("take", _chip(v))
+    if act == "shoot":
+        chip = _chip(v)
+        if "path" not in s:
+            raise ScenarioError("shoot needs a 'path'")
+        path = _path(s["path"], "path")
+        knocks = []
+        kv = s.get("knocks", [])
+        if not isinstance(kv, list):
+            raise ScenarioError("knocks must be a list of {chip, path}")
+        seen = {chip}
+        for k in kv:
+            if not isinstance(k, dict) or set(_keys(k)) != {"chip", "path"}:
+                raise ScenarioError(f"bad knock {_short(k)} (an object with chip and path)")
+            kc = _chip(k["chip"])
+            if kc in seen:
+                raise ScenarioError(f"{kc} moves twice in one shot" if kc != chip
+                                    else f"{kc} cannot knock itself")
+            seen.add(kc)
+            knocks.append((kc, _path(k["path"], f"knock path of {kc}")))
+        return ("shoot", chip, path, knocks)
+    if act == "press":
+        if v not in BUTTONS:
+            raise ScenarioError(f"unknown button {_short(v)} (next, ok, undo, turn)")
+        return ("press", v)
+    if act == "wait_ms":
+        if not _is_int(v) or v < 0:
+            raise ScenarioError(f"bad wait_ms {_short(v)} (a whole number of ms, >= 0)")
+        return ("wait", v)
+    if act == "power":
+        if v not in ("cut", "on"):
+            raise ScenarioError(f"bad power {_short(v)} ('cut' or 'on')")
+        return ("power", v)
+    raise AssertionError(act)
