@@ -8,20 +8,31 @@
 #   change) and service() sends at most one page per call: about 3.4 ms on a 400 kHz bus
 #   (a 7-byte address window transaction plus a 129-byte data transaction). flush() sends all
 #   of them (boot, or when a stall does not matter).
-# - Drawing is text on a 21 x 8 grid of 6x8 cells (font.py). A per-cell cache remembers which
+# - Drawing is text on a 21 x 8 grid of 6x8 cells (font.py) from pixel column X0 = 1, a 1 px
+#   margin on either side. A per-cell cache remembers which
 #   character (and inversion) each cell holds, so redrawing an unchanged screen costs one
 #   comparison per cell and sends nothing.
 #
+# The byte loops (glyphs, fill, invert) are @micropython.viper helpers: on the RP2040 plain
+# Python costs several microseconds per byte, and a full screen is over 2000 bytes.
+#
 # RAM: 1032 (frame) + 168 (cell cache) + 8 page memoryviews + ~40 bytes of buffers, about 1.4 KB;
 # font.FONT another 570 bytes unless frozen.
+import sys
+import micropython
 from micropython import const
 
 from font import FONT
 
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: the viper helpers below run as plain Python
+        return x
+
 WIDTH = const(128)
 HEIGHT = const(64)
 PAGES = const(8)
-COLS = const(21)             # text cells per row (21 x 6 = 126 px; columns 126-127 stay blank)
+COLS = const(21)             # text cells per row (21 x 6 = 126 px)
+X0 = const(1)                # pixel column of the first cell: a 1 px margin on either side
 ROWS = const(8)              # text rows, one per page
 _STRIDE = const(129)         # bytes per page in the frame buffer: control byte + 128 columns
 _QUESTION = const(63)        # drawn for bytes outside the font's 32..126
@@ -70,6 +81,56 @@ _INIT = (
     SET_NORM_INV,               # not inverted
     SET_SCROLL_OFF,
 )
+
+
+@micropython.viper
+def _glyphs(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, k: int, n: int, fm: int) -> int:
+    # buf[k:k + n] as glyphs into fb from byte p, cells from ci; fm = cache flag << 8 | xor
+    # mask. Skips cells the cache says hold the same already. Returns 1 if a byte changed.
+    font = ptr8(FONT)
+    m = fm & 0xFF
+    flag = fm >> 8
+    changed = 0
+    end = k + n
+    while k < end:
+        c = int(buf[k])
+        if c < 32 or c > 126:
+            c = _QUESTION
+        if int(cells[ci]) != (c | flag):
+            cells[ci] = c | flag
+            g = (c - 32) * 6
+            j = 0
+            while j < 6:
+                v = int(font[g + j]) ^ m
+                if int(fb[p + j]) != v:
+                    fb[p + j] = v
+                    changed = 1
+                j += 1
+        ci += 1
+        p += 6
+        k += 1
+    return changed
+
+
+@micropython.viper
+def setbytes(fb: ptr8, i: int, n: int, v: int) -> int:
+    # fb[i:i + n] = v (any bytearray); returns 1 if a byte changed
+    changed = 0
+    end = i + n
+    while i < end:
+        if int(fb[i]) != v:
+            fb[i] = v
+            changed = 1
+        i += 1
+    return changed
+
+
+@micropython.viper
+def _flip(fb: ptr8, i: int, n: int):
+    end = i + n
+    while i < end:
+        fb[i] = int(fb[i]) ^ 0xFF
+        i += 1
 
 
 def put_int(buf, off, width, value, pad=0x20):
@@ -205,22 +266,12 @@ class SSD1306:
     def fill(self, c):
         # every pixel off (0) or on (1); cancels invert_row()
         v = 0xFF if c else 0
-        fb = self.buf
-        cells = self._cells
         for p in range(PAGES):
             self._rinv[p] = 0
-            changed = 0
-            i = p * _STRIDE + 1
-            for _ in range(WIDTH):
-                if fb[i] != v:
-                    fb[i] = v
-                    changed = 1
-                i += 1
-            if changed:
+            if setbytes(self.buf, p * _STRIDE + 1, WIDTH, v):
                 self.dirty |= 1 << p
-        k = (32 | _INV) if c else 32                # a lit cell is exactly an inverted space
-        for i in range(COLS * ROWS):
-            cells[i] = k
+        # a lit cell is exactly an inverted space
+        setbytes(self._cells, 0, COLS * ROWS, (32 | _INV) if c else 32)
 
     def text(self, row, col, buf, off=0, n=-1, inv=0):
         # draw buf[off:off + n] (bytes or bytearray; n = -1: to the end) at a text cell,
@@ -235,31 +286,11 @@ class SSD1306:
             n = COLS - col
         if row < 0 or row >= ROWS or n <= 0:
             return col
-        cells = self._cells
-        fb = self.buf
-        m = self._rinv[row]
-        flag = 0
+        fm = self._rinv[row]
         if inv:
-            m ^= 0xFF
-            flag = _INV
-        ci = row * COLS + col
-        p = row * _STRIDE + 1 + col * 6
-        changed = 0
-        for k in range(off, off + n):
-            c = buf[k]
-            if c < 32 or c > 126:
-                c = _QUESTION
-            if cells[ci] != c | flag:
-                cells[ci] = c | flag
-                g = (c - 32) * 6
-                for j in range(6):
-                    v = FONT[g + j] ^ m
-                    if fb[p + j] != v:
-                        fb[p + j] = v
-                        changed = 1
-            ci += 1
-            p += 6
-        if changed:
+            fm = (_INV << 8) | (fm ^ 0xFF)
+        if _glyphs(self.buf, row * _STRIDE + 1 + X0 + col * 6, self._cells, row * COLS + col,
+                   buf, off, n, fm):
             self.dirty |= 1 << row
         return col + n
 
@@ -274,11 +305,10 @@ class SSD1306:
         # n cells of spaces
         if n > COLS:
             n = COLS
+        setbytes(self._num, 0, 12, 32)
         c = col
         while n > 0:
             k = n if n < 12 else 12
-            for i in range(k):
-                self._num[i] = 32
             c = self.text(row, c, self._num, 0, k, inv)
             n -= k
         return c
@@ -289,13 +319,13 @@ class SSD1306:
             return
         self.invert_row(row, 0)
         self.blank(row, 0, COLS)
-        fb = self.buf
-        i = row * _STRIDE + 1 + COLS * 6
-        for _ in range(WIDTH - COLS * 6):
-            if fb[i]:
-                fb[i] = 0
-                self.dirty |= 1 << row
-            i += 1
+        # and the margins outside the cells
+        self._zero(row, 0, X0)
+        self._zero(row, X0 + COLS * 6, WIDTH)
+
+    def _zero(self, row, x0, x1):
+        if setbytes(self.buf, row * _STRIDE + 1 + x0, x1 - x0, 0):
+            self.dirty |= 1 << row
 
     def invert_row(self, row, on):
         # show the whole row (all 128 columns) in negative, as a bar; text drawn later into the
@@ -306,11 +336,7 @@ class SSD1306:
         if self._rinv[row] == v:
             return
         self._rinv[row] = v
-        fb = self.buf
-        i = row * _STRIDE + 1
-        for _ in range(WIDTH):
-            fb[i] ^= 0xFF
-            i += 1
+        _flip(self.buf, row * _STRIDE + 1, WIDTH)
         self.dirty |= 1 << row
 
     def pixel(self, x, y, c=1):
@@ -328,7 +354,8 @@ class SSD1306:
         if new != old:
             self.buf[i] = new
             self.dirty |= 1 << p
-            if x < COLS * 6:
+            x -= X0
+            if x >= 0 and x < COLS * 6:
                 self._cells[p * COLS + x // 6] = _UNKNOWN
 
     def hline(self, x, y, w, c=1):
