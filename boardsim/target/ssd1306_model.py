@@ -26,6 +26,7 @@ PAGE = 2
 
 WIDTH = 128
 HEIGHT = 64
+TEXT_X0 = 1         # pixel column of the firmware's first text cell (ssd1306.X0)
 
 
 def _nargs(c):
@@ -274,17 +275,18 @@ class SSD1306Model:
                 out[p * WIDTH + x] = b
         return out
 
-    def text_rows(self):
+    def text_rows(self, x0=TEXT_X0):
         """The screen read back as 8 strings of up to 21 characters, one per 6x8 text cell
-        through firmware/font.py (inverted cells read as the same character; '?' for a cell
-        that is no glyph). Trailing blanks are stripped."""
+        (cells from pixel column x0, the driver's grid) through firmware/font.py: inverted
+        cells read as the same character, '?' for a cell that is no glyph. Trailing blanks are
+        stripped."""
         normal, inverted = _glyphs()
         f = self.frame()
         rows = []
         for r in range(8):
             s = []
             for cell in range(WIDTH // 6):
-                i = r * WIDTH + cell * 6
+                i = r * WIDTH + x0 + cell * 6
                 key = bytes(f[i:i + 6])
                 ch = normal.get(key)
                 if ch is None:
@@ -293,13 +295,13 @@ class SSD1306Model:
             rows.append("".join(s).rstrip())
         return rows
 
-    def inverted_cells(self, row):
+    def inverted_cells(self, row, x0=TEXT_X0):
         """For text row `row`: a string with '#' for each cell shown in negative, ' ' else."""
         normal, inverted = _glyphs()
         f = self.frame()
         s = []
         for cell in range(WIDTH // 6):
-            i = row * WIDTH + cell * 6
+            i = row * WIDTH + x0 + cell * 6
             s.append("#" if bytes(f[i:i + 6]) in inverted else " ")
         return "".join(s).rstrip()
 
