@@ -1,0 +1,251 @@
+# The screens, drawn on the OLED's 21 x 8 text grid (ssd1306.py) from the game objects.
+# Allocation-free: every row is composed in one preallocated line buffer and handed to the
+# driver, whose cell cache skips unchanged cells and whose dirty pages send only what changed,
+# so drawing the same screen twice costs a little CPU and no I2C traffic. Each draw_* call sets
+# every row (text and inversion), so a screen never depends on what was shown before it.
+# Call a draw_* function when something changed, not every loop turn: a changed bowling screen
+# costs a few ms of Python on the RP2040 (most of it the engine's cum()).
+#
+# Bowling screen (the bowler's view):
+#   0  P1 Frame 3 Ball 1       header, in negative (game over: "P1 Total 187")
+#   1  Place in pocket         what to do next
+#   2  |  X| 9/| 72|  X| 8-|   marks, frames 1-5 (the frame being played in negative)
+#   3  | 20| 37| 46| 66| 74|   running totals under them (blank while not known)
+#   4  |   |   |   |   |   |   marks, frames 6-10 (the tenth up to three: "X9/")
+#   5  |   |   |   |   |   |   running totals
+#   6   P1 187 P2 203 P3  99   every player's total (the player up in negative)
+#   7  Split!                  status: a fault (in negative) before "Split!"; with 4-6
+#                              players this row holds the totals of P4-P6 instead of "Split!"
+#
+# RAM: 21 + 4 bytes of buffers and the object itself.
+from micropython import const
+
+from ssd1306 import COLS, put_int, setbytes
+from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
+                           PROMPT_SHOOT, PROMPT_GAME_OVER)
+
+_STATUS = const(7)      # the bottom row: faults
+_PROMPT = const(1)
+
+_BAR = const(124)       # '|': the font draws it over the full cell height
+
+
+def _prompt_text(prompt):
+    if prompt == PROMPT_PLACE_POCKET:
+        return b"Place in pocket"
+    if prompt == PROMPT_PLACE_PIN_POCKET:
+        return b"Place in pin pocket"
+    if prompt == PROMPT_PLACE_CENTER:
+        return b"Place in centre"
+    if prompt == PROMPT_SHOOT:
+        return b"Shoot where it lies"
+    if prompt == PROMPT_GAME_OVER:
+        return b"Game over"
+    return b""
+
+
+class UI:
+    def __init__(self, oled):
+        self.d = oled
+        self._ln = bytearray(COLS)     # the row being composed
+        self._mk = bytearray(4)        # one frame's marks
+        self._fault = None             # bytes shown on the status row, or None
+
+    # -- rows ------------------------------------------------------------------------------
+    def _blank(self):
+        setbytes(self._ln, 0, COLS, 32)
+
+    def _put(self, col, buf, off=0, n=-1):
+        # buf[off:off + n] into the line at col, clipped; returns the column after it
+        if n < 0:
+            n = len(buf) - off
+        ln = self._ln
+        for k in range(n):
+            if col >= COLS:
+                break
+            ln[col] = buf[off + k]
+            col += 1
+        return col
+
+    def _num(self, col, value, width):
+        if col + width > COLS:
+            return col
+        return put_int(self._ln, col, width, value)
+
+    def _show(self, row, bar=0, a=0, k=0):
+        # the composed line onto row `row`: the whole row in negative when bar, else cells
+        # a..a+k-1 in negative
+        d = self.d
+        d.invert_row(row, bar)
+        if k <= 0:
+            d.text(row, 0, self._ln, 0, COLS)
+            return
+        d.text(row, 0, self._ln, 0, a)
+        d.text(row, a, self._ln, a, k, 1)
+        d.text(row, a + k, self._ln, a + k, COLS - a - k)
+
+    def line(self, row, buf, off=0, n=-1, center=False, inv=False):
+        # a whole row of text (padded with blanks), centred or from the left, optionally as
+        # a bar in negative
+        if n < 0:
+            n = len(buf) - off
+        if n > COLS:
+            n = COLS
+        self._blank()
+        self._put((COLS - n) // 2 if center else 0, buf, off, n)
+        self._show(row, 1 if inv else 0)
+
+    def clear(self):
+        self._blank()
+        for r in range(8):
+            self._show(r)
+
+    def prompt(self, buf):
+        # the prompt line (row 1) of a game screen
+        self.line(_PROMPT, buf)
+
+    def fault(self, buf):
+        # a fault line in negative on the bottom row, kept on every screen until fault(None)
+        # (which blanks the row; the next draw_* fills it again)
+        self._fault = buf
+        if buf is None:
+            self._blank()
+            self._show(_STATUS)
+        else:
+            self.line(_STATUS, buf, 0, -1, False, True)
+
+    def _status(self):
+        # the fault line if there is one; True when it took the row
+        if self._fault is None:
+            return False
+        self.line(_STATUS, self._fault, 0, -1, False, True)
+        return True
+
+    # -- menu -------------------------------------------------------------------------------
+    def draw_menu(self, title, choice, hint):
+        # title as a bar on top, the current choice highlighted in the middle, a hint below
+        self.line(0, title, 0, -1, True, True)
+        self._blank()
+        self._show(1)
+        self._show(2)
+        n = len(choice)
+        if n > COLS - 2:
+            n = COLS - 2
+        a = (COLS - n - 2) // 2
+        self._put(a + 1, choice, 0, n)
+        self._show(3, 0, a, n + 2)
+        self._blank()
+        self._show(4)
+        self._show(5)
+        self._show(6)
+        if not self._status():
+            self.line(_STATUS, hint, 0, -1, True)
+
+    # -- bowling ----------------------------------------------------------------------------
+    def draw_bowling(self, game, player=-1):
+        # the sheet of `player` (0-based; -1: the player up)
+        p = game.player if player < 0 else player
+        over = game.over
+        ln = self._ln
+        # header
+        self._blank()
+        ln[0] = 80                                  # P
+        c = self._num(1, p + 1, 1)
+        if over:
+            c = self._put(c, b" Total ")
+            self._num(c, game.total(p), 3)
+        else:
+            c = self._put(c, b" Frame ")
+            f1 = game.frame + 1
+            c = self._num(c, f1, 2 if f1 > 9 else 1)
+            c = self._put(c, b" Ball ")
+            self._num(c, game.ball + 1, 1)
+        self._show(0, 1)
+        # prompt
+        self._blank()
+        if over:
+            self._game_over(game)
+        else:
+            self._put(0, _prompt_text(game.prompt))
+        self._show(_PROMPT)
+        # the frames, two rows of five, marks over running totals
+        cur = -1 if over or p != game.player else game.frame
+        known = True
+        for h in range(2):
+            self._blank()
+            ln[0] = _BAR
+            a = 0
+            for k in range(5):
+                f = 5 * h + k
+                base = 1 + 4 * k
+                n = game.marks(p, f, self._mk, 0)
+                if n > 3:
+                    n = 3
+                self._put(base + 3 - n, self._mk, 0, n)
+                ln[base + 3] = _BAR
+                if f == cur:
+                    a = base
+            if cur >= 5 * h and cur < 5 * h + 5:
+                self._show(2 + 2 * h, 0, a, 3)
+            else:
+                self._show(2 + 2 * h)
+            self._blank()
+            ln[0] = _BAR
+            for k in range(5):
+                base = 1 + 4 * k
+                if known:
+                    v = game.cum(p, 5 * h + k)
+                    if v < 0:
+                        known = False           # and so are all later frames
+                    else:
+                        self._num(base, v, 3)
+                ln[base + 3] = _BAR
+            self._show(3 + 2 * h)
+        # totals, three players a row
+        np = game.players
+        self._totals(game, 6, 0, np if np < 3 else 3, over)
+        if self._status():
+            return
+        if np > 3:
+            self._totals(game, 7, 3, np, over)
+        else:
+            self._blank()
+            if game.last_split:
+                self._put(0, b"Split!")
+            self._show(_STATUS)
+
+    def _totals(self, game, row, p0, p1, over):
+        self._blank()
+        a = 0
+        k = 0
+        for q in range(p0, p1):
+            c = 7 * (q - p0)                        # " P1 187": the blank pads the highlight
+            self._ln[c + 1] = 80                    # P
+            self._num(c + 2, q + 1, 1)
+            self._num(c + 4, game.total(q), 3)
+            if q == game.player and not over:
+                a = c
+                k = 7
+        self._show(row, 0, a, k)
+
+    def _game_over(self, game):
+        # "Game over", and who won when there was more than one player
+        c = self._put(0, b"Game over")
+        np = game.players
+        if np < 2:
+            return
+        best = -1
+        win = -1
+        for q in range(np):
+            t = game.total(q)
+            if t > best:
+                best = t
+                win = q
+            elif t == best:
+                win = -1
+        if win < 0:
+            self._put(c, b", a tie")
+        else:
+            c = self._put(c, b", P")
+            c = self._num(c, win + 1, 1)
+            self._put(c, b" wins")
