@@ -5,19 +5,21 @@
 #   stored as [0x40, 128 column bytes] so a page goes out as one i2c.writeto(addr, mv) on a
 #   memoryview made at construction; commands go out of preallocated buffers.
 # - Pages are sent only when their bytes changed (a dirty bit per page, set only on a real
-#   change) and service() sends at most one page per call: about 3.4 ms on a 400 kHz bus
+#   change) and service() sends at most one page per call: about 3.1 ms on a 400 kHz bus
 #   (a 7-byte address window transaction plus a 129-byte data transaction). flush() sends all
 #   of them (boot, or when a stall does not matter).
 # - Drawing is text on a 21 x 8 grid of 6x8 cells (font.py) from pixel column X0 = 1, a 1 px
-#   margin on either side. A per-cell cache remembers which
-#   character (and inversion) each cell holds, so redrawing an unchanged screen costs one
-#   comparison per cell and sends nothing.
+#   margin on either side. A per-cell cache remembers which character (and inversion) each
+#   cell holds, so redrawing an unchanged screen costs one comparison per cell and sends
+#   nothing. (A page whose bytes change and change back before service() gets to it is still
+#   sent once: draw each cell once per screen rather than clearing first.)
 #
 # The byte loops (glyphs, fill, invert) are @micropython.viper helpers: on the RP2040 plain
-# Python costs several microseconds per byte, and a full screen is over 2000 bytes.
+# Python costs microseconds per byte, and a full screen is over 2000 byte operations.
 #
-# RAM: 1032 (frame) + 168 (cell cache) + 8 page memoryviews + ~40 bytes of buffers, about 1.4 KB;
-# font.FONT another 570 bytes unless frozen.
+# RAM: 1032 (frame) + 168 (cell cache) + 8 page memoryviews + the instance and small buffers:
+# 2176 bytes measured on the 64-bit unix port, about 1.6 KB on the RP2040; font.FONT another
+# 570 bytes unless frozen.
 import sys
 import micropython
 from micropython import const
