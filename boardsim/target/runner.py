@@ -49,6 +49,7 @@ class Runner:
         self.last_frame = None
         self.next_display_us = 0
         self.steps = 0
+        self.heap_after_boot = None
 
     # -- power ------------------------------------------------------------------------------
     def boot(self, cause=machine.PWRON_RESET):
@@ -59,6 +60,7 @@ class Runner:
         self.sb = app.Scoreboard(self.out)
         self.sb.boot()
         self.fw_modules = set(sys.modules) - before
+        self.heap_after_boot = _heap_in_use()
 
     def power_cut(self):
         self.sb = None
@@ -158,6 +160,31 @@ class Runner:
             self.show_display()
 
 
+def _heap_in_use():
+    try:
+        import gc
+        gc.collect()
+        return gc.mem_alloc()
+    except (ImportError, AttributeError):
+        return None
+
+
+def final_state(r, path):
+    """What a test asserts on besides the events: the display's text, where the chips are."""
+    o = r.world.oled
+    state = {
+        "display": o.text_rows(),
+        "inverted": [o.inverted_cells(i) for i in range(8)],
+        "chips": {n: list(r.world.chip_state(n)) for n in r.world.chips},
+        "ms": vclock.now_ms(),
+        "steps": r.steps,
+        "heap_after_boot": r.heap_after_boot,
+        "runtime": sys.implementation.name,
+    }
+    with open(path, "w") as f:
+        f.write(json.dumps(state))
+
+
 def fail(code, msg):
     sys.stderr.write("runner: " + msg + "\n")
     sys.exit(code)
@@ -185,7 +212,10 @@ def main(argv):
     if not booted:
         r.op({"op": "boot"})
     r.run_ms(200)
-    sys.stderr.write("runner: %d steps, %d ms simulated\n" % (r.steps, vclock.now_ms())) if "--stats" in argv else None
+    if "--stats" in argv:
+        sys.stderr.write("runner: %d steps, %d ms simulated\n" % (r.steps, vclock.now_ms()))
+    if "--final" in argv:
+        final_state(r, argv[argv.index("--final") + 1])
 
 
 main(sys.argv)
