@@ -1,0 +1,118 @@
+"""Run a timeline through the firmware on the simulated table (boardsim/target/runner.py),
+under the MicroPython unix port or CPython.
+
+The runner's stdout (the firmware's event lines) is passed through as it comes; its stderr (the
+OLED with --display, and any complaint) is passed through with --display and kept to explain a
+failure otherwise. A stdout line that is not a JSON object (MicroPython prints an uncaught
+exception's traceback on stdout) is treated as stderr, so that stdout carries only events.
+"""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+from boardsim.geometry import ROOT
+
+RUNTIMES = ("micropython", "cpython")
+RUNNER = os.path.join(ROOT, "boardsim", "target", "runner.py")
+PATH = os.pathsep.join([os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")])
+
+
+class RuntimeFailure(RuntimeError):
+    """The target could not be started or stopped with an error. str() is one line; .status
+    is the exit status to give."""
+
+    def __init__(self, msg, status=1):
+        super().__init__(msg)
+        self.status = status
+
+
+def micropython_path():
+    """The micropython unix port installed beside this interpreter (requirements.txt)."""
+    return os.path.join(os.path.dirname(sys.executable), "micropython")
+
+
+def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()):
+    """(argv, env) that start the runner on a timeline file. runner_args: more of the runner's
+    own options (e.g. ["--final", PATH] for tests, ["--stats"])."""
+    env = dict(os.environ)
+    if runtime == "micropython":
+        exe = micropython_path()
+        if not os.path.exists(exe):
+            raise RuntimeFailure(f"no MicroPython unix port at {exe} (pip install -r requirements.txt)")
+        argv = [exe] + (["-X", f"heapsize={heapsize}"] if heapsize else [])
+        env["MICROPYPATH"] = PATH + os.pathsep + ".frozen"
+    elif runtime == "cpython":
+        argv = [sys.executable]
+        env["PYTHONPATH"] = PATH
+    else:
+        raise RuntimeFailure(f"unknown runtime {runtime!r} ({' or '.join(RUNTIMES)})", 2)
+    argv += [RUNNER, timeline_path] + (["--display"] if display else []) + list(runner_args)
+    return argv, env
+
+
+def write_timeline(timeline, f):
+    for op in timeline:
+        f.write(json.dumps(op, separators=(",", ":")) + "\n")
+
+
+def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=None, stderr=None,
+        runner_args=()):
+    """Play `timeline` (list of ops). Event lines go to `stdout` (default sys.stdout), the
+    runner's stderr to `stderr` when display. Returns 0; raises RuntimeFailure otherwise."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    fd, path = tempfile.mkstemp(prefix="boardsim-", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "w") as f:
+            write_timeline(timeline, f)
+        argv, env = command(runtime, path, display, heapsize, runner_args)
+        try:
+            proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as e:
+            raise RuntimeFailure(f"cannot start {argv[0]}: {e.strerror or e}") from None
+        tail = collections.deque(maxlen=20)
+        lock = threading.Lock()
+
+        def to_stderr(line):
+            with lock:
+                tail.append(line.rstrip("\n"))
+                if display:
+                    stderr.write(line if line.endswith("\n") else line + "\n")
+                    stderr.flush()
+
+        def pump_err():
+            for raw in proc.stderr:
+                to_stderr(raw.decode("utf-8", "replace"))
+
+        t = threading.Thread(target=pump_err, daemon=True)
+        t.start()
+        try:
+            for raw in proc.stdout:
+                line = raw.decode("utf-8", "replace")
+                if line.lstrip().startswith("{"):
+                    stdout.write(line)
+                    stdout.flush()
+                elif line.strip():
+                    to_stderr(line)
+            status = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        t.join()
+        if status != 0:
+            why = next((ln for ln in reversed(tail) if ln.strip()), "")
+            how = f"exit status {status}" if status > 0 else f"signal {-status}"
+            raise RuntimeFailure(f"{runtime} runner failed ({how})" + (f": {why.strip()}" if why else ""),
+                                 status if status > 0 else 1)
+        return 0
+    finally:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass

@@ -1,0 +1,188 @@
+"""Scenario loading and validation (CONTRACT section 2), and the CLI's answer to a bad one."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from boardsim.scenario import ScenarioError, load, loads, parse
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def scn(steps=(), **top):
+    obj = {"game": "bowling", "players": 2, "options": {}, "steps": list(steps)}
+    obj.update(top)
+    return obj
+
+
+def err(obj):
+    with pytest.raises(ScenarioError) as e:
+        parse(obj) if not isinstance(obj, str) else loads(obj)
+    msg = str(e.value)
+    assert "\n" not in msg
+    return msg
+
+
+def test_contract_example_parses():
+    s = load(os.path.join(ROOT, "examples", "contract_example.json"))
+    assert (s.game, s.players, s.shooter_end, s.trapper) == ("bowling", 2, "a", None)
+    assert s.steps[0] == ("place", {"small": "a.pocket"})
+    assert s.steps[1] == ("shoot", "small", ["b.pocket", "b.cup"], [])
+    assert s.steps[5] == ("shoot", "small", [("hit", "side"), "b.pocket", "b.cup"], [])
+    assert s.steps[6:] == [("press", "undo"), ("wait", 1500)]
+
+
+def test_all_forms():
+    s = parse(scn([
+        {"place": {"small": "a.e2|a.n2", "big1": {"x": 10, "y": -20.5}, "big2": "center"}},
+        {"shoot": "big1", "path": ["a.zline", {"hit": "b.block"}, {"x": 0, "y": 100}, "off"],
+         "knocks": [{"chip": "small", "path": ["a.cup"]}]},
+        {"take": "small"},
+        {"power": "cut"}, {"power": "on"},
+        {"press": "turn"},
+        {"wait_ms": 0},
+        {"_comment": "a step may carry comments", "press": "ok"},
+    ], _about="comments are keys starting with _"))
+    assert s.steps[0] == ("place", {"small": ("border", "a.e2", "a.n2"), "big1": ("point", 10.0, -20.5),
+                                    "big2": "center"})
+    assert s.steps[1] == ("shoot", "big1", ["a.zline", ("hit", "b.block"), ("point", 0.0, 100.0), "off"],
+                          [("small", ["a.cup"])])
+    assert [st[0] for st in s.steps[2:]] == ["take", "power", "power", "press", "wait", "press"]
+
+
+@pytest.mark.parametrize("game,players,ok", [
+    ("bowling", 1, True), ("bowling", 6, True), ("bowling", 0, False), ("bowling", 7, False),
+    ("bowling", 2.0, False), ("bowling", True, False), ("bowling", "2", False),
+    ("trap1", 2, True), ("trap2", 2, True), ("trap1", 3, False), ("trap2", 1, False),
+])
+def test_players(game, players, ok):
+    obj = scn(game=game, players=players)
+    if ok:
+        assert parse(obj).players == players
+    else:
+        assert "players" in err(obj)
+
+
+def test_games_and_defaults():
+    assert "unknown game 'pool'" in err(scn(game="pool"))
+    assert "game" in err({"players": 2, "steps": []})
+    assert "players" in err({"game": "bowling", "steps": []})
+    assert parse({"game": "trap1"}).players == 2          # trap games: always two
+    assert parse({"game": "bowling", "players": 3}).steps == []
+
+
+@pytest.mark.parametrize("options,fragment", [
+    ({"trapper": 1}, "trap games only"),
+    ({"shooter_end": "c"}, "shooter_end"),
+    ({"speed": 3}, "unknown option 'speed'"),
+])
+def test_bowling_options(options, fragment):
+    assert fragment in err(scn(options=options))
+
+
+def test_trap_options():
+    assert parse({"game": "trap2", "players": 2, "options": {"trapper": 2}}).trapper == 2
+    assert "trapper" in err({"game": "trap1", "options": {"trapper": 3}})
+    assert "trapper" in err({"game": "trap1", "options": {"trapper": "1"}})
+    assert "bowling only" in err({"game": "trap1", "options": {"shooter_end": "b"}})
+    assert parse(scn(options={"shooter_end": "b"})).shooter_end == "b"
+
+
+def test_unknown_top_key():
+    assert "unknown key 'step'" in err(scn(step=[]))
+    assert "object" in err([1, 2])
+
+
+@pytest.mark.parametrize("text,fragment", [
+    ('{"game": "bowling",', "bad JSON"),
+    ("", "bad JSON"),
+    ('{"game": "bowling", "players": NaN}', "bad JSON"),
+    ("{'game': 'bowling'}", "bad JSON"),
+])
+def test_bad_json(text, fragment):
+    assert err(text).startswith(fragment)
+
+
+@pytest.mark.parametrize("step,msg", [
+    ({"place": {"small": "b.e9"}}, "step 2: unknown zone 'b.e9'"),
+    ({"place": {"big7": "b.e2"}}, "step 2: unknown chip 'big7'"),
+    ({"take": "big4"}, "step 2: unknown chip 'big4'"),
+    ({"shoot": "small", "path": ["b.e9"]}, "step 2: unknown zone 'b.e9'"),
+    ({"shoot": "small", "path": ["b.e2|b.e9"]}, "step 2: unknown zone 'b.e9'"),
+    ({"shoot": "small", "path": ["b.e2|b.e2"]}, "step 2: bad border"),
+    ({"shoot": "small", "path": ["a.e2|a.n2|a.n3"]}, "step 2: bad border"),
+    ({"shoot": "small", "path": [{"hit": "top"}]}, "step 2: bad hit 'top'"),
+    ({"shoot": "small", "path": ["b.cup", "b.e2"]}, "step 2: path: 'b.cup' must be the last waypoint"),
+    ({"shoot": "small", "path": ["off", "b.e2"]}, "step 2: path: 'off' must be the last waypoint"),
+    ({"shoot": "small", "path": []}, "step 2: path must be a non-empty list"),
+    ({"shoot": "small"}, "step 2: shoot needs a 'path'"),
+    ({"shoot": "small", "path": [{"x": 1}]}, "step 2: bad waypoint"),
+    ({"shoot": "small", "path": [{"x": 1, "y": "2"}]}, "step 2: bad point"),
+    ({"shoot": "small", "path": ["b.e2"], "knocks": [{"chip": "small", "path": ["b.e2"]}]},
+     "step 2: small cannot knock itself"),
+    ({"shoot": "small", "path": ["b.e2"], "knocks": [{"chip": "big1", "path": ["a.e2"]},
+                                                      {"chip": "big1", "path": ["a.n2"]}]},
+     "step 2: big1 moves twice"),
+    ({"shoot": "small", "path": ["b.e2"], "knocks": [{"chip": "big1"}]}, "step 2: bad knock"),
+    ({"shoot": "small", "path": ["b.e2"], "knocks": {"chip": "big1"}}, "step 2: knocks must be a list"),
+    ({"shoot": "small", "path": ["b.e2"], "speed": 3}, "step 2: unknown key 'speed' in a shoot step"),
+    ({"place": {"small": "b.cup"}}, "step 2: place target cannot be 'b.cup'"),
+    ({"place": {"small": "off"}}, "step 2: place target cannot be 'off'"),
+    ({"place": {}}, "step 2: place takes an object"),
+    ({"place": "small"}, "step 2: place takes an object"),
+    ({"press": "reset"}, "step 2: unknown button 'reset'"),
+    ({"wait_ms": -1}, "step 2: bad wait_ms"),
+    ({"wait_ms": 1.5}, "step 2: bad wait_ms"),
+    ({"power": "off"}, "step 2: bad power 'off'"),
+    ({"press": "ok", "take": "small"}, "step 2: one action per step"),
+    ({"jump": 1}, "step 2: unknown key 'jump'"),
+    ({}, "step 2: empty step"),
+    ("press ok", "step 2: a step is an object"),
+    ({"press": "ok", "ms": 3}, "step 2: unknown key 'ms' in a press step"),
+])
+def test_step_errors_name_the_step(step, msg):
+    m = err(scn([{"wait_ms": 10}, step]))
+    assert m.startswith(msg), m
+
+
+def test_steps_must_be_a_list():
+    assert "steps" in err({"game": "bowling", "players": 2, "steps": {"press": "ok"}})
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises(ScenarioError, match="cannot read"):
+        load(str(tmp_path / "nope.json"))
+
+
+def run_cli(tmp_path, obj):
+    f = tmp_path / "s.json"
+    f.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    return subprocess.run([sys.executable, "-m", "boardsim", "run", str(f)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("obj,fragment", [
+    (scn([{"place": {"small": "b.e9"}}]), "error: step 1: unknown zone 'b.e9'"),
+    (scn([{"place": {"big7": "b.e2"}}]), "error: step 1: unknown chip 'big7'"),
+    ('{"game": ', "error: bad JSON"),
+    (scn([{"shoot": "small", "path": ["b.e2"]}]), "error: step 1: shoot small: it is in hand"),
+])
+def test_cli_malformed_scenario_exits_2_with_one_line(tmp_path, obj, fragment):
+    p = run_cli(tmp_path, obj)
+    assert p.returncode == 2
+    assert p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith(fragment), p.stderr
+
+
+def test_runtime_command_sets_the_target_path():
+    from boardsim.runtime import RUNNER, command
+    fw, tgt = os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")
+    argv, env = command("cpython", "/tmp/t.jsonl", display=True)
+    assert argv == [sys.executable, RUNNER, "/tmp/t.jsonl", "--display"]
+    assert env["PYTHONPATH"].split(os.pathsep) == [fw, tgt]
+    argv, env = command("micropython", "/tmp/t.jsonl", heapsize="256k", runner_args=["--stats"])
+    assert argv[0] == os.path.join(os.path.dirname(sys.executable), "micropython")
+    assert argv[1:] == ["-X", "heapsize=256k", RUNNER, "/tmp/t.jsonl", "--stats"]
+    assert env["MICROPYPATH"].split(os.pathsep)[:2] == [fw, tgt]
