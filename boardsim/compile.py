@@ -377,11 +377,11 @@ class Compiler:
         tl = [{"op": "boot", "game": scn.game, "players": scn.players, "options": dict(scn.options)}]
         tl += [{"op": "press", "button": b} for b in menu_presses(scn)]
         tl.append({"op": "wait", "ms": MENU_DONE_MS})
-        for i, step in enumerate(scn.steps, 1):
+        for i, step in enumerate(scn.steps):
             try:
                 tl += self.step(step)
             except ScenarioError as e:
-                raise ScenarioError(f"step {i}: {e}") from None
+                raise ScenarioError(f"step {scn.number(i)}: {e}") from None
         return tl
 
     def step(self, step):

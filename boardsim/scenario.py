@@ -8,8 +8,9 @@ player count, chip, zone and button names, waypoints. Whether a step is possible
 Every problem is a ScenarioError with a one-line message; problems inside a step name it,
 counting steps from 1: "step 4: unknown zone 'b.e9'".
 
-Keys starting with "_" (at the top, in `options` and in a step) are comments and ignored, so
-that an example can explain itself in plain JSON.
+Keys starting with "_" (at the top, in `options`, in a place or a point, in a step) are
+comments and ignored, so that an example can explain itself in plain JSON; a step holding only
+such keys is a comment between steps.
 
 The result is a Scenario whose steps are normalised:
 
@@ -48,6 +49,11 @@ class Scenario:
     players: int
     options: dict = field(default_factory=dict)     # trapper: 1|2, shooter_end: "a"|"b"
     steps: list = field(default_factory=list)
+    numbers: list = None    # each step's number in the file (comment-only steps are dropped)
+
+    def number(self, i):
+        """The file's step number (from 1) of steps[i]."""
+        return self.numbers[i] if self.numbers else i + 1
 
     @property
     def shooter_end(self):
@@ -124,12 +130,16 @@ def parse(obj):
     if not isinstance(steps_in, list):
         raise ScenarioError("'steps' must be a list")
     steps = []
+    numbers = []
     for i, s in enumerate(steps_in, 1):
         try:
-            steps.append(_step(s))
+            step = _step(s)
         except ScenarioError as e:
             raise ScenarioError(f"step {i}: {e}") from None
-    return Scenario(game, players, options, steps)
+        if step is not None:
+            steps.append(step)
+            numbers.append(i)
+    return Scenario(game, players, options, steps, numbers)
 
 
 def _options(game, opts):
@@ -216,6 +226,8 @@ def _step(s):
         raise ScenarioError(f"a step is an object, not {_short(s)}")
     keys = _keys(s)
     actions = [k for k in keys if k in ACTIONS]
+    if not keys and s:
+        return None     # a comment between steps
     if len(actions) != 1:
         if not actions:
             unknown = [k for k in keys if k not in ACTIONS]

@@ -352,6 +352,22 @@ def test_contract_example_routes():
     assert B.half_w - R["small"] - 1.0 <= abs(x) < B.half_w - R["small"]
 
 
+def test_examples_compile_and_route_cleanly():
+    import json
+    import os
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for name in ("contract_example.json", "bowling_demo.json"):
+        with open(os.path.join(root, "examples", name)) as f:
+            obj = json.load(f)
+        tl = play(obj["steps"], options=obj.get("options"))
+        assert tl[0]["op"] == "boot" and moves(tl)
+
+
+def test_step_numbers_count_comment_steps():
+    with pytest.raises(ScenarioError, match="^step 3: shoot small: it is in hand"):
+        timeline([{"_": "a comment"}, {"press": "ok"}, {"shoot": "small", "path": ["b.e2"]}])
+
+
 def test_cup_without_pocket_goes_around_the_blocks():
     tl = play([{"place": {"small": "b.e2"}}, {"shoot": "small", "path": ["b.cup"]}])
     m = moves(tl)[0]["moves"][0]

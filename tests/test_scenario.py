@@ -147,6 +147,19 @@ def test_step_errors_name_the_step(step, msg):
     assert m.startswith(msg), m
 
 
+def test_comment_steps_are_dropped_but_keep_the_numbering():
+    s = parse(scn([{"_": "frame 1"}, {"press": "ok"}, {"_": "frame 2", "_who": "player 2"}, {"press": "next"}]))
+    assert s.steps == [("press", "ok"), ("press", "next")]
+    assert [s.number(i) for i in range(2)] == [2, 4]
+    assert err(scn([{"_": "frame 1"}, {"press": "ok"}, {"press": "nope"}])).startswith("step 3: unknown button")
+
+
+def test_examples_parse():
+    for name in ("contract_example.json", "bowling_demo.json"):
+        s = load(os.path.join(ROOT, "examples", name))
+        assert s.game == "bowling" and s.players == 2 and s.steps
+
+
 def test_steps_must_be_a_list():
     assert "steps" in err({"game": "bowling", "players": 2, "steps": {"press": "ok"}})
 
