@@ -10,17 +10,33 @@ board at x, y, in a cup, off the board) to route shots and to reject steps that 
 Spots (place, and where a shot stops):
   - a zone: the disc lies entirely inside the zone and overlaps no other zone except those that
     contain it (a.pocket lies in a.cup3); among such centres the one farthest from every border,
-    obstacle and chip (pole of inaccessibility of the free centres). Several chips put into one
-    zone in one step are spread apart. `X.zline` is too narrow to hold a chip: a chip "on the
-    Zenn line" has its centre on the line's middle, avoiding the pocket where it can.
-  - a border "z1|z2": the centre lies on the border of the two zones, at the middle of the
-    usable part of it (where the disc touches no obstacle or chip and the fewest other zones).
+    obstacle and chip (pole of inaccessibility of the free centres, GAP mm between chips).
+    Several chips put into one zone in one step are spread apart. A shot that ends in a zone
+    ends at least MIN_MOVE mm from where it began when the zone allows it.
+  - `X.zline` is too narrow to hold a chip: a chip "on the Zenn line" overlaps it, its centre
+    on a line along it (in front of the blocks, since a chip cannot lie on them), avoiding the
+    pocket where it can.
+  - a border "z1|z2": the centre lies on the border of the two zones (where one's outline runs
+    inside the other), at the middle of the longest usable stretch: the disc touches no
+    obstacle or chip and overlaps the fewest zones other than z1, z2 and those containing them.
   - a point: as given, refused when the disc would overlap an obstacle, a chip or the edge.
 
-Routes (shoot, knocks): the chip's disc, kept CLEAR mm away from what it must not touch, goes
-straight from waypoint to waypoint where it can, and otherwise along the shortest path through a
-visibility graph of via points around the obstacles (blocks, cup holes, gate beams, chips at
-rest, the board's edge). See route() and the notes in docs/architecture.md.
+Routes (shoot, knocks): the chip's disc keeps CLEAR mm from everything it must not touch: the
+Zenn blocks, the cup holes, the gate beams, the chips at rest (not those the shot knocks) and
+the board's edge. Distances are exact (numpy: discs, segments, boxes; class Prim). A chip goes
+straight from waypoint to waypoint where it can, otherwise along the shortest path through a
+visibility graph of via points: circumscribed rings around every obstacle, the edge's corners
+moved in, and the straight way into each pocket (class Router, A*, then shortcuts).
+  - The target cup may be entered on the leg that ends in it. A gate may be touched only on a
+    leg that starts or ends in it; a chip that lies in a pocket and is not told to go on into
+    that pocket's cup first leaves forwards, so "X.cup" without "X.pocket" before it always
+    enters from behind or the side.
+  - A hit is a point CLEAR + HIT_GAP mm from the bumper or block face, where a bounce from the
+    previous point to the next would touch it (side, back) or the block face nearest that way.
+  - "off": to the edge point that is quickest to reach, then one chip diameter past the edge.
+  - Knocked chips start when the shooter comes within touching distance (or closest), route
+    around the chips at rest and where the shooter came to rest, and move in the same op.
+Speed: SPEED mm/ms, braking to a stop over the last BRAKE_MM when the chip comes to rest.
 """
 import heapq
 import math
@@ -705,6 +721,8 @@ class Compiler:
             if cup_end:
                 end = f"cup_{cup_end}"
             prev_w = w
+        if end == "rest" and sum(float(np.hypot(*(b - a))) for a, b in zip(pts, pts[1:])) < 1.0:
+            raise ScenarioError(f"{chip} would not move: it already lies where the path ends")
         return {"chip": chip, "pts": [tuple(map(float, p)) for p in pts], "end": end, "hit_idx": hit_idx}
 
     def _touches_gate(self, p, r, end):
