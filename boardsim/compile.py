@@ -455,16 +455,19 @@ class Compiler:
 
     # -- spots ----------------------------------------------------------------------------------
     def point_spot(self, chip, x, y, others, rest):
+        """A point as given; refused where the disc would overlap the edge, an obstacle or a
+        chip (a chip coming to rest keeps GAP from the others, one passing by CLEAR)."""
         r = self.r(chip)
         p = np.array([x, y])
         where = f"({x:g}, {y:g})"
-        if not self.table.inside(p[None], r)[0]:
+        clear = 0.0 if rest else CLEAR
+        if not self.table.inside(p[None], r + clear)[0]:
             raise ScenarioError(f"{chip} at {where} would not lie entirely on the board")
         for prim in self.table.fixed:
-            if not prim.label.startswith("gate") and prim.dist_pt(p) < prim.R + r:
+            if not prim.label.startswith("gate") and prim.dist_pt(p) < prim.R + r + clear:
                 raise ScenarioError(f"{chip} at {where} would overlap the {prim.label}")
         for ox, oy, orr in others:
-            if math.hypot(x - ox, y - oy) < r + orr + (GAP if rest else 0.0):
+            if math.hypot(x - ox, y - oy) < r + orr + (GAP if rest else CLEAR):
                 raise ScenarioError(f"{chip} at {where} would touch the chip at ({ox:.1f}, {oy:.1f})")
         return (float(x), float(y))
 
@@ -747,9 +750,12 @@ class Compiler:
                 else:
                     exits.append(e)
         for prim in prims:
-            if not prim.label.startswith("gate") and \
-                    (prim.dist_pt(p) < prim.R + r + CLEAR or prim.dist_pt(q) < prim.R + r + CLEAR):
-                exempt.add(prim.label)
+            if prim.label.startswith("gate") or prim.label in exempt:
+                continue
+            if prim.dist_pt(p) < prim.R + r + CLEAR:
+                exempt.add(prim.label)      # it starts in contact: it may move off
+            elif prim.dist_pt(q) < prim.R + r + CLEAR:
+                raise ScenarioError(f"{chip} cannot {what}: it would touch the {prim.label}")
         pts = [np.asarray(p, dtype=float)]
         for e in exits:
             # out of the pocket, forwards, before the gate counts again
@@ -786,6 +792,9 @@ class Compiler:
             for s in np.arange(r + 2.0, L - r - 2.0 + 1e-9, 10.0):
                 e = a + (bb - a) * (s / L)
                 cands.append((e + n * (r + CLEAR + VIA), e - n * (2 * r)))
+        ok = Router(self.table, r, [pr for pr in prims if not pr.label.startswith("gate")]).free(
+            np.array([c[0] for c in cands]), np.array([c[0] for c in cands]))
+        cands = [c for c, good in zip(cands, ok) if good]
         cands.sort(key=lambda c: float(np.hypot(*(c[0] - p))))
         best = None
         tried = 0
