@@ -1,0 +1,237 @@
+# Test driver for firmware/rules_trap.py. Runs unchanged under the MicroPython unix port
+# (MICROPYPATH=firmware:tests/support) and CPython (PYTHONPATH with firmware and the
+# `micropython` stand-in in boardsim/target). One JSON case per input line, one JSON result per
+# output line, so a whole test session shares one interpreter process.
+#
+# Every call into the engine is made with the heap locked: under MicroPython any allocation
+# raises MemoryError, which is reported as {"error": ...}. Each case starts on a fresh engine.
+#
+# Case: {"log_size": N (optional), "ops": [op, ...]}, op one of
+#   {"op": "start", "variant": 1|2, "trapper": 1|2, "coin": bool}
+#   {"op": "shot", "mover": slot, "chips": [[slot, kind, fate, moved, start, end], ...]}
+#        kind "small"|"big", fate "rest"|"cup_a"|"cup_b"|"off"|"gone", start / end zone names
+#        joined by "+" ("" for none), turned into masks with board_table's ids
+#   {"op": "classify", ...the same fields as shot}     the outcome only, nothing applied
+#   {"op": "end_turn"} | {"op": "undo"} | {"op": "out", "code": C}
+#   {"op": "setup", "chips": [[kind, zones], ...]}     setup_ok on a tracker stand-in
+#   {"op": "alloc"}                                    allocates under the lock (harness check)
+# Result: {"steps": [{"r": ret, "st": {...}, "ev": [line, ...]}, ...]}
+import sys
+import json
+import micropython
+from array import array
+from shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
+from events import EventWriter
+from board_table import ZONE_NAMES
+import rules_trap as RT
+
+FATES = {"rest": 0, "cup_a": 1, "cup_b": 2, "off": 3, "gone": 4}
+KINDS = {"small": KIND_SMALL, "big": KIND_BIG}
+ZONE_ID = {}
+for _i in range(len(ZONE_NAMES)):
+    ZONE_ID[ZONE_NAMES[_i].decode()] = _i
+
+ST_KEYS = ("role", "player", "trapper", "round", "shots", "shots_left", "turn_shots",
+           "turn_mask", "small", "fresh", "escape", "escape_end", "over", "winner", "reason",
+           "prompt", "rshots0", "rshots1", "rpen0", "rpen1", "rreason0", "rreason1",
+           "lfoul", "lres", "nlog", "folded")
+
+
+class Sink:
+    # a stream that copies what it is given into a preallocated buffer (no allocation)
+    def __init__(self, size):
+        self.buf = bytearray(size)
+        self.n = 0
+
+    def write(self, b, off, n):
+        buf = self.buf
+        i = self.n
+        for k in range(off, off + n):
+            buf[i] = b[k]
+            i += 1
+        self.n = i
+        return n
+
+    def take(self):
+        s = bytes(self.buf[:self.n]).decode()
+        self.n = 0
+        return s
+
+
+class TrackerStub:
+    def __init__(self):
+        self.present = bytearray(MAX_CHIPS)
+        self.kind = bytearray(MAX_CHIPS)
+        self.mask = array('i', [0] * MAX_CHIPS)
+
+
+sink = Sink(65536)
+ew = EventWriter(sink)
+res = ShotResult()
+trk = TrackerStub()
+st = array('i', [0] * len(ST_KEYS))
+out = array('i', [0])
+game = None
+
+
+def unlock_all():
+    while micropython.heap_unlock():
+        pass
+
+
+def mask_of(names):
+    m = 0
+    if names:
+        for n in names.split("+"):
+            m |= 1 << ZONE_ID[n]
+    return m
+
+
+def fill(op):
+    res.clear()
+    res.n = MAX_CHIPS
+    for c in op["chips"]:
+        i = c[0]
+        res.kind[i] = KINDS[c[1]]
+        res.fate[i] = FATES[c[2]]
+        res.moved[i] = 1 if c[3] else 0
+        res.start_mask[i] = mask_of(c[4])
+        res.end_mask[i] = mask_of(c[5])
+    res.mover = op["mover"]
+
+
+def snap():
+    g = game
+    st[0] = g.role
+    st[1] = g.player
+    st[2] = g.trapper
+    st[3] = g.round
+    st[4] = g.shots
+    st[5] = g.shots_left
+    st[6] = g.turn_shots
+    st[7] = g.turn_mask
+    st[8] = g.small
+    st[9] = 1 if g.fresh else 0
+    st[10] = 1 if g.escape else 0
+    st[11] = g.escape_end
+    st[12] = 1 if g.over else 0
+    st[13] = g.winner
+    st[14] = g.reason
+    st[15] = g.prompt
+    st[16] = g.rshots[0]
+    st[17] = g.rshots[1]
+    st[18] = g.rpen[0]
+    st[19] = g.rpen[1]
+    st[20] = g.rreason[0]
+    st[21] = g.rreason[1]
+    st[22] = g.lfoul
+    st[23] = g.lres
+    st[24] = g.nlog
+    st[25] = g.folded
+
+
+def run_op(op):
+    kind = op["op"]
+    r = None
+    if kind == "start":
+        coin = op.get("coin", False)
+        micropython.heap_lock()
+        ok = game.start(op["variant"], op["trapper"], coin)
+        snap()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "shot" or kind == "classify":
+        fill(op)
+        micropython.heap_lock()
+        if kind == "shot":
+            out[0] = game.on_shot(res)
+        else:
+            out[0] = game.classify(res)
+        snap()
+        micropython.heap_unlock()
+        r = out[0]
+    elif kind == "end_turn":
+        micropython.heap_lock()
+        ok = game.end_turn()
+        snap()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "undo":
+        micropython.heap_lock()
+        ok = game.undo()
+        snap()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "out":
+        code = op["code"]
+        micropython.heap_lock()
+        ok = game.apply_outcome(code)
+        snap()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "setup":
+        for i in range(MAX_CHIPS):
+            trk.present[i] = 0
+            trk.kind[i] = 0
+            trk.mask[i] = 0
+        chips = op["chips"]
+        for i in range(len(chips)):
+            trk.present[i] = 1
+            trk.kind[i] = KINDS[chips[i][0]]
+            trk.mask[i] = mask_of(chips[i][1])
+        micropython.heap_lock()
+        ok = game.setup_ok(trk)
+        snap()
+        micropython.heap_unlock()
+        r = ok
+    elif kind == "alloc":
+        micropython.heap_lock()
+        x = [1, 2, 3]
+        micropython.heap_unlock()
+        r = len(x)
+    else:
+        raise ValueError("unknown op " + kind)
+    lines = sink.take().split("\n")
+    d = {}
+    for i in range(len(ST_KEYS)):
+        d[ST_KEYS[i]] = st[i]
+    return {"r": r, "st": d, "ev": lines[:-1]}
+
+
+def run_case(case):
+    global game
+    sink.n = 0
+    game = RT.Trap(ew, case.get("log_size", RT.LOG_SIZE))
+    steps = []
+    for i in range(len(case["ops"])):
+        try:
+            steps.append(run_op(case["ops"][i]))
+        except Exception as e:
+            unlock_all()
+            sink.n = 0
+            return {"error": "op %d: %s: %s" % (i, type(e).__name__, e), "steps": steps}
+    return {"steps": steps}
+
+
+def main():
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            result = run_case(json.loads(line))
+        except Exception as e:
+            unlock_all()
+            result = {"error": "case: %s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(result))
+        sys.stdout.write("\n")
+        try:
+            sys.stdout.flush()
+        except AttributeError:
+            pass
+
+
+main()
