@@ -50,6 +50,8 @@ class Runner:
         self.next_display_us = 0
         self.steps = 0
         self.heap_after_boot = None
+        self.snapshots = []
+        self.lines_before = 0     # event lines written by firmware runs before the last boot
 
     # -- power ------------------------------------------------------------------------------
     def boot(self, cause=machine.PWRON_RESET):
@@ -62,7 +64,12 @@ class Runner:
         self.fw_modules = set(sys.modules) - before
         self.heap_after_boot = _heap_in_use()
 
+    def event_lines(self):
+        return self.lines_before + (self.sb.ev.lines if self.sb is not None else 0)
+
     def power_cut(self):
+        if self.sb is not None:
+            self.lines_before += self.sb.ev.lines
         self.sb = None
         machine.detach_all()
         self.world.timers = []
@@ -149,6 +156,12 @@ class Runner:
             for m in o["moves"]:
                 w.move(m["chip"], m["pts"], m.get("end", "rest"), m.get("hits", []), now)
             self.settle()
+        elif kind == "snapshot":
+            # a test's checkpoint: the display and how many event lines were written by now
+            o_ = self.world.oled
+            self.snapshots.append({"label": o.get("label"), "display": o_.text_rows(),
+                                   "inverted": [o_.inverted_cells(i) for i in range(8)],
+                                   "events": self.event_lines(), "ms": vclock.now_ms()})
         elif kind == "power":
             if o["state"] == "cut":
                 self.power_cut()
@@ -179,6 +192,7 @@ def final_state(r, path):
         "ms": vclock.now_ms(),
         "steps": r.steps,
         "heap_after_boot": r.heap_after_boot,
+        "snapshots": r.snapshots,
         "runtime": sys.implementation.name,
     }
     with open(path, "w") as f:
