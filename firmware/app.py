@@ -21,6 +21,7 @@ from hall_scan import HallScanner
 from locate import Locator
 from ssd1306 import SSD1306
 from rules_bowling import Bowling
+from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
 import ui
 
 # modes
@@ -47,6 +48,7 @@ ENDS = (b"a", b"b")
 TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
 ROLE = (b"Winner traps", b"Winner flees")
 DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6")
+FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
 
 IDLE_MS_AT_REST = const(2)
 
@@ -70,6 +72,9 @@ class Scoreboard:
         self.oled = SSD1306(i2c, pins.OLED_ADDR)
         self.ui = ui.UI(self.oled)
         self.bowling = Bowling(self.ev)
+        self.trap = Trap(self.ev)
+        self.setup = -1          # trap set-up check: -1 not known, 0 wrong, 1 right
+        self.flip_winner = 1
         self.game = None
         self.mode = MENU
         self.page = PAGE_GAME
@@ -108,6 +113,23 @@ class Scoreboard:
             if e == TR.EV_SHOT:
                 self.bowling.on_shot(self.tracker.res)
             self.dirty = 1
+        elif self.mode == TRAP:
+            t = self.trap
+            if e == TR.EV_SHOT:
+                t.on_shot(self.tracker.res)
+            if t.prompt == TRAP_SETUP:
+                self.check_setup()
+            else:
+                self.setup = -1
+            self.dirty = 1
+
+    def check_setup(self):
+        ok = 1 if self.trap.setup_ok(self.tracker) else 0
+        if ok != self.setup:
+            self.setup = ok
+            self.ev.begin(b"setup")
+            self.ev.bool_(b"ok", ok)
+            self.ev.end()
 
     # -- buttons -------------------------------------------------------------------------------
     def on_button(self, b):
@@ -121,6 +143,11 @@ class Scoreboard:
         elif self.mode == BOWLING:
             if b == BTN_UNDO:
                 self.bowling.undo()
+        elif self.mode == TRAP:
+            if b == BTN_UNDO:
+                self.trap.undo()
+            elif b == BTN_TURN:
+                self.trap.end_turn()
         self.dirty = 1
 
     def menu_button(self, b):
@@ -152,7 +179,36 @@ class Scoreboard:
                 self.mode = BOWLING
                 self.bowling.start(self.players, c)
             elif p == PAGE_TRAPPER:
-                pass  # trap games: issue 3
+                if c == 0:
+                    self.flip_winner = self.flip_coin()
+                    self.page = PAGE_ROLE
+                else:
+                    self.start_trap(c, False)
+            elif p == PAGE_ROLE:
+                w = self.flip_winner
+                self.start_trap(w if c == 0 else 3 - w, True)
+
+    def flip_coin(self):
+        # the scoreboard's coin: the pads' noise and the time of the press
+        v = time.ticks_us()
+        g = self.scan.grid
+        for i in range(0, len(g), 7):
+            v ^= g[i]
+        v ^= v >> 8
+        v ^= v >> 4
+        v ^= v >> 2
+        v ^= v >> 1
+        w = (v & 1) + 1
+        self.ev.begin(b"coin")
+        self.ev.int_(b"winner", w)
+        self.ev.end()
+        return w
+
+    def start_trap(self, trapper, coin):
+        self.mode = TRAP
+        self.trap.start(self.game_choice, trapper, coin)
+        self.setup = -1
+        self.check_setup()
 
     # -- display ---------------------------------------------------------------------------
     def redraw(self):
@@ -169,11 +225,13 @@ class Scoreboard:
             elif p == PAGE_TRAPPER:
                 u.draw_menu(b"Trapper", TRAPPER[c], b"next / ok")
             elif p == PAGE_ROLE:
-                u.draw_menu(b"Coin flip won", ROLE[c], b"next / ok")
+                u.draw_menu(FLIP_WON[self.flip_winner - 1], ROLE[c], b"next / ok")
             elif p == PAGE_RESTART:
                 u.draw_menu(b"New game?", b"ok = yes", b"other = no")
         elif self.mode == BOWLING:
             u.draw_bowling(self.bowling)
+        elif self.mode == TRAP:
+            u.draw_trap(self.trap, self.setup)
 
 
 def _reset_was_watchdog():

@@ -23,6 +23,9 @@ from micropython import const
 from ssd1306 import COLS, put_int, setbytes
 from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, PROMPT_GAME_OVER)
+from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SHOOT as TP_SHOOT,
+                        PROMPT_SMALL_CENTER as TP_SMALL, PROMPT_BIG_CENTER as TP_BIG,
+                        PROMPT_BOTH_CENTER as TP_BOTH, PROMPT_GAME_OVER as TP_OVER)
 
 _STATUS = const(7)      # the bottom row: faults
 _PROMPT = const(1)
@@ -249,3 +252,129 @@ class UI:
             c = self._put(c, b", P")
             c = self._num(c, win + 1, 1)
             self._put(c, b" wins")
+
+    # -- trap zenn ------------------------------------------------------------------------
+    # Trap screen:
+    #   0  Trap Zenn 1             header, in negative ("Trap Zenn 2  Round 1")
+    #   1  P1 trap: shoot          what to do next (prompt)
+    #   2  Trapper P1  Fugit. P2   the roles (the player up in negative)
+    #   3  Shots  7  Left  8       the trapper's shots (Trap Zenn 2: "Shots 7 Pen 5")
+    #   4  Turn shot 2 of 3        or "Escape shot!" for the fugitive
+    #   5  R1 P1 12  R2 P2  9      Trap Zenn 2: each round's shots + penalty
+    #   6  P1 wins: trapped stuck  the result, once the game is over
+    #   7  Same chip twice!        status: a fault, a foul, or the set-up check
+    def draw_trap(self, t, setup):
+        # t: rules_trap.Trap; setup: -1 not checked, 0 wrong, 1 right (before the first shot)
+        ln = self._ln
+        self._blank()
+        c = self._put(0, b"Trap Zenn ")
+        c = self._num(c, t.variant, 1)
+        if t.variant == 2:
+            c = self._put(c, b"  Round ")
+            self._num(c, t.round + 1, 1)
+        self._show(0, 1)
+        # prompt
+        self._blank()
+        p = t.prompt
+        if p == TP_SETUP:
+            self._put(0, b"Set up the chips")
+        elif p == TP_SMALL:
+            self._put(0, b"Small chip to centre")
+        elif p == TP_BIG:
+            self._put(0, b"Big chip to centre")
+        elif p == TP_BOTH:
+            self._put(0, b"Chips to centre")
+        elif p == TP_OVER:
+            self._put(0, b"Game over")
+        elif p == TP_SHOOT:
+            ln[0] = 80
+            c = self._num(1, t.player, 1)
+            c = self._put(c, b" trap: shoot" if t.role == 0 else b" flee: shoot")
+        self._show(_PROMPT)
+        # roles
+        self._blank()
+        self._put(0, b"Trapper P")
+        self._num(9, t.trapper, 1)
+        self._put(12, b"Fugit. P")
+        self._num(20, 3 - t.trapper if t.trapper else 0, 1)
+        if t.over or t.trapper == 0:
+            self._show(2)
+        elif t.role == 0:
+            self._show(2, 0, 0, 10)
+        else:
+            self._show(2, 0, 12, 9)
+        # shots
+        self._blank()
+        c = self._put(0, b"Shots ")
+        c = self._num(c, t.shots, 3)
+        if t.variant == 1:
+            c = self._put(c, b"  Left ")
+            self._num(c, t.shots_left if t.shots_left > 0 else 0, 2)
+        else:
+            c = self._put(c, b"  Pen ")
+            self._num(c, t.rpen[t.round], 2)
+        self._show(3)
+        # turn
+        self._blank()
+        if not t.over:
+            if t.role == 1:
+                self._put(0, b"Escape shot!" if t.escape else b"Fugitive's turn")
+            else:
+                c = self._put(0, b"Turn shot ")
+                c = self._num(c, t.turn_shots + 1 if t.turn_shots < 3 else 3, 1)
+                self._put(c, b" of 3")
+        self._show(4)
+        # rounds (Trap Zenn 2)
+        self._blank()
+        if t.variant == 2:
+            for r in range(2):
+                if r > t.round:
+                    break
+                c = 11 * r
+                c = self._put(c, b"R")
+                c = self._num(c, r + 1, 1)
+                c = self._put(c, b" P")
+                c = self._num(c, t.round_trapper(r), 1)
+                c = self._num(c + 1, t.round_total(r), 3)
+        self._show(5)
+        # result
+        self._blank()
+        if t.over:
+            if t.winner:
+                ln[0] = 80
+                c = self._num(1, t.winner, 1)
+                c = self._put(c, b" wins: ")
+            else:
+                c = self._put(0, b"A tie: ")
+            self._put(c, _reason_text(t.reason))
+        self._show(6)
+        if self._status():
+            return
+        self._blank()
+        if t.lfoul == 1:
+            self._put(0, b"Same chip twice!")
+        elif t.lfoul == 2:
+            self._put(0, b"Out of turn!")
+        elif t.lfoul == 3:
+            self._put(0, b"No shots left")
+        elif setup == 1:
+            self._put(0, b"Set-up OK")
+        elif setup == 0:
+            self._put(0, b"Big on Zenn line x3")
+        self._show(_STATUS)
+
+
+def _reason_text(r):
+    if r == 1:
+        return b"stuck"
+    if r == 2:
+        return b"hit a big"
+    if r == 3:
+        return b"off board"
+    if r == 4:
+        return b"in a cup"
+    if r == 5:
+        return b"15 shots"
+    if r == 6:
+        return b"sank small"
+    return b""

@@ -1,0 +1,137 @@
+"""Test vocabulary for games played through the real firmware on the simulated table, in the
+spirit of Mission Pinball Framework's MpfTestCase: put chips down, shoot them, press buttons,
+let time pass, then assert on the events the firmware wrote and on what its display showed.
+
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket")
+    t.shoot("small", "b.pocket", "b.cup")
+    t.checkpoint("after strike")             # remember the display here
+    r = t.run()                              # under MicroPython, heap locked in the loop
+    r.assert_event("shot", result="strike", pins=10)
+    assert "X" in r.display_at("after strike")[2]
+
+A Table builds a CONTRACT section 2 scenario (plus checkpoints), compiles it and plays it in
+one firmware run, so a test costs one process.
+"""
+import io
+import json
+import os
+import tempfile
+
+from boardsim import runtime
+from boardsim.compile import compile_scenario
+from boardsim.scenario import parse
+
+
+class Table:
+    def __init__(self, game="bowling", players=1, runtime="micropython", **options):
+        self.game = game
+        self.players = players
+        self.runtime = runtime
+        self.options = dict(options)
+        self.steps = []
+
+    # -- what players do ---------------------------------------------------------------------
+    def place(self, chip, where):
+        self.steps.append({"place": {chip: where}})
+        return self
+
+    def place_all(self, spots):
+        self.steps.append({"place": dict(spots)})
+        return self
+
+    def take(self, chip):
+        self.steps.append({"take": chip})
+        return self
+
+    def shoot(self, chip, *path, knocks=None):
+        step = {"shoot": chip, "path": list(path)}
+        if knocks:
+            step["knocks"] = [{"chip": c, "path": list(p)} for c, p in knocks.items()]
+        self.steps.append(step)
+        return self
+
+    def press(self, button):
+        self.steps.append({"press": button})
+        return self
+
+    def hit_button_and_run(self, button, ms=200):
+        return self.press(button).advance_time_and_run(ms)
+
+    def advance_time_and_run(self, ms):
+        self.steps.append({"wait_ms": int(ms)})
+        return self
+
+    def power_cut(self):
+        self.steps.append({"power": "cut"})
+        return self
+
+    def power_on(self):
+        self.steps.append({"power": "on"})
+        return self
+
+    def checkpoint(self, label):
+        """Remember the display and the event count at this point of the game (a simulator
+        step beyond the contract's: {"snapshot": label})."""
+        self.steps.append({"snapshot": label})
+        return self
+
+    # -- running -----------------------------------------------------------------------------
+    def scenario(self):
+        s = {"game": self.game, "players": self.players, "options": self.options, "steps": self.steps}
+        return s
+
+    def timeline(self):
+        return compile_scenario(parse(self.scenario()))
+
+    def run(self, heapsize=None):
+        fd, final = tempfile.mkstemp(prefix="boardsim-final-", suffix=".json")
+        os.close(fd)
+        out = io.StringIO()
+        try:
+            runtime.run(self.timeline(), self.runtime, stdout=out, heapsize=heapsize,
+                        runner_args=["--final", final])
+            with open(final) as f:
+                state = json.load(f)
+        finally:
+            os.unlink(final)
+        events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()]
+        return Result(events, state)
+
+
+class Result:
+    def __init__(self, events, state):
+        self.events = events
+        self.state = state
+        self.display = state["display"]
+        self.snapshots = {s["label"]: s for s in state.get("snapshots", [])}
+
+    def events_of(self, ev):
+        return [e for e in self.events if e.get("ev") == ev]
+
+    def last(self, ev):
+        es = self.events_of(ev)
+        assert es, f"no {ev!r} event in {self.events}"
+        return es[-1]
+
+    def assert_event(self, ev, **fields):
+        """Some event `ev` has all these fields (MPF: assertEventCalledWith)."""
+        for e in self.events_of(ev):
+            if all(e.get(k) == v for k, v in fields.items()):
+                return e
+        raise AssertionError(f"no {ev!r} event with {fields}; got {self.events_of(ev)}")
+
+    def assert_no_event(self, ev, **fields):
+        for e in self.events_of(ev):
+            if all(e.get(k) == v for k, v in fields.items()):
+                raise AssertionError(f"unexpected {ev!r} event {e}")
+
+    def display_at(self, label):
+        return self.snapshots[label]["display"]
+
+    def events_before(self, label):
+        return self.events[: self.snapshots[label]["events"]]
+
+    def assert_text_on_display(self, text, label=None):
+        rows = self.display if label is None else self.display_at(label)
+        assert any(text in r for r in rows), f"{text!r} not on the display:\n" + "\n".join(rows)
