@@ -406,6 +406,8 @@ class Compiler:
             return [{"op": "press", "button": step[1]}]
         if kind == "wait":
             return [{"op": "wait", "ms": step[1]}]
+        if kind == "snapshot":
+            return [{"op": "snapshot", "label": step[1]}]
         if kind == "power":
             want = step[1] == "on"
             if want == self.power:

@@ -20,6 +20,8 @@ The result is a Scenario whose steps are normalised:
     ("press", button)
     ("wait", ms)
     ("power", "cut" | "on")
+    ("snapshot", label)     beyond the contract: a test's checkpoint (boardsim.testing); the
+                            runner remembers the display and the event count there
 
 A waypoint is a zone str (a place to rest or pass, e.g. "b.e2"), "X.cup", "off",
 ("border", z1, z2), ("point", x, y) or ("hit", "side" | "X.back" | "X.block").
@@ -36,7 +38,7 @@ CHIPS = {"small": "small", "big1": "big", "big2": "big", "big3": "big"}
 BUTTONS = ("next", "ok", "undo", "turn")
 CUPS = tuple(f"{e}.cup" for e in ENDS)
 HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e in ENDS)
-ACTIONS = ("place", "take", "shoot", "press", "wait_ms", "power")
+ACTIONS = ("place", "take", "shoot", "press", "wait_ms", "power", "snapshot")
 
 
 class ScenarioError(ValueError):
@@ -278,4 +280,8 @@ def _step(s):
         if v not in ("cut", "on"):
             raise ScenarioError(f"bad power {_short(v)} ('cut' or 'on')")
         return ("power", v)
+    if act == "snapshot":
+        if not isinstance(v, str) or not v:
+            raise ScenarioError(f"bad snapshot label {_short(v)} (a non-empty string)")
+        return ("snapshot", v)
     raise AssertionError(act)

@@ -86,9 +86,11 @@ def test_menu_table_is_the_one_place():
 
 
 def test_simple_ops():
-    tl = after_menu(timeline([{"press": "turn"}, {"wait_ms": 250}, {"power": "cut"}, {"power": "on"}]))
+    tl = after_menu(timeline([{"press": "turn"}, {"wait_ms": 250}, {"power": "cut"}, {"power": "on"},
+                              {"snapshot": "end"}]))
     assert tl == [{"op": "press", "button": "turn"}, {"op": "wait", "ms": 250},
-                  {"op": "power", "state": "cut"}, {"op": "power", "state": "on"}]
+                  {"op": "power", "state": "cut"}, {"op": "power", "state": "on"},
+                  {"op": "snapshot", "label": "end"}]
 
 
 # -- impossible steps -------------------------------------------------------------------------------

@@ -136,6 +136,7 @@ def test_bad_json(text, fragment):
     ({"wait_ms": -1}, "step 2: bad wait_ms"),
     ({"wait_ms": 1.5}, "step 2: bad wait_ms"),
     ({"power": "off"}, "step 2: bad power 'off'"),
+    ({"snapshot": 3}, "step 2: bad snapshot label 3"),
     ({"press": "ok", "take": "small"}, "step 2: one action per step"),
     ({"jump": 1}, "step 2: unknown key 'jump'"),
     ({}, "step 2: empty step"),
