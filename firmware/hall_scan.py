@@ -1,0 +1,131 @@
+# The hall pads: linear hall sensors under the playing surface, read through two levels of
+# 16:1 multiplexers into 3 ADC pins (docs/sensing.md).
+#
+#   MUX_CHANNEL_SELECT  4 pins shared by every first-level mux: the channel (pad) within a bank
+#   MUX_BANK_SELECT     4 pins of the second-level muxes: which first-level mux (bank) goes through
+#   MUX_ADC             one second-level mux per ADC pin
+#
+# Scan slot (bank * CHANNELS + channel) * N_ADC + adc reads grid index SCAN_GRID[slot] (-1: none).
+# step() scans ONE bank: its 16 channels in Gray-code order, so that exactly one select pin
+# changes per channel (banks follow in Gray-code order too, and both codes wrap around with one
+# change), with 3 ADC reads per channel. After 16 steps a frame is complete.
+#
+# grid[g] = raw reading - baseline[g], signed, per grid index (PAD_COLS * PAD_ROWS; absent pads
+# stay 0). The baseline is ADC_ZERO until calibrate_empty() or set_baseline() says otherwise.
+#
+# RAM: grid 2 B + baseline 2 B per grid cell (722 cells: 2.9 KB), plus the pin objects.
+# Allocation-free after construction, except calibrate_empty() (boot only).
+from array import array
+import machine
+
+import pins
+from board_table import PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO, PAD_PRESENT
+
+N_GRID = PAD_COLS * PAD_ROWS
+
+# The 4-bit Gray code: position i -> code, and which bit flips to reach position i from i - 1
+# (cyclically: from 15 back to 0 flips bit 3).
+GRAY = bytes((0, 1, 3, 2, 6, 7, 5, 4, 12, 13, 15, 14, 10, 11, 9, 8))
+FLIP = bytes((3, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0))
+
+
+class HallScanner:
+    def __init__(self):
+        if CHANNELS != 16 or BANKS != 16:
+            raise ValueError("hall_scan: 16 x 16 multiplexers expected (Gray tables)")
+        Pin = machine.Pin
+        self.ch_pins = [Pin(p, Pin.OUT, value=0) for p in pins.MUX_CHANNEL_SELECT]
+        self.bank_pins = [Pin(p, Pin.OUT, value=0) for p in pins.MUX_BANK_SELECT]
+        self.adcs = [machine.ADC(Pin(p)) for p in pins.MUX_ADC]
+        self.grid = array('h', bytes(2 * N_GRID))
+        self.baseline = array('H', (ADC_ZERO for _ in range(N_GRID)))
+        self.pos = 0          # Gray position of the bank scanned next (0..15)
+        self.bank = 0         # the bank code the bank pins select now
+        self.ch = 0           # the channel code the channel pins select now
+        self.frame = 0        # complete frames so far (wraps at 2**30)
+        self.bank_steps = 0   # banks scanned in the frame under way
+
+    def step(self):
+        """Scan one bank. True when that completed a frame (all 16 banks)."""
+        pos = self.pos
+        code = GRAY[pos]
+        if code != self.bank:
+            b = FLIP[pos]
+            self.bank ^= 1 << b
+            self.bank_pins[b].value((self.bank >> b) & 1)
+        # A real board needs the second-level mux and the sensor's output to settle here (a few
+        # us: the RP2040's ADC samples a 1 pF cap through the two muxes' on-resistance). In the
+        # simulator nothing needs to settle.
+        grid = self.grid
+        base = self.baseline
+        a0 = self.adcs[0]
+        a1 = self.adcs[1]
+        a2 = self.adcs[2]
+        row = code * (CHANNELS * N_ADC)
+        ch = self.ch
+        for i in range(16):
+            # the channel pins: one flips per channel; from the last channel of a bank (code 8)
+            # to the first of the next (code 0) bit 3 flips, so the cycle never moves two pins
+            c = GRAY[i]
+            if c != ch:
+                b = FLIP[i]
+                ch ^= 1 << b
+                self.ch_pins[b].value((ch >> b) & 1)
+            # (settle: as above, a few us on a real board after switching a channel)
+            s = row + c * N_ADC
+            g = SCAN_GRID[s]
+            if g >= 0:
+                v = a0.read_u16() - base[g]
+                grid[g] = v if -32768 < v < 32768 else (32767 if v > 0 else -32767)
+            g = SCAN_GRID[s + 1]
+            if g >= 0:
+                v = a1.read_u16() - base[g]
+                grid[g] = v if -32768 < v < 32768 else (32767 if v > 0 else -32767)
+            g = SCAN_GRID[s + 2]
+            if g >= 0:
+                v = a2.read_u16() - base[g]
+                grid[g] = v if -32768 < v < 32768 else (32767 if v > 0 else -32767)
+        self.ch = ch
+        pos = (pos + 1) & 15
+        self.pos = pos
+        if pos == 0:
+            self.frame = (self.frame + 1) & 0x3FFFFFFF
+            return True
+        return False
+
+    def scan_frame(self):
+        """Step until a frame completes (boot and tests)."""
+        while not self.step():
+            pass
+
+    def calibrate_empty(self, frames=8):
+        """Average `frames` full frames of an empty board into the baseline (boot: allocates).
+        Returns the largest deviation of a pad from ADC_ZERO, in LSB (a pad far off is suspect)."""
+        acc = array('i', bytes(4 * N_GRID))
+        for p in range(N_GRID):
+            self.baseline[p] = ADC_ZERO
+        # finish the frame under way so that every frame summed is whole
+        while self.pos != 0:
+            self.step()
+        for _ in range(frames):
+            self.scan_frame()
+            for p in range(N_GRID):
+                acc[p] += self.grid[p]
+        worst = 0
+        half = frames // 2
+        for p in range(N_GRID):
+            if not PAD_PRESENT[p]:
+                continue
+            d = (acc[p] + half) // frames
+            v = ADC_ZERO + d
+            self.baseline[p] = v if 0 <= v <= 65535 else ADC_ZERO
+            if abs(d) > worst:
+                worst = abs(d)
+        for p in range(N_GRID):
+            self.grid[p] = 0
+        return worst
+
+    def set_baseline(self, values):
+        """A saved calibration: any sequence of N_GRID raw zero readings (e.g. array('H'))."""
+        for p in range(N_GRID):
+            self.baseline[p] = values[p]

@@ -1,0 +1,867 @@
+# Chips from a frame of hall pads (docs/sensing.md, "Sensing").
+#
+# Each chip carries a magnet: small chips north up (positive readings), big chips south up
+# (negative). A magnet at height MAGNET_H above the pads gives  A * FIELD(rho^2) / FIELD_SCALE  at
+# horizontal distance rho (FIELD: the dipole's B_z, tabulated by tools/gen_tables.py), where A,
+# the chip's strength, is about ADC_PEAK.
+#
+# find(grid):
+#  1. copy the frame into a residual; pads beyond +-THRESHOLD are candidates;
+#  2. take the strongest candidate left, fit one chip there (x, y and A by Gauss-Newton least
+#     squares over the 4 x 4 pads around it) and subtract its model from the residual over its
+#     whole reach; repeat. A chip next to a stronger one (touching chips: no pad is a local
+#     extremum of the weaker one) shows in the residual;
+#  3. a chip with neighbours within GROUP is fitted again jointly with them (all their x, y, A
+#     at once over the union of their windows), so touching chips do not pull each other;
+#  4. a new fit that lands within MIN_SEP of a chip of the same sign means that chip's fit had
+#     taken in two chips lying close together: it is split (mirrored across) and refitted jointly.
+# Absent pads (edges, corners, cup holes) and pads marked in `ignore` are left out of every fit:
+# a chip there is fitted from the pads it has.
+#
+# Results for i < n: kind[i] (shot.KIND_SMALL / KIND_BIG), x[i], y[i] (0.1 mm, board
+# coordinates), strength[i] (|A|, LSB), err[i] (mean |residual| over the chip's fit window, LSB:
+# high while a chip moves during the frame, or where a pad misreads).
+#
+# Integers only, every intermediate below 2**30 (the RP2040's small ints; the bounds are in the
+# comments, tests/test_sensing.py checks them), allocation-free after construction.
+# RAM: the residual 4 B and a stamp 1 B per grid cell (3.6 KB) + about 1.2 KB.
+from micropython import const
+from array import array
+
+from board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, PAD_PRESENT, FIELD,
+                         FIELD_BIN, FIELD_SCALE, FIELD_REACH2, ADC_PEAK, NOISE_LSB,
+                         R_SMALL, R_BIG, HALF_W, HALF_L, CORNER_SUM)
+from shot import KIND_SMALL, KIND_BIG
+
+MAX_FOUND = const(8)       # chips reported at most
+MAX_CAND = const(64)       # candidate pads at most
+MAX_GROUP = const(4)       # chips fitted jointly at most
+MAX_WIN = const(64)        # pads in a joint fit window (4 x 4 per chip)
+MAX_P = const(12)          # parameters of a joint fit (3 per chip)
+MAX_ITER = const(10)       # Gauss-Newton iterations per fit at most
+MAX_STEP = const(60)       # 6 mm: the most a fit moves a chip in one iteration
+N_GRID = PAD_COLS * PAD_ROWS
+
+# where a chip's centre can be: R_SMALL inside the outline
+_XMAX = HALF_W - R_SMALL
+_YMAX = HALF_L - R_SMALL
+_SMAX = CORNER_SUM - R_SMALL * 141 // 100
+# the model's reach (0.1 mm): FIELD is 0 from there on
+_REACH = 0
+while (_REACH + 1) * (_REACH + 1) < FIELD_REACH2:
+    _REACH += 1
+
+
+class Locator:
+    THRESHOLD = 1200       # LSB: a pad this far from its baseline may be a chip (30 x noise)
+    RES_THRESHOLD = 600    # LSB: what the fits leave unexplained at a candidate pad, to look there
+    MIN_SEP = 250          # 25 mm: two chips' centres are never closer (small + small: 28 mm)
+    GROUP = 800            # 80 mm: chips closer than this are fitted jointly
+    # a single fit missing by more than this (mean |residual|, LSB) may be two chips in one
+    SPLIT_ERR = ADC_PEAK // 50
+    MIN_SPLIT = ADC_PEAK // 2      # and either of the two must be at least this strong
+    # the weakest chip reported (a magnet half lifted off the board, or a fit to nothing)
+    MIN_STRENGTH = ADC_PEAK // 4
+    # how well a chip's strength is known beforehand (LSB, one sigma): the spread of the magnets
+    # of one kind around the reference, which is learnt from chips lying alone. 0: not used.
+    PRIOR_SIGMA = ADC_PEAK // 20
+
+    def __init__(self):
+        self.n = 0
+        self.kind = bytearray(MAX_FOUND)
+        self.x = array('i', bytes(4 * MAX_FOUND))
+        self.y = array('i', bytes(4 * MAX_FOUND))
+        self.strength = array('i', bytes(4 * MAX_FOUND))
+        self.err = array('i', bytes(4 * MAX_FOUND))
+        self.amp = array('i', bytes(4 * MAX_FOUND))     # signed A
+        self.x0 = array('i', bytes(4 * MAX_FOUND))      # where the chip was seeded
+        self.y0 = array('i', bytes(4 * MAX_FOUND))
+        self.sub = bytearray(MAX_FOUND)                 # 1: its model is out of the residual
+        self.res = array('i', bytes(4 * N_GRID))        # the frame less the fitted chips
+        self.cand = array('h', bytes(2 * MAX_CAND))
+        self.cused = bytearray(MAX_CAND)
+        self.ignore = bytearray(N_GRID)     # 1: leave this pad out (a faulty pad; issue 4)
+        self.usable = bytearray(PAD_PRESENT)
+        # the joint fit: members, window, normal equations
+        self.gm = bytearray(MAX_GROUP)
+        self.gk = 0
+        self.gerr = array('i', bytes(4 * MAX_GROUP))     # per member: sum |residual| on its pads
+        self.gcnt = array('i', bytes(4 * MAX_GROUP))
+        self.win = array('h', bytes(2 * MAX_WIN))
+        self.stamp = bytearray(N_GRID)
+        self.st = 0
+        self.nm = array('i', bytes(4 * MAX_P * MAX_P))
+        self.rhs = array('i', bytes(4 * MAX_P))
+        self.col = array('i', bytes(4 * MAX_P))
+        self.d = array('i', bytes(4 * MAX_P))
+        self.sh = bytearray(MAX_P)
+        self.tsh = 0
+        self.n_cand = 0
+        self.amax = ADC_PEAK + (ADC_PEAK >> 2)      # the strongest A a fit may give now
+        # the strength of a small and of a big chip lying alone (learnt, see find)
+        self.ref_s = ADC_PEAK
+        self.ref_b = ADC_PEAK
+        self.prior_k8 = 0
+        self.set_prior(self.PRIOR_SIGMA)
+        self.sx = 0          # chip n as it was before a split was tried
+        self.sy = 0
+        self.sa = 0
+        self.se = 0
+
+    def set_prior(self, sigma):
+        """How well the chips' strength is known (LSB, one sigma; 0: not at all)."""
+        self.prior_k8 = 256 * NOISE_LSB // sigma if sigma > 0 else 0
+        if self.prior_k8 > 200:
+            self.prior_k8 = 200
+
+    def set_ignored(self, g, flag):
+        """Leave pad g (grid index) out of every fit from now on (flag 1), or take it back."""
+        self.ignore[g] = 1 if flag else 0
+        self.usable[g] = 1 if (PAD_PRESENT[g] and not flag) else 0
+
+    # -- the frame -----------------------------------------------------------------------------
+    def find(self, grid):
+        """Chips in one frame of signed pad readings (grid index order). Returns their number."""
+        res = self.res
+        usable = self.usable
+        cand = self.cand
+        t = self.THRESHOLD
+        nc = 0
+        for g in range(N_GRID):
+            v = grid[g] if usable[g] else 0
+            res[g] = v
+            if (v > t or v < -t) and nc < MAX_CAND:
+                cand[nc] = g
+                self.cused[nc] = 0
+                nc += 1
+        self.n_cand = nc
+        sep2 = self.MIN_SEP * self.MIN_SEP
+        # 1. a chip at every local extremum of the frame, strongest first
+        n = 0
+        while n < MAX_FOUND:
+            k = self._strongest(nc, t)
+            if k < 0:
+                break
+            g = cand[k]
+            self.cused[k] = 1
+            if self._extremum(g):
+                self._seed(g, n)
+                self.sub[n] = 0
+                n += 1
+        # 2. fit them, each jointly with its neighbours; twice, so neighbours settle together
+        # (tightly held to the reference strength: a chip that has no extremum of its own, next
+        # to these, must stay in the residual for step 3, not be shared out among them)
+        r = self.ref_s if self.ref_s > self.ref_b else self.ref_b
+        self.amax = r + (r >> 4)
+        for _ in range(2):
+            for i in range(n):
+                self._group(i, n)
+                self._fit_group()
+        n = self._prune(n, t)
+        # 3. what the fits leave unexplained: chips hidden next to stronger ones (no extremum
+        # of their own), each fitted jointly with the chips near it
+        for k in range(nc):
+            self.cused[k] = 0
+        while n < MAX_FOUND:
+            k = self._strongest(nc, self.RES_THRESHOLD)
+            if k < 0:
+                break
+            g = cand[k]
+            self.cused[k] = 1
+            self._seed(g, n)
+            self.sub[n] = 0
+            # a chip hidden by its neighbours is a whole chip: start it at the reference strength
+            self.amp[n] = self.ref_s if self.amp[n] > 0 else -self.ref_b
+            gk = self._group(n, n)
+            # its neighbours have likely taken in part of it: they start again at the reference
+            # strength
+            for q in range(1, gk):
+                i = self.gm[q]
+                self._restore(i)
+                self.amp[i] = self.ref_s if self.amp[i] > 0 else -self.ref_b
+                self.x[i] = self.x0[i]
+                self.y[i] = self.y0[i]
+            ok = self._fit_group()
+            a = self.amp[n]
+            j = self._closest(n, sep2)
+            if ok and j >= 0 and (a > 0) == (self.amp[j] > 0):
+                # it ran into chip j, which had taken in part of it: start the two again
+                # touching, either side of their midpoint, and fit them once more
+                self._apart(n, j)
+                gk = self._group(n, n)
+                ok = self._fit_group()
+                a = self.amp[n]
+                j = self._closest(n, sep2)
+            if not ok or -t < a < t or j >= 0:
+                # nothing there, or a leftover of a chip already fitted: drop it, refit the rest
+                self._restore(n)
+                if gk > 1:
+                    gm = self.gm
+                    for q in range(1, gk):
+                        gm[q - 1] = gm[q]
+                    self.gk = gk - 1
+                    self._fit_group()
+                continue
+            n += 1
+        # 4. a chip whose fit still misses badly (its neighbours fitted with it) may be two chips
+        # taken for one: try it as two
+        i = 0
+        while i < n and n + 1 < MAX_FOUND:
+            if self.err[i] > self.SPLIT_ERR:
+                # work on it as chip n, so that _split has n + 1 free; slot i is a hole meanwhile
+                self._copy(i, n)
+                self.sub[i] = 0
+                if self._split(n, i):
+                    if self._clear(n, i, n + 2, sep2) and self._clear(n + 1, i, n + 2, sep2):
+                        self._copy(n + 1, i)
+                        n += 1
+                        self._group(i, n)
+                        self._fit_group()
+                        continue         # look at chip i again: three in one?
+                    self._unsplit(n)
+                self._copy(n, i)
+                self.sub[n] = 0
+            i += 1
+        n = self._prune(n, self.MIN_STRENGTH)
+        lim = self.GROUP * self.GROUP
+        for i in range(n):
+            a = self.amp[i]
+            s = a if a > 0 else -a
+            self.kind[i] = KIND_SMALL if a > 0 else KIND_BIG
+            self.strength[i] = s
+            # learn the reference strength of the kind from a chip alone that fits well
+            if self.err[i] < self.SPLIT_ERR // 2 and self._closest_any(i, n, lim) < 0:
+                r = self.ref_s if a > 0 else self.ref_b
+                if 4 * s > 3 * r and 4 * s < 5 * r:
+                    r += (s - r) >> 5
+                    if a > 0:
+                        self.ref_s = r
+                    else:
+                        self.ref_b = r
+        self.n = n
+        return n
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _closest(self, n, d2):
+        """The chip (< n) nearest to chip n, closer than sqrt(d2), or -1."""
+        best = -1
+        x = self.x[n]
+        y = self.y[n]
+        for j in range(n):
+            dx = self.x[j] - x
+            dy = self.y[j] - y
+            e = dx * dx + dy * dy
+            if e < d2:
+                d2 = e
+                best = j
+        return best
+
+    def _strongest(self, nc, t):
+        """The unused candidate with the largest |residual| beyond t, or -1."""
+        res = self.res
+        cand = self.cand
+        cused = self.cused
+        best = -1
+        bv = t
+        for k in range(nc):
+            if cused[k]:
+                continue
+            v = res[cand[k]]
+            if v < 0:
+                v = -v
+            if v > bv:
+                bv = v
+                best = k
+        return best
+
+    def _extremum(self, g):
+        """True if pad g's reading is an extremum of its sign among its 8 neighbours (ties go
+        to the lower grid index)."""
+        res = self.res
+        usable = self.usable
+        v = res[g]
+        neg = v < 0
+        if neg:
+            v = -v
+        c = g % PAD_COLS
+        r = g // PAD_COLS
+        for dr in (-1, 0, 1):
+            rr = r + dr
+            if rr < 0 or rr >= PAD_ROWS:
+                continue
+            for dc in (-1, 0, 1):
+                cc = c + dc
+                if cc < 0 or cc >= PAD_COLS or (dr == 0 and dc == 0):
+                    continue
+                h = rr * PAD_COLS + cc
+                if not usable[h]:
+                    continue
+                w = -res[h] if neg else res[h]
+                if w > v or (w == v and h < g):
+                    return False
+        return True
+
+    def _prune(self, n, t):
+        """Drop chips fitted weaker than t, and the weaker of two closer than MIN_SEP (their
+        models go back into the residual). Returns the new count."""
+        sep2 = self.MIN_SEP * self.MIN_SEP
+        i = 0
+        while i < n:
+            a = self.amp[i]
+            drop = -t < a < t
+            if not drop:
+                j = self._closest_any(i, n, sep2)
+                if j >= 0:
+                    b = self.amp[j]
+                    drop = (a if a > 0 else -a) < (b if b > 0 else -b) or ((a == b or a == -b) and i > j)
+            if drop:
+                self._restore(i)
+                n -= 1
+                self._copy(n, i)
+            else:
+                i += 1
+        return n
+
+    def _closest_any(self, i, n, d2):
+        """The chip (< n, not i) nearest to chip i, closer than sqrt(d2), or -1."""
+        best = -1
+        x = self.x[i]
+        y = self.y[i]
+        for j in range(n):
+            if j == i:
+                continue
+            dx = self.x[j] - x
+            dy = self.y[j] - y
+            e = dx * dx + dy * dy
+            if e < d2:
+                d2 = e
+                best = j
+        return best
+
+    def _clear(self, k, skip, n, d2):
+        """True if chip k lies at least sqrt(d2) from every chip j < n but k and skip."""
+        x = self.x[k]
+        y = self.y[k]
+        for j in range(n):
+            if j == k or j == skip:
+                continue
+            dx = self.x[j] - x
+            dy = self.y[j] - y
+            if dx * dx + dy * dy < d2:
+                return False
+        return True
+
+    def _group(self, i, n):
+        """Chip i and the chips (< n) within GROUP of it, nearest first, into the group.
+        Returns the group's size."""
+        gm = self.gm
+        gm[0] = i
+        k = 1
+        lim = self.GROUP * self.GROUP
+        xi = self.x[i]
+        yi = self.y[i]
+        while k < MAX_GROUP:
+            best = -1
+            bd = lim
+            for j in range(n):
+                if j == i:
+                    continue
+                dup = False
+                for q in range(1, k):
+                    if gm[q] == j:
+                        dup = True
+                if dup:
+                    continue
+                dx = self.x[j] - xi
+                dy = self.y[j] - yi
+                d = dx * dx + dy * dy
+                if d < bd:
+                    bd = d
+                    best = j
+            if best < 0:
+                break
+            gm[k] = best
+            k += 1
+        self.gk = k
+        return k
+
+    def _split(self, n, skip):
+        """Chip n's fit misses badly: try it as two chips of its kind, touching, along the
+        direction of the largest residual of its sign in its window. Keeps the two (n, n + 1)
+        if they fit clearly better, else chip n as it was."""
+        res = self.res
+        x = self.x[n]
+        y = self.y[n]
+        a = self.amp[n]
+        e0 = self.err[n]
+        # the direction: towards the pad with the largest residual of the chip's sign
+        self.gm[0] = n
+        self.gk = 1
+        nw = self._window()
+        best = 0
+        bg = -1
+        for w in range(nw):
+            g = self.win[w]
+            v = res[g] if a > 0 else -res[g]
+            if v > best:
+                best = v
+                bg = g
+        if bg < 0:
+            return False
+        ux = PAD_X0 + (bg % PAD_COLS) * PAD_PITCH - x
+        uy = PAD_Y0 + (bg // PAD_COLS) * PAD_PITCH - y
+        u = _isqrt(ux * ux + uy * uy)               # < 2 * 625**2
+        if u == 0:
+            ux = 1
+            u = 1
+        h = R_SMALL if a > 0 else R_BIG             # half the distance of two touching chips
+        self._restore(n)
+        self.x[n + 1] = x + ux * h // u
+        self.y[n + 1] = y + uy * h // u
+        self.x[n] = x - ux * h // u
+        self.y[n] = y - uy * h // u
+        self.amp[n] = a * 2 // 3
+        self.amp[n + 1] = a * 2 // 3
+        self.sub[n + 1] = 0
+        # the two, with their neighbours (chips < n but skip)
+        gm = self.gm
+        gm[0] = n
+        gm[1] = n + 1
+        k = 2
+        lim = self.GROUP * self.GROUP
+        for j in range(n):
+            if j == skip or k >= MAX_GROUP:
+                continue
+            dx = self.x[j] - x
+            dy = self.y[j] - y
+            if dx * dx + dy * dy < lim:
+                gm[k] = j
+                k += 1
+        self.gk = k
+        self.sx = x
+        self.sy = y
+        self.sa = a
+        self.se = e0
+        m = self.MIN_SPLIT
+        if (not self._fit_group() or self.err[n] * 2 > e0 or -m < self.amp[n] < m
+                or -m < self.amp[n + 1] < m):
+            self._unsplit(n)
+            return False
+        return True
+
+    def _apart(self, n, j):
+        """Chips n and j, of the same kind, restarted touching, either side of their midpoint
+        along the line through them, at the nominal strength."""
+        self._restore(n)
+        self._restore(j)
+        mx = (self.x[n] + self.x[j]) >> 1
+        my = (self.y[n] + self.y[j]) >> 1
+        ux = self.x[n] - mx
+        uy = self.y[n] - my
+        u = _isqrt(ux * ux + uy * uy)               # < 2 * 250**2
+        if u == 0:
+            ux = 1
+            u = 1
+        a = self.amp[n]
+        h = R_SMALL if a > 0 else R_BIG
+        self.x[n] = mx + ux * h // u
+        self.y[n] = my + uy * h // u
+        self.x[j] = mx - ux * h // u
+        self.y[j] = my - uy * h // u
+        a = ADC_PEAK if a > 0 else -ADC_PEAK
+        self.amp[n] = a
+        self.amp[j] = a
+
+    def _unsplit(self, n):
+        """Back to chip n as it was before _split."""
+        self._restore(n)
+        self._restore(n + 1)
+        self.x[n] = self.sx
+        self.y[n] = self.sy
+        self.amp[n] = self.sa
+        self.err[n] = self.se
+        self.x[n + 1] = self.sx
+        self.y[n + 1] = self.sy
+        self._model(n, -1)
+        self.sub[n] = 1
+
+    def _copy(self, src, dst):
+        self.x[dst] = self.x[src]
+        self.y[dst] = self.y[src]
+        self.x0[dst] = self.x0[src]
+        self.y0[dst] = self.y0[src]
+        self.amp[dst] = self.amp[src]
+        self.err[dst] = self.err[src]
+        self.sub[dst] = self.sub[src]
+
+    def _restore(self, i):
+        """Put chip i's model back into the residual (if it was out)."""
+        if self.sub[i]:
+            self._model(i, 1)
+            self.sub[i] = 0
+
+    def _seed(self, g, i):
+        """A first guess for chip i from the candidate pad g and its 3 x 3: the centroid of the
+        readings of g's sign, and A from g's reading at that distance."""
+        res = self.res
+        usable = self.usable
+        c = g % PAD_COLS
+        r = g // PAD_COLS
+        v0 = res[g]
+        if v0 > 32767:
+            v0 = 32767
+        elif v0 < -32767:
+            v0 = -32767
+        sx = 0
+        sy = 0
+        sw = v0 if v0 > 0 else -v0
+        for dr in (-1, 0, 1):
+            rr = r + dr
+            if rr < 0 or rr >= PAD_ROWS:
+                continue
+            for dc in (-1, 0, 1):
+                cc = c + dc
+                if cc < 0 or cc >= PAD_COLS or (dr == 0 and dc == 0):
+                    continue
+                h = rr * PAD_COLS + cc
+                if not usable[h]:
+                    continue
+                v = res[h]
+                if v0 < 0:
+                    v = -v
+                if v > 0:
+                    if v > 32767:
+                        v = 32767
+                    sx += v * dc                    # 9 * 2**15
+                    sy += v * dr
+                    sw += v
+        px = PAD_X0 + c * PAD_PITCH
+        py = PAD_Y0 + r * PAD_PITCH
+        x = px + sx * PAD_PITCH // sw               # 2**19 * 250
+        y = py + sy * PAD_PITCH // sw
+        dx = px - x
+        dy = py - y
+        f = _profile(dx * dx + dy * dy)
+        if f < 2048:
+            f = 2048
+        a = v0 * FIELD_SCALE // f                   # 2**15 * 2**14
+        m = self.amax
+        self.x[i] = x
+        self.y[i] = y
+        self.x0[i] = x
+        self.y0[i] = y
+        self.amp[i] = a if -m < a < m else (m if a > 0 else -m)
+
+    # -- the joint fit ---------------------------------------------------------------------------
+    def _window(self):
+        """The union of the group's 4 x 4 windows (usable pads only) into win. Returns its size."""
+        st = self.st + 1
+        if st > 255:
+            st = 1
+            for g in range(N_GRID):
+                self.stamp[g] = 0
+        self.st = st
+        stamp = self.stamp
+        usable = self.usable
+        win = self.win
+        nw = 0
+        for q in range(self.gk):
+            i = self.gm[q]
+            c0 = (self.x[i] - PAD_X0) // PAD_PITCH - 1
+            r0 = (self.y[i] - PAD_Y0) // PAD_PITCH - 1
+            for r in range(r0, r0 + 4):
+                if r < 0 or r >= PAD_ROWS:
+                    continue
+                for c in range(c0, c0 + 4):
+                    if c < 0 or c >= PAD_COLS:
+                        continue
+                    g = r * PAD_COLS + c
+                    if usable[g] and stamp[g] != st:
+                        stamp[g] = st
+                        win[nw] = g
+                        nw += 1
+        return nw
+
+    def _fit_group(self):
+        """Fit the group's chips (gm[:gk]) jointly to the residual with their own models put
+        back: Gauss-Newton on x, y, A of every chip at once (Levenberg-Marquardt damped).
+        Subtracts the fitted models again. False if there was too little to fit."""
+        gm = self.gm
+        gk = self.gk
+        for q in range(gk):
+            self._restore(gm[q])
+        res = self.res
+        win = self.win
+        nm = self.nm
+        rhs = self.rhs
+        col = self.col
+        d = self.d
+        xs = self.x
+        ys = self.y
+        amps = self.amp
+        amax = self.amax
+        gerr = self.gerr
+        gcnt = self.gcnt
+        pk = self.prior_k8
+        pc = 2 * pk                     # 512 * k
+        p = 3 * gk
+        nw = 0
+        ok = True
+        for it in range(MAX_ITER + 4 * gk - 4):
+            nw = self._window()
+            if nw < 3:
+                ok = False
+                break
+            for k in range(p * p):
+                nm[k] = 0
+            for k in range(p):
+                rhs[k] = 0
+            for q in range(gk):
+                gerr[q] = 0
+                gcnt[q] = 0
+            for w in range(nw):
+                g = win[w]
+                gy = PAD_Y0 + (g // PAD_COLS) * PAD_PITCH
+                gx = PAD_X0 + (g % PAD_COLS) * PAD_PITCH
+                m = 0
+                top = 0          # the member whose model is largest here: the pad is its
+                mtop = -1
+                for q in range(gk):
+                    i = gm[q]
+                    dx = gx - xs[i]
+                    dy = gy - ys[i]
+                    d2 = dx * dx + dy * dy
+                    c = 3 * q
+                    if d2 >= FIELD_REACH2 or d2 < 0:
+                        col[c] = 0
+                        col[c + 1] = 0
+                        col[c + 2] = 0
+                        continue
+                    b = d2 // FIELD_BIN
+                    f0 = FIELD[b]
+                    s = FIELD[b + 1] - f0            # |s| < 1000
+                    f = f0 + s * (d2 - b * FIELD_BIN) // FIELD_BIN
+                    a = amps[i]
+                    mi = a * f // FIELD_SCALE        # 2**15 * 2**14
+                    m += mi
+                    if mi < 0:
+                        mi = -mi
+                    if mi > mtop:
+                        mtop = mi
+                        top = q
+                    # columns: dm/dA * 512 = f / 32; -dm/dx per mm = A * s * dx / 65536 / 10,
+                    # written A * ((s * dx) >> 6) / 10240 (s * dx < 2**16 where s is large)
+                    col[c] = f >> 5
+                    jx = a * ((s * dx) >> 6) // 10240
+                    jy = a * ((s * dy) >> 6) // 10240
+                    col[c + 1] = jx if -2048 < jx < 2048 else (2047 if jx > 0 else -2047)
+                    col[c + 2] = jy if -2048 < jy < 2048 else (2047 if jy > 0 else -2047)
+                e = res[g] - m
+                if e > 4095:
+                    e = 4095
+                elif e < -4095:
+                    e = -4095
+                gerr[top] += e if e > 0 else -e
+                gcnt[top] += 1
+                # normal equations, upper triangle: |col| < 2**11, 64 pads: sums < 2**28
+                for r in range(p):
+                    cr = col[r]
+                    if cr == 0:
+                        continue
+                    rhs[r] += cr * e                 # 2**11 * 2**12 * 64 = 2**29
+                    k = r * p
+                    for c in range(r, p):
+                        nm[k + c] += cr * col[c]
+            # what a magnet's strength is known to be: a pseudo-measurement of A, weighted by
+            # NOISE_LSB / PRIOR_SIGMA (in the A column's units, 512 * that). Without it, chips
+            # in a row trade strength for position along the row (docs/sensing.md).
+            if pk:
+                for q in range(gk):
+                    a = amps[gm[q]]
+                    r = self.ref_s if a > 0 else -self.ref_b
+                    c = 3 * q
+                    nm[c * p + c] += pc * pc
+                    rhs[c] += pc * ((pk * (r - a)) >> 8)
+            if not self._solve(p):
+                ok = False
+                break
+            # apply: A += 512 * dA; x -= 10 * dx (mm -> 0.1 mm); d = delta * 2**(tsh - sh - 6)
+            done = True
+            for q in range(gk):
+                i = gm[q]
+                c = 3 * q
+                da = _scaled(d[c], self.tsh - self.sh[c] + 3, 20000)
+                a = amps[i] + da
+                amps[i] = a if -amax < a < amax else (amax if a > 0 else -amax)
+                sx = -_scaled(10 * d[c + 1], self.tsh - self.sh[c + 1] - 6, MAX_STEP)
+                sy = -_scaled(10 * d[c + 2], self.tsh - self.sh[c + 2] - 6, MAX_STEP)
+                x = xs[i] + sx
+                y = ys[i] + sy
+                # a chip lies on the board: its centre at least R_SMALL inside the outline
+                if x > _XMAX:
+                    x = _XMAX
+                elif x < -_XMAX:
+                    x = -_XMAX
+                if y > _YMAX:
+                    y = _YMAX
+                elif y < -_YMAX:
+                    y = -_YMAX
+                ax = x if x > 0 else -x
+                ay = y if y > 0 else -y
+                if ax + ay > _SMAX:
+                    # back onto the corner's edge, straight in (45 degrees)
+                    e = (ax + ay - _SMAX + 1) >> 1
+                    x = x - e if x > 0 else x + e
+                    y = y - e if y > 0 else y + e
+                xs[i] = x
+                ys[i] = y
+                if sx > 1 or sx < -1 or sy > 1 or sy < -1:
+                    done = False
+            if done:
+                break
+        for q in range(gk):
+            i = gm[q]
+            self.err[i] = gerr[q] // gcnt[q] if gcnt[q] else 0
+            self._model(i, -1)
+            self.sub[i] = 1
+        return ok
+
+    def _solve(self, p):
+        """Solve nm d = rhs (p x p, upper triangle given) in fixed point: columns scaled by
+        powers of two to a diagonal in [2**10, 2**12), damped, right side scaled to < 2**13.
+        The true solution is d[c] * 2**(tsh - sh[c] - 6). False if singular."""
+        nm = self.nm
+        rhs = self.rhs
+        d = self.d
+        sh = self.sh
+        for c in range(p):
+            v = nm[c * p + c]
+            s = 0
+            while v >= 4096:
+                v >>= 2
+                s += 1
+            sh[c] = s
+        for r in range(p):
+            for c in range(r, p):
+                v = nm[r * p + c] >> (sh[r] + sh[c])
+                if c == r:
+                    v += (v >> 8) + 1               # Levenberg-Marquardt damping
+                nm[r * p + c] = v
+                nm[c * p + r] = v
+        m = 0
+        for c in range(p):
+            v = rhs[c] >> sh[c]
+            rhs[c] = v
+            if v < 0:
+                v = -v
+            if v > m:
+                m = v
+        t = 0
+        while m >= 8192:
+            m >>= 1
+            t += 1
+        if t:
+            for c in range(p):
+                rhs[c] >>= t
+        elif m:
+            while m < 4096:
+                m <<= 1
+                t -= 1
+            for c in range(p):
+                rhs[c] <<= -t
+        # elimination (the matrix is symmetric positive definite: no pivoting)
+        for i in range(p):
+            piv = nm[i * p + i]
+            if piv <= 0:
+                return False
+            for j in range(i + 1, p):
+                l = nm[j * p + i]
+                if l == 0:
+                    continue
+                for k in range(i + 1, p):
+                    nm[j * p + k] -= l * nm[i * p + k] // piv     # 2**13 * 2**13
+                v = rhs[j] - l * rhs[i] // piv                   # 2**13 * 2**17
+                rhs[j] = v
+                if v > 131071 or v < -131071:
+                    for k in range(p):
+                        rhs[k] >>= 1
+                    t += 1
+        # back substitution, 6 fractional bits, |d| < 2**13
+        for i in range(p - 1, -1, -1):
+            s = rhs[i] << 6                                        # 2**23
+            for k in range(i + 1, p):
+                s -= nm[i * p + k] * d[k]                          # 11 * 2**13 * 2**13
+            v = s // nm[i * p + i]
+            d[i] = v if -8192 < v < 8192 else (8191 if v > 0 else -8191)
+        self.tsh = t
+        return True
+
+    def _model(self, i, sign):
+        """Add (sign 1) or subtract (sign -1) chip i's model to the residual, over its reach."""
+        res = self.res
+        x = self.x[i]
+        y = self.y[i]
+        a = self.amp[i]
+        c0 = (x - _REACH - PAD_X0) // PAD_PITCH + 1
+        c1 = (x + _REACH - PAD_X0) // PAD_PITCH + 1
+        r0 = (y - _REACH - PAD_Y0) // PAD_PITCH + 1
+        r1 = (y + _REACH - PAD_Y0) // PAD_PITCH + 1
+        if c0 < 0:
+            c0 = 0
+        if r0 < 0:
+            r0 = 0
+        if c1 > PAD_COLS:
+            c1 = PAD_COLS
+        if r1 > PAD_ROWS:
+            r1 = PAD_ROWS
+        for rr in range(r0, r1):
+            dy = PAD_Y0 + rr * PAD_PITCH - y
+            for cc in range(c0, c1):
+                dx = PAD_X0 + cc * PAD_PITCH - x
+                d2 = dx * dx + dy * dy
+                if d2 >= FIELD_REACH2:
+                    continue
+                b = d2 // FIELD_BIN
+                f0 = FIELD[b]
+                f = f0 + (FIELD[b + 1] - f0) * (d2 - b * FIELD_BIN) // FIELD_BIN
+                m = a * f // FIELD_SCALE
+                if sign > 0:
+                    res[rr * PAD_COLS + cc] += m
+                else:
+                    res[rr * PAD_COLS + cc] -= m
+
+
+def _isqrt(n):
+    """floor(sqrt(n)) for 0 <= n < 2**30."""
+    if n <= 0:
+        return 0
+    x = n
+    y = (x + 1) >> 1
+    while y < x:
+        x = y
+        y = (x + n // x) >> 1
+    return x
+
+
+def _scaled(v, e, lim):
+    """v * 2**e, rounded, limited to +-lim (lim < 2**20)."""
+    if e >= 0:
+        if e > 20 or v >= (lim >> e) + 1 or -v >= (lim >> e) + 1:
+            if v == 0:
+                return 0
+            return lim if v > 0 else -lim
+        return v << e
+    e = -e
+    if e > 24:
+        return 0
+    v = (v + (1 << (e - 1))) >> e
+    return v if -lim < v < lim else (lim if v > 0 else -lim)
+
+
+def _profile(d2):
+    """FIELD at rho^2 = d2 (0.01 mm^2), interpolated; 0 beyond the reach."""
+    if d2 >= FIELD_REACH2:
+        return 0
+    b = d2 // FIELD_BIN
+    f0 = FIELD[b]
+    return f0 + (FIELD[b + 1] - f0) * (d2 - b * FIELD_BIN) // FIELD_BIN
