@@ -830,7 +830,9 @@ class Compiler:
         cands = []
         if what == "side":
             lim = b.half_l - b.corner - r
-            for sgn in (-1.0, 1.0):
+            # a chip bouncing off one side bumper goes on to the other one
+            sides = [-1.0, 1.0] if abs(abs(prev[0]) - (b.half_w - d)) > 1.0 else [-math.copysign(1.0, prev[0])]
+            for sgn in sides:
                 xs = sgn * (b.half_w - d)
                 y = _reflect(prev[0], prev[1], nxt, xs, axis=0)
                 for dy in _shifts():
@@ -862,7 +864,9 @@ class Compiler:
         cands = [c for c, good in zip(cands, ok) if good]
         if not cands:
             raise ScenarioError(f"no free spot to hit {what}")
-        return min(cands, key=cost)
+        # a chip that already touches the bumper (two hits in a row) bounces somewhere else
+        away = [c for c in cands if float(np.hypot(*(c - prev))) >= 2 * r]
+        return min(away or cands, key=cost)
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -440,6 +440,14 @@ def test_hits_touch_and_are_timed(hit):
     assert r < d <= r + 1.0
 
 
+def test_two_hits_in_a_row_are_two_bounces():
+    tl = play([{"place": {"small": "a.e2"}}, {"shoot": "small", "path": [{"hit": "side"}, {"hit": "side"}, "b.e2"]}])
+    m = moves(tl)[0]["moves"][0]
+    h1, h2 = m["hits"]
+    p1, p2 = (next(p for p in m["pts"] if p[2] == h)[:2] for h in (h1, h2))
+    assert h2 > h1 and p1[0] * p2[0] < 0      # one side, then the other
+
+
 def test_resting_chip_brakes_over_the_last_100_mm():
     tl = play([{"place": {"small": "a.pocket"}}, {"shoot": "small", "path": ["b.e2"]}])
     pts = moves(tl)[0]["moves"][0]["pts"]
