@@ -13,13 +13,16 @@
 # grid[g] = raw reading - baseline[g], signed, per grid index (PAD_COLS * PAD_ROWS; absent pads
 # stay 0). The baseline is ADC_ZERO until calibrate_empty() or set_baseline() says otherwise.
 #
-# RAM: grid 2 B + baseline 2 B per grid cell (722 cells: 2.9 KB), plus the pin objects.
+# Each pad's reading is smoothed (SMOOTH) while it holds still, and follows at once when it jumps.
+#
+# RAM: grid 2 B + baseline 2 B + running average 4 B per grid cell (722 cells: 5.8 KB).
 # Allocation-free after construction, except calibrate_empty() (boot only).
 from array import array
 import machine
 
 import pins
-from board_table import PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO, PAD_PRESENT
+from board_table import (PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO,
+                         PAD_PRESENT, NOISE_LSB)
 
 N_GRID = PAD_COLS * PAD_ROWS
 
@@ -30,6 +33,7 @@ FLIP = bytes((3, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0))
 
 
 class HallScanner:
+    SMOOTH = 3     # 2**-SMOOTH: the weight of a new reading in a pad's running average (0: off)
     def __init__(self):
         if CHANNELS != 16 or BANKS != 16:
             raise ValueError("hall_scan: 16 x 16 multiplexers expected (Gray tables)")
@@ -39,6 +43,8 @@ class HallScanner:
         self.adcs = [machine.ADC(Pin(p)) for p in pins.MUX_ADC]
         self.grid = array('h', bytes(2 * N_GRID))
         self.baseline = array('H', (ADC_ZERO for _ in range(N_GRID)))
+        self.acc = array('i', bytes(4 * N_GRID))     # smoothed readings, x16
+        self.jump = (6 * NOISE_LSB) << 4
         self.pos = 0          # Gray position of the bank scanned next (0..15)
         self.bank = 0         # the bank code the bank pins select now
         self.ch = 0           # the channel code the channel pins select now
@@ -58,9 +64,10 @@ class HallScanner:
         # simulator nothing needs to settle.
         grid = self.grid
         base = self.baseline
-        a0 = self.adcs[0]
-        a1 = self.adcs[1]
-        a2 = self.adcs[2]
+        acc = self.acc
+        adcs = self.adcs
+        sh = self.SMOOTH
+        jump = self.jump
         row = code * (CHANNELS * N_ADC)
         ch = self.ch
         for i in range(16):
@@ -73,18 +80,24 @@ class HallScanner:
                 self.ch_pins[b].value((ch >> b) & 1)
             # (settle: as above, a few us on a real board after switching a channel)
             s = row + c * N_ADC
-            g = SCAN_GRID[s]
-            if g >= 0:
-                v = a0.read_u16() - base[g]
-                grid[g] = v if -32768 < v < 32768 else (32767 if v > 0 else -32767)
-            g = SCAN_GRID[s + 1]
-            if g >= 0:
-                v = a1.read_u16() - base[g]
-                grid[g] = v if -32768 < v < 32768 else (32767 if v > 0 else -32767)
-            g = SCAN_GRID[s + 2]
-            if g >= 0:
-                v = a2.read_u16() - base[g]
-                grid[g] = v if -32768 < v < 32768 else (32767 if v > 0 else -32767)
+            for k in range(N_ADC):
+                g = SCAN_GRID[s + k]
+                if g < 0:
+                    continue
+                v = adcs[k].read_u16() - base[g]
+                if v > 32767:
+                    v = 32767
+                elif v < -32767:
+                    v = -32767
+                # smoothing: a pad that holds still is averaged (noise / 4 at SMOOTH 3); one that
+                # jumps by more than 6 x NOISE_LSB (a chip arriving or moving) takes the new
+                # reading at once, so motion is never smeared
+                v <<= 4
+                d = v - acc[g]
+                if -jump < d < jump:
+                    v = acc[g] + (d >> sh)
+                acc[g] = v
+                grid[g] = (v + 8) >> 4
         self.ch = ch
         pos = (pos + 1) & 15
         self.pos = pos
@@ -102,6 +115,8 @@ class HallScanner:
         """Average `frames` full frames of an empty board into the baseline (boot: allocates).
         Returns the largest deviation of a pad from ADC_ZERO, in LSB (a pad far off is suspect)."""
         acc = array('i', bytes(4 * N_GRID))
+        smooth = self.SMOOTH
+        self.SMOOTH = 0
         for p in range(N_GRID):
             self.baseline[p] = ADC_ZERO
         # finish the frame under way so that every frame summed is whole
@@ -123,6 +138,8 @@ class HallScanner:
                 worst = abs(d)
         for p in range(N_GRID):
             self.grid[p] = 0
+            self.acc[p] = 0
+        self.SMOOTH = smooth
         return worst
 
     def set_baseline(self, values):
