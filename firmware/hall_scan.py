@@ -6,9 +6,10 @@
 #   MUX_ADC             one second-level mux per ADC pin
 #
 # Scan slot (bank * CHANNELS + channel) * N_ADC + adc reads grid index SCAN_GRID[slot] (-1: none).
-# step() scans ONE bank: its 16 channels in Gray-code order, so that exactly one select pin
-# changes per channel (banks follow in Gray-code order too, and both codes wrap around with one
-# change), with 3 ADC reads per channel. After 16 steps a frame is complete.
+# step() scans ONE bank: its 16 channels in Gray-code order (forwards in even banks, backwards
+# in odd ones), with 3 ADC reads per channel; banks follow in Gray-code order too. So exactly one
+# select pin changes between one channel read and the next, across banks and frames as well.
+# After 16 steps a frame is complete.
 #
 # grid[g] = raw reading - baseline[g], signed, per grid index (PAD_COLS * PAD_ROWS; absent pads
 # stay 0). The baseline is ADC_ZERO until calibrate_empty() or set_baseline() says otherwise.
@@ -27,13 +28,14 @@ from board_table import (PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, 
 N_GRID = PAD_COLS * PAD_ROWS
 
 # The 4-bit Gray code: position i -> code, and which bit flips to reach position i from i - 1
-# (cyclically: from 15 back to 0 flips bit 3).
+# (cyclically: from 15 back to 0 flips bit 3). BIT: a one-bit difference -> that bit's number.
 GRAY = bytes((0, 1, 3, 2, 6, 7, 5, 4, 12, 13, 15, 14, 10, 11, 9, 8))
 FLIP = bytes((3, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0))
+BIT = bytes((0, 0, 1, 0, 2, 0, 0, 0, 3))
 
 
 class HallScanner:
-    SMOOTH = 3     # 2**-SMOOTH: the weight of a new reading in a pad's running average (0: off)
+    SMOOTH = 2     # 2**-SMOOTH: the weight of a new reading in a pad's running average (0: off)
     def __init__(self):
         if CHANNELS != 16 or BANKS != 16:
             raise ValueError("hall_scan: 16 x 16 multiplexers expected (Gray tables)")
@@ -44,7 +46,7 @@ class HallScanner:
         self.grid = array('h', bytes(2 * N_GRID))
         self.baseline = array('H', (ADC_ZERO for _ in range(N_GRID)))
         self.acc = array('i', bytes(4 * N_GRID))     # smoothed readings, x16
-        self.jump = (6 * NOISE_LSB) << 4
+        self.jump = (5 * NOISE_LSB) << 4
         self.pos = 0          # Gray position of the bank scanned next (0..15)
         self.bank = 0         # the bank code the bank pins select now
         self.ch = 0           # the channel code the channel pins select now
@@ -70,14 +72,16 @@ class HallScanner:
         jump = self.jump
         row = code * (CHANNELS * N_ADC)
         ch = self.ch
-        for i in range(16):
-            # the channel pins: one flips per channel; from the last channel of a bank (code 8)
-            # to the first of the next (code 0) bit 3 flips, so the cycle never moves two pins
-            c = GRAY[i]
+        back = pos & 1
+        for j in range(16):
+            # the channel pins: one flips per channel. Even banks run the Gray code forwards
+            # (code 0 to code 8), odd banks backwards (8 to 0), so at a change of bank the
+            # channel stays and only the bank pin moves
+            c = GRAY[15 - j] if back else GRAY[j]
             if c != ch:
-                b = FLIP[i]
-                ch ^= 1 << b
-                self.ch_pins[b].value((ch >> b) & 1)
+                b = BIT[c ^ ch]
+                ch = c
+                self.ch_pins[b].value((c >> b) & 1)
             # (settle: as above, a few us on a real board after switching a channel)
             s = row + c * N_ADC
             for k in range(N_ADC):
@@ -89,8 +93,8 @@ class HallScanner:
                     v = 32767
                 elif v < -32767:
                     v = -32767
-                # smoothing: a pad that holds still is averaged (noise / 4 at SMOOTH 3); one that
-                # jumps by more than 6 x NOISE_LSB (a chip arriving or moving) takes the new
+                # smoothing: a pad that holds still is averaged (noise / 2.6 at SMOOTH 2); one that
+                # jumps by more than 5 x NOISE_LSB (a chip arriving or moving) takes the new
                 # reading at once, so motion is never smeared
                 v <<= 4
                 d = v - acc[g]

@@ -56,7 +56,7 @@ class Locator:
     THRESHOLD = 1200       # LSB: a pad this far from its baseline may be a chip (30 x noise)
     RES_THRESHOLD = 600    # LSB: what the fits leave unexplained at a candidate pad, to look there
     MIN_SEP = 250          # 25 mm: two chips' centres are never closer (small + small: 28 mm)
-    GROUP = 800            # 80 mm: chips closer than this are fitted jointly
+    GROUP = 900            # 90 mm: chips closer than this are fitted jointly (three big in a row)
     # a single fit missing by more than this (mean |residual|, LSB) may be two chips in one
     SPLIT_ERR = ADC_PEAK // 50
     MIN_SPLIT = ADC_PEAK // 2      # and either of the two must be at least this strong
@@ -203,6 +203,7 @@ class Locator:
                     self._fit_group()
                 continue
             n += 1
+            n = self._prune(n, t)
         # 4. a chip whose fit still misses badly (its neighbours fitted with it) may be two chips
         # taken for one: try it as two
         i = 0
@@ -222,6 +223,12 @@ class Locator:
                 self._copy(n, i)
                 self.sub[n] = 0
             i += 1
+        n = self._prune(n, t)
+        # 5. a last joint fit of every chip with its neighbours (steps 3 and 4 fitted the groups
+        # around new chips only)
+        for i in range(n):
+            if self._group(i, n) > 1:
+                self._fit_group()
         n = self._prune(n, self.MIN_STRENGTH)
         lim = self.GROUP * self.GROUP
         for i in range(n):
@@ -309,6 +316,7 @@ class Locator:
         while i < n:
             a = self.amp[i]
             drop = -t < a < t
+            j = -1
             if not drop:
                 j = self._closest_any(i, n, sep2)
                 if j >= 0:
@@ -318,6 +326,13 @@ class Locator:
                 self._restore(i)
                 n -= 1
                 self._copy(n, i)
+                if j >= 0:
+                    # the one that stays takes in what the other held
+                    if j == n:
+                        j = i
+                    self._group(j, n)
+                    self._fit_group()
+                i = 0           # fits moved chips: look at all again
             else:
                 i += 1
         return n
