@@ -1,0 +1,245 @@
+"""How well the pads tell where chips lie: chips of both sizes dropped at random resting spots,
+read through the whole chain (boardsim/target/hall_model.py -> the `machine` stand-in ->
+firmware/hall_scan.py -> firmware/locate.py -> firmware/zones.py), judged against the board's
+true geometry (boardsim/geometry.py).
+
+    .venv/bin/python -m bench.sensing_accuracy [--chips 10000] [--frames 24] [--spread 30]
+
+Chips lie 120 mm or more apart (up to 8 a frame), so each is seen alone; --touching adds rows
+of two and three touching chips (three big chips across a Zenn line among them). Magnets differ:
+each chip's strength is drawn around the nominal with --spread per mille (one sigma). The board
+holds still for --frames frames before find(), as it does through the tracker's settle time.
+"""
+import argparse
+import math
+import os
+import random
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for d in ("firmware", "boardsim/target"):
+    sys.path.insert(0, os.path.join(ROOT, d))
+sys.path.insert(0, ROOT)
+
+from shapely.geometry import Point  # noqa: E402
+
+from boardsim.geometry import Board, ZONE_NAMES  # noqa: E402
+import machine  # noqa: E402
+import world_table as T  # noqa: E402
+from hall_model import HallModel  # noqa: E402
+from hall_scan import HallScanner  # noqa: E402
+from locate import Locator  # noqa: E402
+import board_table as BT  # noqa: E402
+import zones  # noqa: E402
+
+B = Board.load()
+REST = {n: s for n, s in B.zones.items() if not n.endswith(".cup")}
+POL = {"small": 1, "big": -1}
+KIND = {"small": 1, "big": 2}
+R10 = {"small": BT.R_SMALL, "big": BT.R_BIG}
+
+
+class HallWorld:
+    def __init__(self, seed):
+        pm = T.PINMAP
+        self.hall = HallModel(T, seed=seed)
+        self.sel_ch = tuple(pm["mux_channel_select"])
+        self.sel_bank = tuple(pm["mux_bank_select"])
+
+    def adc_read(self, channel):
+        lv = machine._level
+        s, b = self.sel_ch, self.sel_bank
+        ch = lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3)
+        bank = lv[b[0]] | (lv[b[1]] << 1) | (lv[b[2]] << 2) | (lv[b[3]] << 3)
+        pad = T.PAD_AT[(channel * T.BANKS + bank) * T.CHANNELS + ch]
+        return T.ADC_ZERO if pad < 0 else self.hall.read(pad)
+
+
+def resting_spot(rng, kind):
+    r = B.chip_radius(kind)
+    while True:
+        x = rng.uniform(-B.half_w, B.half_w)
+        y = rng.uniform(-B.half_l, B.half_l)
+        p = Point(x, y)
+        if _inner[kind].contains(p) and not _obst[kind].contains(p):
+            return round(x, 1), round(y, 1)
+
+
+_inner = {k: B.outline.buffer(-B.chip_radius(k)) for k in POL}
+_obst = {k: B.obstacles.buffer(B.chip_radius(k)) for k in POL}
+
+
+def judge(x, y, kind, mask):
+    """-> (margin: how near any zone's verdict is to flipping, mm; true zone set; list of
+    (zone, overlap depth mm) for zones the disc overlaps without holding the centre; list of
+    (zone, gap mm) for zones it does not overlap)."""
+    r = B.chip_radius(kind)
+    p = Point(x, y)
+    margin = abs(B.outline.exterior.distance(p) - r)
+    over, gaps = [], []
+    for n, s in REST.items():
+        d = s.distance(p)
+        if d > 0:
+            margin = min(margin, abs(d - r))
+            if d < r:
+                over.append((n, r - d))
+            else:
+                gaps.append((n, d - r))
+    return margin, B.zones_of_disc(x, y, r), over, gaps
+
+
+def names(mask):
+    return {ZONE_NAMES[i] for i in range(len(ZONE_NAMES)) if mask >> i & 1}
+
+
+class Stats:
+    def __init__(self):
+        self.errs = []
+        self.kind_ok = self.chips = self.missed = self.extra = 0
+        self.far = self.far_ok = 0
+        self.deep = self.deep_seen = 0
+        self.wide = self.wide_false = 0
+        self.wrong = []
+
+    def add(self, placed, found):
+        left = list(found)
+        for x, y, kind in placed:
+            self.chips += 1
+            if not left:
+                self.missed += 1
+                continue
+            f = min(left, key=lambda f: math.hypot(f[1] - x * 10, f[2] - y * 10))
+            e = math.hypot(f[1] - x * 10, f[2] - y * 10) / 10
+            if e > 15:
+                self.missed += 1
+                continue
+            left.remove(f)
+            self.errs.append(e)
+            self.kind_ok += f[0] == KIND[kind]
+            mask = zones.disc_mask(f[1], f[2], R10[kind])
+            got = names(mask)
+            margin, truth, over, gaps = judge(x, y, kind, mask)
+            if margin > 3.0:
+                self.far += 1
+                if got == truth:
+                    self.far_ok += 1
+                elif len(self.wrong) < 10:
+                    self.wrong.append((x, y, kind, sorted(got ^ truth), round(e, 2)))
+            for n, depth in over:
+                if depth >= 3.0:
+                    self.deep += 1
+                    self.deep_seen += n in got
+            for n, gap in gaps:
+                if gap >= 3.0:
+                    self.wide += 1
+                    self.wide_false += n in got
+        self.extra += len(left)
+
+    def table(self, title):
+        e = sorted(self.errs)
+        pct = lambda a, b: "%.3f %% (%d / %d)" % (100.0 * a / b, a, b) if b else "-"
+        rows = [
+            ("chips placed", "%d" % self.chips),
+            ("found (missed / extra)", "%d (%d / %d)" % (len(e), self.missed, self.extra)),
+            ("told apart by size", pct(self.kind_ok, len(e))),
+            ("zone verdict right, > 3 mm from any border", pct(self.far_ok, self.far)),
+            ("overlaps of >= 3 mm seen", pct(self.deep_seen, self.deep)),
+            ("zones >= 3 mm away reported (false)", pct(self.wide_false, self.wide)),
+            ("position error mean", "%.2f mm" % (sum(e) / len(e)) if e else "-"),
+            ("position error 95th percentile", "%.2f mm" % e[int(0.95 * len(e))] if e else "-"),
+            ("position error 99th percentile", "%.2f mm" % e[int(0.99 * len(e))] if e else "-"),
+            ("position error max", "%.2f mm" % e[-1] if e else "-"),
+        ]
+        w = max(len(a) for a, _ in rows)
+        out = ["", title, "-" * len(title)]
+        out += ["%-*s  %s" % (w, a, b) for a, b in rows]
+        for bad in self.wrong:
+            out.append("  wrong verdict: x=%.1f y=%.1f %s differs in %s (error %.2f mm)" % bad)
+        return "\n".join(out)
+
+
+def touching_rows(rng, count):
+    rows = []
+    while len(rows) < count:
+        n = rng.choice((2, 3))
+        kinds = [rng.choice(("small", "big")) for _ in range(n)]
+        if len(rows) % 4 == 0:
+            # three big chips side by side across a Zenn line
+            end = rng.choice(("a", "b"))
+            u, v = rng.uniform(-20, 20), B.zline_v + rng.uniform(-8, 8)
+            row = []
+            for i in (-1, 0, 1):
+                x, y = B.to_board(end, u + i * (2 * B.chip_radius("big") + rng.uniform(0.05, 1)), v + rng.uniform(-1, 1))
+                row.append((round(x, 1), round(y, 1), "big"))
+            rows.append(row)
+            continue
+        x, y = resting_spot(rng, kinds[0])
+        a = rng.uniform(0, math.pi)
+        row = [(x, y, kinds[0])]
+        for k in kinds[1:]:
+            px, py, pk = row[-1]
+            d = B.chip_radius(pk) + B.chip_radius(k) + rng.uniform(0.05, 1.0)
+            row.append((round(px + d * math.cos(a), 1), round(py + d * math.sin(a), 1), k))
+        if all(_inner[k].contains(Point(cx, cy)) and not _obst[k].contains(Point(cx, cy)) for cx, cy, k in row):
+            rows.append(row)
+    return rows
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chips", type=int, default=10000)
+    ap.add_argument("--touching", type=int, default=600, help="rows of touching chips")
+    ap.add_argument("--frames", type=int, default=24)
+    ap.add_argument("--spread", type=float, default=30.0, help="magnet strength spread, per mille")
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args(argv)
+    rng = random.Random(a.seed)
+    world = HallWorld(seed=0x9E3779B9 ^ a.seed)
+    machine.attach(world)
+    scan = HallScanner()
+    scan.calibrate_empty(8)
+    loc = Locator()
+
+    def amp():
+        return max(500, int(round(rng.gauss(1000, a.spread))))
+
+    def settle_and_find(chips):
+        world.hall.update([(int(round(x * 10)), int(round(y * 10)), POL[k], amp()) for x, y, k in chips])
+        for _ in range(a.frames):
+            scan.scan_frame()
+        n = loc.find(scan.grid)
+        return [(loc.kind[i], loc.x[i], loc.y[i]) for i in range(n)]
+
+    t0 = time.time()
+    alone = Stats()
+    placed = 0
+    while placed < a.chips:
+        chips = []
+        tries = 0
+        while len(chips) < 8 and tries < 200 and placed + len(chips) < a.chips:
+            tries += 1
+            k = rng.choice(("small", "big"))
+            x, y = resting_spot(rng, k)
+            if all(math.hypot(x - cx, y - cy) >= 120 for cx, cy, _ in chips):
+                chips.append((x, y, k))
+        alone.add(chips, settle_and_find(chips))
+        placed += len(chips)
+    t1 = time.time()
+    rows = Stats()
+    for row in touching_rows(rng, a.touching):
+        rows.add(row, settle_and_find(row))
+        world.hall.update([])
+        for _ in range(2):
+            scan.scan_frame()
+    t2 = time.time()
+    print("Sensing accuracy: pitch %g mm, magnet %g mm up, noise %d LSB, magnets +-%.1f %%, %d frames still"
+          % (float(B.pads["pitch"]), float(B.pads["magnet_height"]), T.NOISE_LSB, a.spread / 10, a.frames))
+    print(alone.table("Chips lying alone (%d, %.0f s)" % (alone.chips, t1 - t0)))
+    print(rows.table("Rows of 2 and 3 touching chips (%d rows, a quarter three big across a Zenn line; %.0f s)"
+                     % (a.touching, t2 - t1)))
+    print("\nlearnt strength: small %d, big %d (nominal %d)" % (loc.ref_s, loc.ref_b, BT.ADC_PEAK))
+
+
+if __name__ == "__main__":
+    main()
