@@ -200,3 +200,22 @@ def test_runtime_command_sets_the_target_path():
     assert argv[0] == os.path.join(os.path.dirname(sys.executable), "micropython")
     assert argv[1:] == ["-X", "heapsize=256k", RUNNER, "/tmp/t.jsonl", "--stats"]
     assert env["MICROPYPATH"].split(os.pathsep)[:2] == [fw, tgt]
+
+
+@pytest.mark.parametrize("rt", ["micropython", "cpython"])
+def test_runtime_passes_event_lines_through(rt):
+    import io
+    from boardsim import runtime
+    out = io.StringIO()
+    assert runtime.run([{"op": "boot"}, {"op": "wait", "ms": 50}], rt, stdout=out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines and all(json.loads(ln)["ev"] for ln in lines)
+
+
+@pytest.mark.parametrize("rt", ["micropython", "cpython"])
+def test_runtime_failure_is_one_line_and_non_zero(rt):
+    from boardsim import runtime
+    with pytest.raises(runtime.RuntimeFailure) as e:
+        runtime.run([{"op": "boot"}, {"op": "bogus"}], rt)
+    assert e.value.status != 0
+    assert "\n" not in str(e.value) and "bogus" in str(e.value)
