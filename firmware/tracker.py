@@ -36,6 +36,11 @@ class Tracker:
     MOVE_TOL = 30         # 3 mm from its rest position: the chip moved
     STILL_TOL = 15        # 1.5 mm between two frames: still
     MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames)
+    # a chip only counts as moved while it is seen at least this strong: a chip being lifted
+    # fades, and its weakening fit wanders
+    MOVE_STRENGTH = B.ADC_PEAK // 2
+    # a chip that vanishes this close to the edge left the board; elsewhere a hand lifted it
+    EDGE_NEAR = 700
 
     def __init__(self, locator, fast):
         self.loc = locator
@@ -64,6 +69,7 @@ class Tracker:
         self.still = 0
         self.still_since = 0
         self.edges = 0
+        self.rest_gates = 0       # gate beams blocked while the board rested (a chip in a pocket)
         self.event = EV_NONE
         self.too_many = 0
         self.frames = 0
@@ -101,6 +107,13 @@ class Tracker:
         edges = self.fast.total
         if self.state == IDLE:
             if edges == 0 and self._matches_snapshot(n):
+                # a chip resting in a pocket blocks its gate; the shot that starts there is
+                # seen a frame late, when the chip may already have left the beam, so the
+                # blocked gates are gathered over the whole rest
+                if self.fast.blocked(F.GATE_A):
+                    self.rest_gates |= 1
+                if self.fast.blocked(F.GATE_B):
+                    self.rest_gates |= 2
                 return
             self._begin(now)
         self._track(n, now)
@@ -162,6 +175,7 @@ class Tracker:
         r.clear()
         r.t_start = now
         fast = self.fast
+        r.gates = self.rest_gates
         if fast.blocked(F.GATE_A):
             r.gates |= 1
         if fast.blocked(F.GATE_B):
@@ -197,7 +211,8 @@ class Tracker:
             self.claimed[best] = 1
             self.tx[i] = loc.x[best]
             self.ty[i] = loc.y[best]
-            if not self.moved[i] and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL):
+            if (not self.moved[i] and loc.strength[best] >= self.MOVE_STRENGTH
+                    and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL)):
                 self.moved[i] = 1
                 self.n_moved += 1
                 self.move_order[i] = self.n_moved
@@ -235,7 +250,7 @@ class Tracker:
                         cup_a -= 1
                     r.moved[i] = 1
                     shot = True
-                elif self.moved[i]:
+                elif self.moved[i] and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR:
                     r.fate[i] = S.FATE_OFF
                     shot = True
                 else:
@@ -305,6 +320,7 @@ class Tracker:
             self.event = EV_NONE
         fast.clear()
         self.edges = 0
+        self.rest_gates = 0
         self.state = IDLE
         self.still = 0
 
@@ -315,6 +331,20 @@ class Tracker:
         if self.fast.count[gate] == 0:
             return True        # it lay in the pocket, blocking the beam, when the shot began
         return time.ticks_diff(self.fast.first[cup], self.fast.first[gate]) >= 0
+
+
+def _edge_distance(x, y):
+    """How far a point lies inside the outline (0.1 mm), the 45-degree corners included."""
+    ax = x if x >= 0 else -x
+    ay = y if y >= 0 else -y
+    d = B.HALF_W - ax
+    e = B.HALF_L - ay
+    if e < d:
+        d = e
+    e = (B.CORNER_SUM - ax - ay) * 181 // 256      # / sqrt(2)
+    if e < d:
+        d = e
+    return d
 
 
 def _near(x0, y0, x1, y1, tol):
