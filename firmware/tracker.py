@@ -208,14 +208,38 @@ class Tracker:
             if best < 0:
                 self.seen[i] = 0          # vanished: into a cup, off the board or lifted
                 continue
-            self.claimed[best] = 1
-            self.tx[i] = loc.x[best]
-            self.ty[i] = loc.y[best]
-            if (not self.moved[i] and loc.strength[best] >= self.MOVE_STRENGTH
-                    and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL)):
-                self.moved[i] = 1
-                self.n_moved += 1
-                self.move_order[i] = self.n_moved
+            self._follow(i, best)
+        # a chip lost for a frame or two (a fast slide smears its field over the frame) is
+        # found again where a strong chip of its kind shows up unclaimed; a chip lifted by a
+        # hand comes back only faded in, so it is not taken for one that slid
+        for i in range(MAX):
+            if not self.present[i] or self.seen[i]:
+                continue
+            best = -1
+            bd = 0x3fffffff
+            for j in range(n):
+                if self.claimed[j] or loc.kind[j] != self.kind[i] or loc.strength[j] < self.MOVE_STRENGTH:
+                    continue
+                dx = (loc.x[j] - self.tx[i]) >> 2
+                dy = (loc.y[j] - self.ty[i]) >> 2
+                d = dx * dx + dy * dy
+                if d < bd:
+                    bd = d
+                    best = j
+            if best >= 0:
+                self.seen[i] = 1
+                self._follow(i, best)
+
+    def _follow(self, i, j):
+        loc = self.loc
+        self.claimed[j] = 1
+        self.tx[i] = loc.x[j]
+        self.ty[i] = loc.y[j]
+        if (not self.moved[i] and loc.strength[j] >= self.MOVE_STRENGTH
+                and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL)):
+            self.moved[i] = 1
+            self.n_moved += 1
+            self.move_order[i] = self.n_moved
 
     def _finish(self, n, now):
         loc = self.loc
