@@ -433,3 +433,25 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
     for x in (-9999, -2600, 0, 2600, 9999):
         for y in (-9999, -4900, 0, 4900, 9999):
             zones_mod.disc_mask(x, y, 195)
+
+
+def test_both_runtimes_give_the_same_numbers():
+    """The model's noise, the scanner and the locator are integer code: MicroPython and CPython
+    must agree to the last LSB (a scenario then plays the same under both)."""
+    if not MICROPYTHON.exists():
+        pytest.skip("no MicroPython unix port in .venv")
+    rng = random.Random(61)
+    cases = []
+    for _ in range(8):
+        sets = [[[rng.randint(-2000, 2000), rng.randint(-4300, 4300), rng.choice((1, -1)),
+                  rng.choice((1000, 700, 300))] for _ in range(rng.choice((1, 2, 3)))] for _ in range(4)]
+        cases.append(dict(op="locate", sets=sets, frames=rng.choice((1, 2))))
+        cases.append(dict(op="grid", sets=sets, noise=40))
+    out = {}
+    for rt in ("micropython", "cpython"):
+        d = Driver(rt)
+        try:
+            out[rt] = [d(**c) for c in cases]
+        finally:
+            d.close()
+    assert out["micropython"] == out["cpython"]
