@@ -24,7 +24,7 @@
 #
 # Integers only, every intermediate below 2**30 (the RP2040's small ints; the bounds are in the
 # comments, tests/test_sensing.py checks them), allocation-free after construction.
-# RAM: the residual 4 B and a stamp 1 B per grid cell (3.6 KB) + about 1.2 KB.
+# RAM: 7 B per grid cell (residual, window stamp, usable and ignore flags: 5.1 KB) + about 1.3 KB.
 from micropython import const
 from array import array
 
