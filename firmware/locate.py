@@ -5,22 +5,23 @@
 # horizontal distance rho (FIELD: the dipole's B_z, tabulated by tools/gen_tables.py), where A,
 # the chip's strength, is about ADC_PEAK.
 #
-# find(grid):
-#  1. copy the frame into a residual; pads beyond +-THRESHOLD are candidates;
-#  2. take the strongest candidate left, fit one chip there (x, y and A by Gauss-Newton least
-#     squares over the 4 x 4 pads around it) and subtract its model from the residual over its
-#     whole reach; repeat. A chip next to a stronger one (touching chips: no pad is a local
-#     extremum of the weaker one) shows in the residual;
-#  3. a chip with neighbours within GROUP is fitted again jointly with them (all their x, y, A
-#     at once over the union of their windows), so touching chips do not pull each other;
-#  4. a new fit that lands within MIN_SEP of a chip of the same sign means that chip's fit had
-#     taken in two chips lying close together: it is split (mirrored across) and refitted jointly.
+# find(grid) fits that model to the frame (docs/sensing.md has the reasoning):
+#  1. pads beyond +-THRESHOLD are candidates; a chip is seeded at each that is an extremum of its
+#     sign among its 8 neighbours;
+#  2. each is fitted jointly with the chips within GROUP: Gauss-Newton on all their x, y and A at
+#     once over the union of their 4 x 4 pad windows (Levenberg-Marquardt damped, fixed point),
+#     A held near the learnt strength of its kind; the fitted models are subtracted from a
+#     residual;
+#  3. a candidate still unexplained beyond RES_THRESHOLD is a chip hidden between stronger ones
+#     (the middle one of three in a row has no extremum): seeded and fitted with its neighbours;
+#  4. a chip fitting badly (SPLIT_ERR) is tried as two touching chips of its kind;
+#  5. a last joint fit; chips closer than MIN_SEP merged, weaker than MIN_STRENGTH dropped.
 # Absent pads (edges, corners, cup holes) and pads marked in `ignore` are left out of every fit:
 # a chip there is fitted from the pads it has.
 #
 # Results for i < n: kind[i] (shot.KIND_SMALL / KIND_BIG), x[i], y[i] (0.1 mm, board
-# coordinates), strength[i] (|A|, LSB), err[i] (mean |residual| over the chip's fit window, LSB:
-# high while a chip moves during the frame, or where a pad misreads).
+# coordinates), strength[i] (|A|, LSB), err[i] (mean |residual| over the pads nearest the chip,
+# LSB: about 10 at rest, high while a chip moves during the frame or where a pad misreads).
 #
 # Integers only, every intermediate below 2**30 (the RP2040's small ints; the bounds are in the
 # comments, tests/test_sensing.py checks them), allocation-free after construction.
