@@ -5,6 +5,7 @@ Exit status: 0 when the scenario ran to its end; 2 for a malformed or impossible
 (one line "error: <reason>" on stderr); the runner's status (non-zero) when the target failed.
 """
 import argparse
+import os
 import sys
 
 from boardsim import scenario as scenario_mod
@@ -19,7 +20,8 @@ def cmd_run(args):
     from boardsim import runtime
     timeline = _load_and_compile(args.file)
     try:
-        return runtime.run(timeline, args.runtime, args.display)
+        extra = ["--config", os.path.abspath(args.config)] if args.config else []
+        return runtime.run(timeline, args.runtime, args.display, runner_args=extra)
     except runtime.RuntimeFailure as e:
         sys.stderr.write(f"error: {e}\n")
         return e.status
@@ -40,6 +42,8 @@ def parser():
     r.add_argument("--runtime", choices=("micropython", "cpython"), default="micropython",
                    help="the firmware's interpreter (default: micropython, the unix port)")
     r.add_argument("--display", action="store_true", help="show the OLED on stderr when it changes")
+    r.add_argument("--config", metavar="CONFIG.json",
+                   help="the firmware's config.json (e.g. {\"display\": \"both\"}; firmware/config.py)")
     r.set_defaults(func=cmd_run)
     t = sub.add_parser("timeline", help="print the timeline a scenario compiles to (JSON lines)")
     t.add_argument("file", metavar="FILE.json")

@@ -84,17 +84,27 @@ class Table:
     def timeline(self):
         return compile_scenario(parse(self.scenario()))
 
-    def run(self, heapsize=None):
+    def run(self, heapsize=None, config=None):
+        """config: the firmware's config.json as a dict (firmware/config.py), or None."""
         fd, final = tempfile.mkstemp(prefix="boardsim-final-", suffix=".json")
         os.close(fd)
+        args = ["--final", final]
+        cfg = None
+        if config is not None:
+            fd, cfg = tempfile.mkstemp(prefix="boardsim-config-", suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                f.write(config if isinstance(config, str) else json.dumps(config))
+            args += ["--config", cfg]
         out = io.StringIO()
         try:
             runtime.run(self.timeline(), self.runtime, stdout=out, heapsize=heapsize,
-                        runner_args=["--final", final])
+                        runner_args=args)
             with open(final) as f:
                 state = json.load(f)
         finally:
             os.unlink(final)
+            if cfg is not None:
+                os.unlink(cfg)
         events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()]
         return Result(events, state)
 
@@ -128,6 +138,10 @@ class Result:
 
     def display_at(self, label):
         return self.snapshots[label]["display"]
+
+    def seg_at(self, label):
+        """The seven-segment rows at a checkpoint (max7219_model.rows(): dots included)."""
+        return self.snapshots[label]["seg"]
 
     def events_before(self, label):
         return self.events[: self.snapshots[label]["events"]]

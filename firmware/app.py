@@ -9,7 +9,6 @@ from micropython import const
 import sys
 import time
 import micropython
-from machine import I2C, Pin
 
 import pins
 import shot as S
@@ -19,10 +18,10 @@ from fastin import FastInputs
 from buttons import Buttons, NONE, LONG
 from hall_scan import HallScanner
 from locate import Locator
-from ssd1306 import SSD1306
 from rules_bowling import Bowling
 from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
-import ui
+import config
+from displays import Displays
 
 # modes
 MENU = const(0)
@@ -54,10 +53,11 @@ IDLE_MS_AT_REST = const(2)
 
 
 class Scoreboard:
-    def __init__(self, out=None):
+    def __init__(self, out=None, config_path=config.PATH):
         if out is None:
             out = sys.stdout
         self.out = out
+        self.config_path = config_path
 
     def boot(self):
         if hasattr(micropython, "alloc_emergency_exception_buf"):   # not on the unix port
@@ -68,9 +68,10 @@ class Scoreboard:
         self.scan = HallScanner()
         self.loc = Locator()
         self.tracker = TR.Tracker(self.loc, self.fast)
-        i2c = I2C(pins.OLED_BUS, scl=Pin(pins.OLED_SCL), sda=Pin(pins.OLED_SDA), freq=pins.OLED_FREQ)
-        self.oled = SSD1306(i2c, pins.OLED_ADDR)
-        self.ui = ui.UI(self.oled)
+        # config.json on flash (config.py): which displays, ...; faults reported below
+        self.cfg = config.load(self.config_path)
+        self.ui = Displays().open(self.cfg)
+        self.oled = self.ui.oled            # None when the configuration has no OLED
         self.bowling = Bowling(self.ev)
         self.trap = Trap(self.ev)
         self.setup = -1          # trap set-up check: -1 not known, 0 wrong, 1 right
@@ -85,8 +86,9 @@ class Scoreboard:
         self.ev.begin(b"boot")
         self.ev.str_(b"reset", b"watchdog" if _reset_was_watchdog() else b"power")
         self.ev.end()
+        self.config_faults()
         self.redraw()
-        self.oled.flush()
+        self.ui.flush()
 
     # -- the loop --------------------------------------------------------------------------
     def step(self):
@@ -102,10 +104,25 @@ class Scoreboard:
         if self.dirty:
             self.dirty = 0
             self.redraw()
-        self.oled.service()
+        self.ui.service()
         if self.tracker.at_rest():
             return IDLE_MS_AT_REST
         return 0
+
+    def config_faults(self):
+        # each config.json problem as an event; the first one on the displays (until a button
+        # is pressed). The settings concerned run on their defaults.
+        self.cfg_fault = False
+        for key, msg in self.cfg.faults:
+            self.ev.begin(b"fault")
+            self.ev.str_(b"what", b"config")
+            self.ev.str_(b"key", key.encode())
+            self.ev.str_(b"msg", msg.encode())
+            self.ev.end()
+        if self.cfg.faults:
+            key = self.cfg.faults[0][0]
+            self.ui.fault(("Config? " + (key if key else "bad file")).encode())
+            self.cfg_fault = True
 
     # -- what happened on the board ------------------------------------------------------
     def on_board(self, e):
@@ -133,6 +150,9 @@ class Scoreboard:
 
     # -- buttons -------------------------------------------------------------------------------
     def on_button(self, b):
+        if self.cfg_fault:                  # a button press acknowledges a config fault
+            self.cfg_fault = False
+            self.ui.fault(None)
         if self.mode == MENU:
             self.menu_button(b)
         elif b == BTN_NEXT + LONG:

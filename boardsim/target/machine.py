@@ -13,6 +13,8 @@ import vclock
 _level = bytearray(32)
 _pins = [None] * 32         # the Pin object per GPIO (the last one constructed)
 _world = [None]             # the World; set by the runner before the firmware boots
+_watch = [None] * 32        # per GPIO: a function(gpio, level) told when an output changes
+                            # (the world watches a chip select this way), or None
 
 PWRON_RESET = const(1)
 WDT_RESET = const(3)
@@ -28,6 +30,19 @@ def detach_all():
     for i in range(32):
         _pins[i] = None
         _level[i] = 0
+
+
+def watch(id, fn):
+    """fn(id, level) is called whenever the firmware changes output `id`'s level."""
+    _watch[id] = fn
+
+
+def _out(id, level):
+    if _level[id] != level:
+        _level[id] = level
+        w = _watch[id]
+        if w is not None:
+            w(id, level)
 
 
 def reset_cause():
@@ -85,7 +100,7 @@ class Pin:
         self.trigger = 0
         _pins[id] = self
         if value is not None:
-            _level[id] = 1 if value else 0
+            _out(id, 1 if value else 0)
         elif self.mode == Pin.IN and pull == Pin.PULL_UP:
             w = _world[0]
             _level[id] = w.input_level(id) if w is not None else 1
@@ -94,32 +109,32 @@ class Pin:
         if mode != -1:
             self.mode = mode
         if value is not None:
-            _level[self.id] = 1 if value else 0
+            _out(self.id, 1 if value else 0)
 
     def value(self, v=None):
         if v is None:
             return _level[self.id]
-        _level[self.id] = 1 if v else 0
+        _out(self.id, 1 if v else 0)
 
     def __call__(self, v=None):
         if v is None:
             return _level[self.id]
-        _level[self.id] = 1 if v else 0
+        _out(self.id, 1 if v else 0)
 
     def on(self):
-        _level[self.id] = 1
+        _out(self.id, 1)
 
     def off(self):
-        _level[self.id] = 0
+        _out(self.id, 0)
 
     def high(self):
-        _level[self.id] = 1
+        _out(self.id, 1)
 
     def low(self):
-        _level[self.id] = 0
+        _out(self.id, 0)
 
     def toggle(self):
-        _level[self.id] ^= 1
+        _out(self.id, _level[self.id] ^ 1)
 
     def irq(self, handler=None, trigger=12, hard=False):
         self.handler = handler

@@ -3,6 +3,9 @@
     micropython runner.py TIMELINE.jsonl [--display]      (MICROPYPATH=firmware:boardsim/target)
     python      runner.py TIMELINE.jsonl [--display]      (PYTHONPATH=firmware:boardsim/target)
 
+--config FILE: the firmware's config.json (firmware/config.py) is FILE instead of config.json
+in the current directory; the simulated seven-segment chain has as many modules as it asks.
+
 Stdout carries exactly the firmware's event lines. The firmware's step() runs with the heap
 locked under MicroPython: an allocation in the loop stops the run with exit status 3.
 """
@@ -39,8 +42,9 @@ class CPythonOut:
 
 
 class Runner:
-    def __init__(self, display=False):
-        self.world = World()
+    def __init__(self, display=False, config=None):
+        self.config = config
+        self.world = World(_seg_modules(config))
         machine.attach(self.world)
         self.display = display
         self.sb = None
@@ -59,7 +63,10 @@ class Runner:
         self.world.power_on()
         before = set(sys.modules)
         import app
-        self.sb = app.Scoreboard(self.out)
+        if self.config is None:
+            self.sb = app.Scoreboard(self.out)
+        else:
+            self.sb = app.Scoreboard(self.out, self.config)
         self.sb.boot()
         self.fw_modules = set(sys.modules) - before
         self.heap_after_boot = _heap_in_use()
@@ -120,11 +127,16 @@ class Runner:
         self.run_until(max(self.world.busy_until(), vclock.now_us()) + SETTLE_MS * 1000)
 
     def show_display(self):
-        frame = bytes(self.world.oled.gddram)
+        w = self.world
+        seg = w.seg.rows() if w.seg.frames else None     # only once the firmware drives it
+        frame = (bytes(w.oled.gddram), seg)
         if frame == self.last_frame:
             return
         self.last_frame = frame
-        sys.stderr.write("-- OLED at %d ms --\n%s\n" % (vclock.now_ms(), self.world.oled.ascii_art()))
+        if w.oled.display_on:
+            sys.stderr.write("-- OLED at %d ms --\n%s\n" % (vclock.now_ms(), w.oled.ascii_art()))
+        if seg is not None:
+            sys.stderr.write("-- 7-segment at %d ms --\n%s\n" % (vclock.now_ms(), w.seg.ascii_art()))
 
     # -- the timeline ---------------------------------------------------------------------
     def op(self, o):
@@ -160,6 +172,7 @@ class Runner:
             # a test's checkpoint: the display and how many event lines were written by now
             o_ = self.world.oled
             self.snapshots.append({"label": o.get("label"), "display": o_.text_rows(),
+                                   "frame": _hex(o_.frame()), "seg": self.world.seg.rows(),
                                    "inverted": [o_.inverted_cells(i) for i in range(8)],
                                    "events": self.event_lines(), "ms": vclock.now_ms()})
         elif kind == "power":
@@ -182,11 +195,31 @@ def _heap_in_use():
         return None
 
 
+def _hex(b):
+    import binascii
+    return binascii.hexlify(bytes(b)).decode()
+
+
+def _seg_modules(path):
+    # the chain length config.json asks for (3, the default, when it says nothing valid)
+    if path is not None:
+        try:
+            with open(path) as f:
+                n = json.loads(f.read()).get("sevenseg_modules", 3)
+            if isinstance(n, int) and 1 <= n <= 8:
+                return n
+        except (OSError, ValueError, AttributeError):
+            pass
+    return 3
+
+
 def final_state(r, path):
     """What a test asserts on besides the events: the display's text, where the chips are."""
     o = r.world.oled
     state = {
         "display": o.text_rows(),
+        "frame": _hex(o.frame()),
+        "seg": r.world.seg.rows(),
         "inverted": [o.inverted_cells(i) for i in range(8)],
         "chips": {n: list(r.world.chip_state(n)) for n in r.world.chips},
         "ms": vclock.now_ms(),
@@ -207,7 +240,8 @@ def fail(code, msg):
 def main(argv):
     if len(argv) < 2:
         fail(2, "usage: runner.py TIMELINE [--display]")
-    r = Runner(display="--display" in argv)
+    r = Runner(display="--display" in argv,
+               config=argv[argv.index("--config") + 1] if "--config" in argv else None)
     with open(argv[1]) as f:
         lines = f.read().split("\n")
     booted = False

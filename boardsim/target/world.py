@@ -1,5 +1,6 @@
 """The simulated table: chips on the surface, in cups, in hand; the beams, the cup throats, the
-hit sensor, the buttons, the hall pads (hall_model.py) and the OLED (ssd1306_model.py).
+hit sensor, the buttons, the hall pads (hall_model.py), the OLED (ssd1306_model.py) and the
+seven-segment chain (max7219_model.py).
 
 It runs in the firmware's interpreter. advance_to() is called between firmware steps with the
 heap unlocked; adc_read() and i2c_write() are called from inside a step with the heap locked,
@@ -10,6 +11,7 @@ import vclock
 import world_table as T
 from hall_model import HallModel
 from ssd1306_model import SSD1306Model
+from max7219_model import MAX7219Model
 
 HAND = 0
 BOARD = 1
@@ -52,7 +54,7 @@ class Move:
 
 
 class World:
-    def __init__(self):
+    def __init__(self, seg_modules=3):
         pm = T.PINMAP
         self.chips = {}
         for name, kind in (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big")):
@@ -64,6 +66,10 @@ class World:
         self.hall = HallModel(T)
         self.oled = SSD1306Model()
         self.oled_addr = pm["oled_i2c"]["addr"]
+        # MAX7219 modules on the SPI bus, latched by its chip select (machine.watch)
+        self.spi_bus = pm["spi"]["bus"]
+        self.seg = MAX7219Model(seg_modules, pm["spi"]["cs"])
+        machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
         self.cup_pin = (pm["cup_beam"]["a"], pm["cup_beam"]["b"])
@@ -121,7 +127,8 @@ class World:
         pass
 
     def spi_write(self, bus, buf):
-        pass
+        if bus == self.spi_bus:
+            self.seg.spi_write(buf)
 
     def spi_readinto(self, bus, buf):
         for i in range(len(buf)):

@@ -1,0 +1,69 @@
+# The scoreboard's displays, as config.json's "display" picks them: the OLED (ssd1306.py +
+# ui.py), the seven-segment chain (max7219.py + seg_ui.py), or both. Displays fans the screen
+# calls app.py makes (draw_menu, draw_bowling, draw_trap, fault) out to each display and
+# services their buses, one small piece of each per loop turn. Allocation-free after open().
+import pins
+
+
+class Displays:
+    def __init__(self):
+        self.uis = ()           # ui.UI and/or seg_ui.SegUI
+        self.drivers = ()       # their drivers: service() / flush()
+        self.oled = None
+        self.seg = None
+
+    def open(self, cfg):
+        # build the drivers the configuration asks for (boot only: allocates)
+        from machine import Pin
+        which = cfg.get("display")
+        uis = []
+        drivers = []
+        if which == "oled" or which == "both":
+            from machine import I2C
+            from ssd1306 import SSD1306
+            import ui
+            i2c = I2C(pins.OLED_BUS, scl=Pin(pins.OLED_SCL), sda=Pin(pins.OLED_SDA),
+                      freq=pins.OLED_FREQ)
+            self.oled = SSD1306(i2c, pins.OLED_ADDR)
+            uis.append(ui.UI(self.oled))
+            drivers.append(self.oled)
+        if which == "sevenseg" or which == "both":
+            from machine import SPI
+            from max7219 import MAX7219
+            import seg_ui
+            spi = SPI(pins.SPI_BUS, baudrate=10000000, polarity=0, phase=0,
+                      sck=Pin(pins.SPI_SCK), mosi=Pin(pins.SPI_MOSI), miso=Pin(pins.SPI_MISO))
+            cs = Pin(pins.SPI_CS, Pin.OUT, value=1)
+            self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
+            uis.append(seg_ui.SegUI(self.seg))
+            drivers.append(self.seg)
+        self.uis = tuple(uis)
+        self.drivers = tuple(drivers)
+        return self
+
+    # -- the screens ---------------------------------------------------------------------------
+    def draw_menu(self, title, choice, hint):
+        for u in self.uis:
+            u.draw_menu(title, choice, hint)
+
+    def draw_bowling(self, game):
+        for u in self.uis:
+            u.draw_bowling(game)
+
+    def draw_trap(self, t, setup):
+        for u in self.uis:
+            u.draw_trap(t, setup)
+
+    def fault(self, buf):
+        for u in self.uis:
+            u.fault(buf)
+
+    # -- the buses -----------------------------------------------------------------------------
+    def service(self):
+        # a little of each display's pending traffic (one OLED page, one digit frame)
+        for d in self.drivers:
+            d.service()
+
+    def flush(self):
+        for d in self.drivers:
+            d.flush()

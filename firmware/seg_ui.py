@@ -1,0 +1,286 @@
+# The screens on the seven-segment rows (max7219.py): the same calls as ui.UI (draw_menu,
+# draw_bowling, draw_trap, fault) so app.py drives either or both. Allocation-free: each row
+# is composed in one preallocated 8-byte line and handed to the driver, which marks only the
+# digits that changed. Layouts (docs/displays.md has pictures); a chain shorter than three
+# modules shows only the top rows.
+#
+#   Bowling                 Trap Zenn 1              Trap Zenn 2
+#   0  P1 F 3-1             tr1 FL2                  tr1 FL2      (dot: the player up)
+#      player, frame-ball   trapper, fugitive
+#   1  tot  187             Sh 7 L 8                 Sh 7 P 5     (shots used / left, penalty)
+#      the player's total   shots used, left
+#   2  Shoot                tUrn 2                   r2 tUrn2     what to do next
+#      PoCKEt, SPLit        ESCAPE, SEtUP oK         r1 FLEE
+#   game over:
+#   0  donE P1              tr1 FL2                  1.  12 2.  9 (row 1: each player's
+#   1  tot  300             Sh15 L 0                 round total, shots + penalty)
+#   2  P2  192              P1 StUC                  P2 15Sh      (winner, result code)
+#
+# Result codes: StUC trapped_stuck, hit trapped_hit, oFF trapped_off, CUP trapped_basket,
+# 15Sh out_of_shots, SAnK trapper_sank_small.
+from micropython import const
+
+from max7219 import DIGITS, put_int
+from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
+                           PROMPT_SHOOT)
+from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
+                        PROMPT_BIG_CENTER as TP_BIG, PROMPT_BOTH_CENTER as TP_BOTH)
+
+_P = const(80)
+
+# the OLED menu's words (app.py) and what the digits show for them
+_SHORT = (
+    (b"Game", b"PLAy"),
+    (b"Zenn Bowling", b"boWLing"),
+    (b"Trap Zenn 1", b"trAP 1"),
+    (b"Trap Zenn 2", b"trAP 2"),
+    (b"Players", b"PLAyErS"),
+    (b"Shooter end", b"End"),
+    (b"Trapper", b"trAPPEr"),
+    (b"Coin flip", b"Coin"),
+    (b"Player 1", b"P1"),
+    (b"Player 2", b"P2"),
+    (b"P1 won the flip", b"P1 FLiP"),
+    (b"P2 won the flip", b"P2 FLiP"),
+    (b"Winner traps", b"trAP"),
+    (b"Winner flees", b"FLEE"),
+    (b"New game?", b"nEW ?"),
+    (b"ok = yes", b"oK = yES"),
+    (b"other = no", b"ELSE no"),
+    (b"next / ok", b"nEXt oK"),
+)
+
+_REASON = (b"", b"StUC", b"hit", b"oFF", b"CUP", b"15Sh", b"SAnK")
+
+
+def _short(buf):
+    for long_, short in _SHORT:
+        if long_ == buf:
+            return short
+    return buf
+
+
+class SegUI:
+    def __init__(self, seg):
+        self.d = seg
+        self._ln = bytearray(DIGITS)
+        self._fault = None
+
+    # -- rows -------------------------------------------------------------------------------
+    def _blank(self):
+        ln = self._ln
+        for i in range(DIGITS):
+            ln[i] = 32
+
+    def _put(self, col, buf, off=0, n=-1):
+        if n < 0:
+            n = len(buf) - off
+        ln = self._ln
+        for k in range(n):
+            if col >= DIGITS:
+                break
+            ln[col] = buf[off + k]
+            col += 1
+        return col
+
+    def _num(self, col, value, width):
+        if col + width > DIGITS:
+            return col
+        return put_int(self._ln, col, width, value)
+
+    def _show(self, row, dps=0):
+        self.d.line(row, self._ln, dps)
+
+    def _text_row(self, row, buf):
+        self._blank()
+        self._put(0, buf)
+        self._show(row)
+
+    def _status(self, row):
+        # the fault on `row` if there is one ("Err" and its first word); True when it took it
+        f = self._fault
+        if f is None:
+            return False
+        self._blank()
+        self._put(0, b"Err ")
+        n = len(f)
+        k = 0
+        while k < n and f[k] != 32:
+            k += 1
+        self._put(4, f, 0, k)
+        self._show(row)
+        return True
+
+    def _last(self):
+        return self.d.rows - 1 if self.d.rows < 3 else 2
+
+    def fault(self, buf):
+        # a fault shown on the bottom row until fault(None); the next draw_* restores the row
+        self._fault = buf
+        if buf is not None:
+            self._status(self._last())
+
+    def clear(self):
+        self._blank()
+        for r in range(self.d.rows):
+            self._show(r)
+
+    # -- menu -------------------------------------------------------------------------------
+    def draw_menu(self, title, choice, hint):
+        self._text_row(0, _short(title))
+        self._text_row(1, _short(choice))
+        if not self._status(2):
+            self._text_row(2, _short(hint))
+        self._rest(3)
+
+    def _rest(self, r0):
+        self._blank()
+        for r in range(r0, self.d.rows):
+            self._show(r)
+
+    # -- bowling ------------------------------------------------------------------------------
+    def draw_bowling(self, game):
+        p = game.player
+        ln = self._ln
+        np = game.players
+        if game.over:
+            win = 0
+            best = -1
+            for q in range(np):
+                t = game.total(q)
+                if t > best:
+                    best = t
+                    win = q
+                elif t == best:
+                    win = -1
+            self._blank()
+            self._put(0, b"donE")
+            if np > 1:
+                if win < 0:
+                    self._put(5, b"tiE")
+                else:
+                    ln[5] = _P
+                    self._num(6, win + 1, 1)
+            self._show(0)
+            q = win if win >= 0 else 0
+            self._total_row(1, b"tot", q, game)
+            # the runner-up (the other player of two; the next best of more)
+            self._blank()
+            if np > 1:
+                second = -1
+                best = -1
+                for k in range(np):
+                    t = game.total(k)
+                    if k != q and t > best:
+                        best = t
+                        second = k
+                ln[0] = _P
+                self._num(1, second + 1, 1)
+                self._num(5, best, 3)
+            if not self._status(2):
+                self._show(2)
+            self._rest(3)
+            return
+        # P1 F 3-1
+        self._blank()
+        ln[0] = _P
+        self._num(1, p + 1, 1)
+        ln[3] = 70                                  # F
+        self._num(4, game.frame + 1, 2)
+        ln[6] = 45                                  # -
+        self._num(7, game.ball + 1, 1)
+        self._show(0)
+        self._total_row(1, b"tot", p, game)
+        if not self._status(2):
+            self._blank()
+            pr = game.prompt
+            if game.last_split:
+                self._put(0, b"SPLit")
+            elif pr == PROMPT_PLACE_POCKET:
+                self._put(0, b"PoCKEt")
+            elif pr == PROMPT_PLACE_PIN_POCKET:
+                self._put(0, b"Pin PoCK")
+            elif pr == PROMPT_PLACE_CENTER:
+                self._put(0, b"CEntEr")
+            elif pr == PROMPT_SHOOT:
+                self._put(0, b"Shoot")
+            self._show(2)
+        self._rest(3)
+
+    def _total_row(self, row, word, p, game):
+        self._blank()
+        self._put(0, word)
+        self._num(5, game.total(p), 3)
+        self._show(row)
+
+    # -- trap zenn ------------------------------------------------------------------------------
+    def draw_trap(self, t, setup):
+        ln = self._ln
+        # roles, the player up marked by his digit's decimal point
+        self._blank()
+        self._put(0, b"tr")
+        self._num(2, t.trapper, 1)
+        self._put(4, b"FL")
+        self._num(6, 3 - t.trapper if t.trapper else 0, 1)
+        dps = 0
+        if not t.over and t.player:
+            dps = 1 << (2 if t.player == t.trapper else 6)
+        self._show(0, dps)
+        # shots
+        self._blank()
+        if t.variant == 2 and t.over:
+            # each player's round as trapper: shots + penalty, lower wins
+            for r in range(2):
+                q = t.round_trapper(r)
+                c = 0 if q == 1 else 4
+                self._num(c, q, 1)
+                self._num(c + 1, t.round_total(r), 3)
+            self._show(1, 1 | (1 << 4))
+        else:
+            self._put(0, b"Sh")
+            self._num(2, t.shots, 2)
+            if t.variant == 1:
+                ln[5] = 76                          # L
+                self._num(6, t.shots_left if t.shots_left > 0 else 0, 2)
+            else:
+                ln[5] = _P
+                self._num(6, t.rpen[t.round], 2)
+            self._show(1)
+        # what now, or the result
+        if self._status(2):
+            self._rest(3)
+            return
+        self._blank()
+        c = 0
+        if t.over:
+            if t.winner:
+                ln[0] = _P
+                self._num(1, t.winner, 1)
+            else:
+                self._put(0, b"tiE")
+            self._put(3, _REASON[t.reason] if t.reason < len(_REASON) else b"")
+        else:
+            if t.variant == 2:
+                ln[0] = 114                         # r
+                self._num(1, t.round + 1, 1)
+                c = 3
+            p = t.prompt
+            if p == TP_SETUP:
+                c = self._put(c, b"SEtUP")
+                if setup == 1:
+                    self._put(c + 1, b"oK")
+                elif setup == 0:
+                    self._put(c + 1, b"no")
+            elif p == TP_SMALL or p == TP_BIG or p == TP_BOTH:
+                self._put(c, b"CEntEr")
+            elif t.lfoul:
+                self._put(c, b"FouL")
+            elif t.role == 1:
+                self._put(c, (b"ESCAPE" if c == 0 else b"ESC") if t.escape else b"FLEE")
+            else:
+                c = self._put(c, b"tUrn")
+                if c < DIGITS - 1 and t.variant == 1:
+                    c += 1
+                self._num(c, t.turn_shots + 1 if t.turn_shots < 3 else 3, 1)
+        self._show(2)
+        self._rest(3)
