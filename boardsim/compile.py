@@ -424,6 +424,9 @@ class Compiler:
             return self.place(step[1])
         if kind == "shoot":
             return self.shoot(step[1], step[2], step[3])
+        if kind == "flick":
+            from boardsim import physics
+            return physics.flick(self, step[1], step[2])
         raise AssertionError(kind)
 
     # -- place ----------------------------------------------------------------------------------

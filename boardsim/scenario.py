@@ -17,6 +17,8 @@ The result is a Scenario whose steps are normalised:
     ("place", {chip: target, ...})         target: zone str, ("border", z1, z2) or ("point", x, y)
     ("take", chip)
     ("shoot", chip, [waypoint, ...], [(chip, [waypoint, ...]), ...])
+    ("flick", chip, (vx, vy))    beyond the contract: {"flick": CHIP, "v": [vx, vy]} (mm/s),
+                                 simulated to rest by boardsim.physics (docs/simulator.md)
     ("press", button)
     ("wait", ms)
     ("power", "cut" | "on")
@@ -38,7 +40,8 @@ CHIPS = {"small": "small", "big1": "big", "big2": "big", "big3": "big"}
 BUTTONS = ("next", "ok", "undo", "turn")
 CUPS = tuple(f"{e}.cup" for e in ENDS)
 HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e in ENDS)
-ACTIONS = ("place", "take", "shoot", "press", "wait_ms", "power", "snapshot")
+ACTIONS = ("place", "take", "shoot", "flick", "press", "wait_ms", "power", "snapshot")
+FLICK_MAX = 5000.0      # mm/s: the fastest flick (boardsim.physics.Params.max_speed)
 
 
 class ScenarioError(ValueError):
@@ -238,7 +241,8 @@ def _step(s):
             raise ScenarioError(f"empty step (a step is one of {', '.join(ACTIONS)})")
         raise ScenarioError(f"one action per step, not {' and '.join(actions)}")
     act = actions[0]
-    extra = [k for k in keys if k != act and not (act == "shoot" and k in ("path", "knocks"))]
+    extra = [k for k in keys if k != act and not (act == "shoot" and k in ("path", "knocks"))
+             and not (act == "flick" and k == "v")]
     if extra:
         raise ScenarioError(f"unknown key {extra[0]!r} in a {act} step")
     v = s[act]
@@ -268,6 +272,17 @@ def _step(s):
             seen.add(kc)
             knocks.append((kc, _path(k["path"], f"knock path of {kc}")))
         return ("shoot", chip, path, knocks)
+    if act == "flick":
+        chip = _chip(v)
+        vel = s.get("v")
+        if vel is None:
+            raise ScenarioError("flick needs 'v': [vx, vy] in mm/s")
+        if not (isinstance(vel, list) and len(vel) == 2 and all(_is_num(c) for c in vel)):
+            raise ScenarioError(f"bad flick v {_short(vel)} ([vx, vy] in mm/s)")
+        speed = math.hypot(vel[0], vel[1])
+        if not 0 < speed <= FLICK_MAX:
+            raise ScenarioError(f"bad flick v {_short(vel)}: the speed must be above 0 and at most {FLICK_MAX:g} mm/s")
+        return ("flick", chip, (float(vel[0]), float(vel[1])))
     if act == "press":
         if v not in BUTTONS:
             raise ScenarioError(f"unknown button {_short(v)} (next, ok, undo, turn)")
