@@ -266,4 +266,5 @@ def main(argv):
         final_state(r, argv[argv.index("--final") + 1])
 
 
-main(sys.argv)
+if __name__ == "__main__":     # live.py imports the Runner for the play page and render
+    main(sys.argv)
