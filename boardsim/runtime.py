@@ -9,6 +9,7 @@ exception's traceback on stdout) is treated as stderr, so that stdout carries on
 import collections
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -66,12 +67,15 @@ def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=No
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
     fd, path = tempfile.mkstemp(prefix="boardsim-", suffix=".jsonl")
+    # the firmware's flash: a fresh directory per run, its working directory (under MicroPython
+    # the runner mounts a littlefs on top, boardsim/target/flash.py), never the repository
+    flash_dir = tempfile.mkdtemp(prefix="boardsim-flash-")
     try:
         with os.fdopen(fd, "w") as f:
             write_timeline(timeline, f)
         argv, env = command(runtime, path, display, heapsize, runner_args)
         try:
-            proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(argv, env=env, cwd=flash_dir, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as e:
             raise RuntimeFailure(f"cannot start {argv[0]}: {e.strerror or e}") from None
@@ -116,3 +120,4 @@ def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=No
             os.unlink(path)
         except OSError:
             pass
+        shutil.rmtree(flash_dir, ignore_errors=True)

@@ -6,6 +6,13 @@
 --config FILE: the firmware's config.json (firmware/config.py) is FILE instead of config.json
 in the current directory; the simulated seven-segment chain has as many modules as it asks.
 
+The firmware's flash (flash.py) is its working directory: a littlefs on a RAM block device
+under MicroPython, the run's temporary directory (boardsim/runtime.py) under CPython. It keeps
+its files across {"op": "power"} cuts within the run; {"op": "flash", ...} tears or fails its
+writes or writes and damages files (flash_op). {"op": "stall", "ms": N} hangs the firmware for
+N ms inside a loop turn, so that the watchdog bites. Work the firmware asks to have done outside
+its locked loop turn (need_service: opening a journal file) runs right after the turn.
+
 Stdout carries exactly the firmware's event lines. The firmware's step() runs with the heap
 locked under MicroPython: an allocation in the loop stops the run with exit status 3.
 """
@@ -17,6 +24,7 @@ sys.modules["time"] = vclock      # the firmware's `time` is the virtual clock
 import json                        # noqa: E402
 import machine                     # noqa: E402
 import micropython                 # noqa: E402
+import flash                       # noqa: E402
 from world import World            # noqa: E402
 
 MICROPYTHON = sys.implementation.name == "micropython"
@@ -56,10 +64,12 @@ class Runner:
         self.heap_after_boot = None
         self.snapshots = []
         self.lines_before = 0     # event lines written by firmware runs before the last boot
+        self.flash = flash.Flash()  # the firmware's working directory (flash.py)
 
     # -- power ------------------------------------------------------------------------------
     def boot(self, cause=machine.PWRON_RESET):
         machine._reset_cause[0] = cause
+        self.flash.power_on()
         self.world.power_on()
         before = set(sys.modules)
         import app
@@ -84,6 +94,7 @@ class Runner:
         for name in self.fw_modules or ():
             del sys.modules[name]
         self.fw_modules = None
+        self.flash.power_cut()
 
     # -- time ---------------------------------------------------------------------------------
     def run_until(self, t_end):
@@ -97,10 +108,7 @@ class Runner:
             idle_ms = self._step()
             self.steps += 1
             vclock.advance_us(STEP_US + idle_ms * 1000)
-            wd = w.watchdog
-            if wd is not None and vclock.now_us() - wd.fed_us > wd.timeout_us:
-                self.power_cut()
-                self.boot(machine.WDT_RESET)
+            self._watchdog()
             if self.display and vclock.now_us() >= self.next_display_us:
                 self.next_display_us = vclock.now_us() + DISPLAY_EVERY_US
                 self.show_display()
@@ -114,11 +122,28 @@ class Runner:
             self.power_cut()
             self.boot(machine.PWRON_RESET)
             return 0
+        except flash.PowerLost:
+            micropython.heap_unlock()
+            self.power_cut()          # a torn flash write: the power is gone (until "power on")
+            return 0
         except MemoryError:
             micropython.heap_unlock()
             fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
         micropython.heap_unlock()
+        if getattr(self.sb, "need_service", 0):
+            # work the firmware keeps out of its locked loop turn (opening a journal file)
+            try:
+                self.sb.service()
+            except flash.PowerLost:
+                self.power_cut()
+                return 0
         return idle
+
+    def _watchdog(self):
+        wd = self.world.watchdog
+        if self.sb is not None and wd is not None and vclock.now_us() - wd.fed_us > wd.timeout_us:
+            self.power_cut()
+            self.boot(machine.WDT_RESET)
 
     def run_ms(self, ms):
         self.run_until(vclock.now_us() + ms * 1000)
@@ -180,10 +205,39 @@ class Runner:
                 self.power_cut()
             else:
                 self.boot()
+        elif kind == "stall":
+            # the firmware hangs inside one loop turn for this long (a test of the watchdog)
+            if self.sb is not None:
+                vclock.advance_us(o["ms"] * 1000)
+                self._watchdog()
+        elif kind == "flash":
+            self.flash_op(o)
         else:
             fail(2, "timeline: unknown op %r" % (kind,))
         if self.display:
             self.show_display()
+
+    def flash_op(self, o):
+        """The flash (flash.py): tear or fail after N more block writes, or a hand writing or
+        damaging a file (as if the flash were read and written by a PC; best with the power off)."""
+        st = self.flash.storage
+        if "tear_after" in o:
+            if st is not None:
+                st.tear_at = st.writes + o["tear_after"]
+        elif "fail_after" in o:
+            if st is not None:
+                st.fail_at = -1 if o["fail_after"] < 0 else st.writes + o["fail_after"]
+        elif "write" in o:
+            self.flash.write_file(o["write"], _unhex(o["hex"]))
+        elif "damage" in o:
+            self.flash.damage(o["damage"], o.get("offset", -1), o.get("xor", 0xFF))
+        else:
+            fail(2, "timeline: bad flash op %r" % (o,))
+
+
+def _unhex(h):
+    import binascii
+    return binascii.unhexlify(h)
 
 
 def _heap_in_use():
@@ -253,9 +307,9 @@ def main(argv):
             o = json.loads(line)
         except ValueError:
             fail(2, "timeline line %d: bad JSON" % (i + 1))
-        if not booted and o.get("op") != "boot":
+        if not booted and o.get("op") not in ("boot", "flash"):
             r.op({"op": "boot"})
-        booted = True
+        booted = booted or o.get("op") != "flash"
         r.op(o)
     if not booted:
         r.op({"op": "boot"})
