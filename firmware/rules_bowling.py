@@ -8,6 +8,7 @@
 #   kind (bits 5..7) K_*: what became of the shot chip
 #   zone (bits 0..4): zone id (docs/architecture.md). K_REST: the zone that gave the count;
 #        K_ZENN, K_ZENN_HIT, K_SINK: the pin-side cup; K_OWN: the shooter's cup; K_OFF, K_GONE: off.
+#        K_MANUAL (a ball set by hand, correct()): the pins of the ball instead of a zone.
 # The pins an outcome is worth depend on the ball (first ball or spare attempt), which the
 # engine knows from the log; the outcome itself only records what happened on the board.
 from micropython import const
@@ -27,6 +28,7 @@ K_SINK = const(3)           # into the pin-side cup, not through the gate
 K_OWN = const(4)            # into the shooter's own cup
 K_OFF = const(5)            # off the board
 K_GONE = const(6)           # vanished (lifted by hand, lost by the pads): counts as off the board
+K_MANUAL = const(7)         # set by hand (a correction): bits 0..4 the ball's pins
 OUT_SHIFT = const(5)
 OUT_ZONE = const(31)
 
@@ -88,6 +90,8 @@ class Bowling:
         self.lres = 0
         self.lkind = 0
         self.lzone = 0
+        self.lfresh = True                  # the last ball was a first ball (a fresh rack) ...
+        self.lbase = 0                      # ... or a spare attempt after this many pins
 
     # -- game -------------------------------------------------------------------------------
     def start(self, players, shooter_end):
@@ -175,9 +179,12 @@ class Bowling:
 
     def apply_outcome(self, code):
         # append one outcome and play it (silent: the journal's replay uses this too)
-        if self.players == 0 or self.over:
+        if self.players == 0 or self.over or code < 0 or code > 255:
             return False
-        if (code >> OUT_SHIFT) > K_GONE or (code & OUT_ZONE) >= N_ZONES:
+        if (code >> OUT_SHIFT) == K_MANUAL:
+            if not self.manual_ok(code & OUT_ZONE):
+                return False
+        elif (code & OUT_ZONE) >= N_ZONES:
             return False
         self.log[self.nlog] = code
         self.nlog += 1
@@ -190,6 +197,37 @@ class Bowling:
             return False
         self.nlog -= 1
         self._rebuild()
+        self._emit_undo()
+        return True
+
+    def manual_ok(self, pins):
+        # a ball set by hand may be worth this many pins: a first ball 0..10 (10 a strike); a
+        # spare attempt only what the rules let it be worth: no basket (0), a sink without a
+        # Zenn (the frame makes 9) or a spare (the frame makes 10)
+        if self.fresh:
+            return 0 <= pins <= 10
+        return pins == 0 or pins == 9 - self.base or pins == 10 - self.base
+
+    def correct(self, pins):
+        # the sensors got the last ball wrong: set its pins by hand (docs/controls.md). The ball
+        # is taken back and played again as a K_MANUAL outcome; events: undo, then the shot
+        # (with "manual": true) and game_over when it ends the game. Returns the new outcome, or
+        # -1 (nothing changed) when there is no ball or the rules do not allow that value.
+        if self.nlog == 0 or pins < 0 or pins > 10:
+            return -1
+        if not self.lfresh and not (pins == 0 or pins == 9 - self.lbase or pins == 10 - self.lbase):
+            return -1
+        self.nlog -= 1
+        self._rebuild()
+        self._emit_undo()
+        code = (K_MANUAL << OUT_SHIFT) | pins
+        self.apply_outcome(code)
+        self.emit_shot()
+        if self.over:
+            self.emit_game_over()
+        return code
+
+    def _emit_undo(self):
         ev = self.ev
         if ev is not None:
             ev.begin(b'undo')
@@ -197,7 +235,6 @@ class Bowling:
             ev.int_(b'frame', self.frame + 1)
             ev.int_(b'ball', self.ball + 1)
             ev.end()
-        return True
 
     # -- the state machine ------------------------------------------------------------------
     def _rebuild(self):
@@ -232,7 +269,24 @@ class Bowling:
             self.nf[p] = f + 1
         zenn = kind == K_ZENN or kind == K_ZENN_HIT
         split = 0
-        if self.fresh:
+        self.lfresh = self.fresh
+        self.lbase = self.base
+        if kind == K_MANUAL:
+            pins = zone                     # checked by apply_outcome (manual_ok)
+            if self.fresh:
+                if pins == 10:
+                    r = RES_STRIKE
+                elif pins:
+                    r = RES_PINS
+                else:
+                    r = RES_GUTTER
+            elif pins and pins == 10 - self.base:
+                r = RES_SPARE
+            elif pins and pins == 9 - self.base:
+                r = RES_SINK9
+            else:
+                r = RES_NO_BASKET
+        elif self.fresh:
             if zenn:
                 pins = 10
                 r = RES_STRIKE
@@ -296,7 +350,7 @@ class Bowling:
             self.prompt = PROMPT_PLACE_POCKET
 
     def _prompt_after(self, kind):
-        if kind == K_REST:
+        if kind == K_REST or kind == K_MANUAL:
             self.prompt = PROMPT_SHOOT
         elif kind == K_SINK:
             self.prompt = PROMPT_PLACE_PIN_POCKET     # contract 4.1
@@ -418,12 +472,14 @@ class Bowling:
         m[0] = self._mark(p * MAX_BALLS + self.nb[p] - 1)
         ev.str_(b'mark', m, 0, 1)
         ev.str_(b'result', RES_NAMES[self.lres])
-        if self.lkind == K_GONE:
+        if self.lkind == K_GONE or self.lkind == K_MANUAL:
             ev.null_(b'zone')
         else:
             ev.str_(b'zone', ZONE_NAMES[self.lzone])
         ev.bool_(b'split', self.last_split)
         ev.int_(b'total', self.total(p))
+        if self.lkind == K_MANUAL:
+            ev.bool_(b'manual', True)
         ev.end()
 
     def emit_game_over(self):

@@ -810,7 +810,7 @@ def test_undo_everything_matches_replay(rt):
 
 
 def test_apply_outcome_rejects_invalid_codes(rt):
-    out = rt.run([{"op": "out", "code": K_ZENN << 5}, start(1, 0), {"op": "out", "code": 7 << 5},
+    out = rt.run([{"op": "out", "code": K_ZENN << 5}, start(1, 0), {"op": "out", "code": 7 << 5 | 11},
                   {"op": "out", "code": 20}, {"op": "out", "code": 31},
                   {"op": "out", "code": K_REST << 5 | ZID["b.e2"]}])
     assert [s["r"] for s in out["steps"]] == [False, True, False, False, False, True]
@@ -922,3 +922,79 @@ def test_many_random_complete_games(rt):
         assert ref["over"]
         totals += [ref_total(ref_cum(x)) for x in ref["rolls"]]
     assert max(totals) <= 300 and len(set(totals)) > 10
+
+
+# ---------------------------------------------------------------------------------------------
+# Manual corrections (issue 7): the last ball set by hand, K_MANUAL = 7
+
+K_MANUAL = 7
+
+
+def correct(pins):
+    return {"op": "correct", "pins": pins}
+
+
+def test_correct_a_first_ball_every_value(rt):
+    for pins in range(11):
+        out = rt.run([start(1, 0), rest("p.e2"), correct(pins)])
+        step = out["steps"][-1]
+        assert step["r"] == K_MANUAL << 5 | pins
+        undo, shot = [json.loads(x) for x in step["ev"]]
+        assert undo == {"ev": "undo", "player": 1, "frame": 1, "ball": 1}
+        assert shot["manual"] is True and shot["zone"] is None and shot["pins"] == pins
+        assert shot["result"] == ("strike" if pins == 10 else "pins" if pins else "gutter")
+        st = st_of(step)
+        assert st["nlog"] == 1
+        if pins == 10:
+            assert (st["frame"], st["ball"], st["prompt"]) == (1, 0, PROMPT_PLACE_POCKET)
+        else:
+            # a spare attempt from where the chip lies
+            assert (st["frame"], st["ball"], st["prompt"]) == (0, 1, PROMPT_SHOOT)
+
+
+def test_correct_a_spare_attempt_only_to_what_the_rules_allow(rt):
+    # after a 6: no basket (0), a sink without a Zenn (3: the frame makes 9) or a spare (4)
+    for pins, result, mark in ((0, "no_basket", "-"), (3, "sink9", "3"), (4, "spare", "/")):
+        out = rt.run([start(1, 0), rest("s.e2"), rest("p.e2"), correct(pins)])
+        assert out["steps"][-1]["r"] == K_MANUAL << 5 | pins
+        shot = json.loads(out["steps"][-1]["ev"][1])
+        assert (shot["result"], shot["mark"], shot["ball"]) == (result, mark, 2)
+        assert out["final"]["marks"][0][0] == "6" + mark
+    for pins in (1, 2, 5, 6, 10, 11, -1):
+        out = rt.run([start(1, 0), rest("s.e2"), rest("p.e2"), correct(pins)])
+        assert out["steps"][-1]["r"] == -1
+        assert out["final"]["marks"][0][0] == "6-"          # nothing changed
+        assert st_of(out["steps"][-1])["nlog"] == 2
+
+
+def test_correct_with_nothing_played_does_nothing(rt):
+    out = rt.run([start(2, 1), correct(5)])
+    assert out["steps"][-1]["r"] == -1
+    assert st_of(out["steps"][-1])["nlog"] == 0
+
+
+def test_correct_the_last_ball_of_a_game_reopens_and_ends_it_again(rt):
+    frames = ["X"] * 9 + ["XX9"]
+    ops = game_ops([frames])
+    out = rt.run(ops + [correct(10)])
+    last = out["steps"][-1]
+    kinds = [json.loads(x)["ev"] for x in last["ev"] if x]
+    assert kinds == ["undo", "shot", "game_over"]
+    assert json.loads(last["ev"][2])["players"][0]["total"] == 300
+    check_against_reference(out, [["X"] * 9 + ["XXX"]])
+
+
+def test_manual_outcomes_replay_like_the_live_game(rt):
+    # the journal replays K_MANUAL codes through apply_outcome: same marks and scores
+    out = rt.run([start(1, 0), rest("p.e2"), correct(3), zenn(), correct(0), rest("p.z3")])
+    live = out["final"]
+    out2 = rt.run([start(1, 0), {"op": "out", "code": K_MANUAL << 5 | 3},
+                   {"op": "out", "code": K_MANUAL << 5 | 0}, {"op": "out", "code": K_REST << 5 | ZID["b.z3"]}])
+    assert out2["final"] == live
+    assert live["marks"][0][:2] == ["3-", "7"]
+    # invalid manual codes are refused like any bad outcome
+    out3 = rt.run([start(1, 0), {"op": "out", "code": K_MANUAL << 5 | 11},
+                   {"op": "out", "code": K_MANUAL << 5 | 6}, {"op": "out", "code": K_MANUAL << 5 | 5},
+                   {"op": "out", "code": K_MANUAL << 5 | 4}, {"op": "out", "code": K_MANUAL << 5 | 3}])
+    assert [s["r"] for s in out3["steps"]] == [True, False, True, False, True, True]
+    assert out3["final"]["marks"][0][:2] == ["6/", "3"]

@@ -12,6 +12,7 @@
 #   {"op": "classify", ...the same fields as shot}     the outcome only, nothing applied
 #   {"op": "out", "code": C}                          apply_outcome
 #   {"op": "undo"}
+#   {"op": "correct", "pins": N}                      a manual correction of the last ball
 #   {"op": "ew", "size": S, "calls": [[name, key, value], ...]}    an EventWriter of its own
 #   {"op": "alloc"}                                   allocates under the lock (harness check)
 # Result: {"steps": [{"r": ret, "st": [player, frame, ball, over, prompt, last_split, nlog],
@@ -172,6 +173,12 @@ def run_op(op):
         snap_state()
         micropython.heap_unlock()
         r = ok
+    elif kind == "correct":
+        micropython.heap_lock()
+        out[0] = game.correct(op["pins"])
+        snap_state()
+        micropython.heap_unlock()
+        r = out[0]
     elif kind == "ew":
         s2 = Sink(65536)
         w = EventWriter(s2, op.get("size", 256))
