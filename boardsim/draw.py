@@ -1,0 +1,212 @@
+"""Pictures of the table from board/geometry.json: the board description that the play page and
+the HTML replay draw with (boardsim/web/board.js), and the same drawing in Pillow for GIFs.
+
+Screen layout (both drawers): the board upright, end b at the top, end a at the bottom (a player
+at end a looks up the board), SCALE px per mm with a margin; the OLED beside it, 128x64 pixels
+each drawn as OLED_PX x OLED_PX, exactly the model's frame (SSD1306Model.frame()).
+
+State lines (boardsim/target/live.py) carry chips in 0.1 mm and the lit pads as (index,
+permille) pairs; pads are indexed as in the firmware's tables, which list them in the order of
+Board.pad_positions().
+"""
+from shapely.geometry import Polygon
+
+from boardsim.geometry import Board, ENDS
+
+CHIPS = (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big"))
+# chip colours: the small chip white, the big ones red, blue, green (as a poker set)
+CHIP_COLOURS = {"small": "#f4f1e8", "big1": "#c8323c", "big2": "#2f5fb3", "big3": "#2e8b57"}
+ZONE_COLOURS = {"back4": "#d9b98c", "cup3": "#e6c9a0", "pocket": "#e6c9a0", "z3": "#efd9b4",
+                "e2": "#f5e6c8", "n2": "#efd9b4", "n3": "#f5e6c8", "center": "#e9d3ad"}
+STATE_NAMES = ("hand", "board", "cup a", "cup b", "off")
+BOARD, CUP_A, CUP_B, OFF = 1, 2, 3, 4
+
+
+def _ring(poly):
+    return [[round(x, 2), round(y, 2)] for x, y in poly.exterior.coords[:-1]]
+
+
+def _polys(shape):
+    return [_ring(p) for p in getattr(shape, "geoms", [shape]) if isinstance(p, Polygon) and not p.is_empty]
+
+
+def board_description(board=None):
+    """Everything a drawer needs, in mm (JSON-ready)."""
+    b = board or Board.load()
+    zones = {}
+    for name, shape in b.zones.items():
+        if name.endswith(".cup"):
+            continue
+        zones[name] = _polys(shape)
+    labels = []
+    letters = {"z3": "Z", "e2": "E", "n2": "N", "n3": "N"}
+    points = {"back4": "4", "cup3": "3", "z3": "3", "e2": "2", "n2": "2", "n3": "3"}
+    for e in ENDS:
+        for key, letter in letters.items():
+            c = b.zones[f"{e}.{key}"].representative_point()
+            labels.append({"x": c.x, "y": c.y, "text": letter, "pts": points[key], "end": e})
+        for key in ("back4",):
+            u, v = (b.half_w - b.corner) * 0.55, b.baseline_v / 2
+            x, y = b.to_board(e, u, v)
+            labels.append({"x": x, "y": y, "text": "", "pts": points[key], "end": e})
+        x, y = b.to_board(e, (b.half_w - b.corner) * 0.55, (b.baseline_v + b.zline_v) / 2)
+        labels.append({"x": x, "y": y, "text": "", "pts": points["cup3"], "end": e})
+    return {
+        "width": b.width, "length": b.length, "corner": b.corner,
+        "outline": _ring(b.outline),
+        "zones": zones,
+        "labels": labels,
+        "blocks": [r for e in ENDS for r in _polys(b.blocks(e))],
+        "cups": [[*b.cup_center(e), b.cup_radius] for e in ENDS],
+        "gates": [[list(p) for p in b.gate_segment(e)] for e in ENDS],
+        "pads": [[round(x, 2), round(y, 2)] for x, y in b.pad_positions()],
+        "chips": {n: {"kind": k, "r": b.chip_radius(k), "colour": CHIP_COLOURS[n]} for n, k in CHIPS},
+        "zone_colours": ZONE_COLOURS,
+    }
+
+
+# =============================================================================================
+# Pillow drawing (GIF replays); the same picture as web/board.js
+# =============================================================================================
+
+SCALE = 0.5         # px per mm
+MARGIN = 12
+OLED_PX = 2
+
+
+class Painter:
+    def __init__(self, desc, scale=SCALE):
+        from PIL import Image, ImageDraw, ImageFont
+        self.Image, self.ImageDraw = Image, ImageDraw
+        self.font = ImageFont.load_default()
+        self.d = desc
+        self.s = scale
+        self.bw = int(desc["width"] * scale) + 2 * MARGIN
+        self.bh = int(desc["length"] * scale) + 2 * MARGIN
+        self.ow, self.oh = 128 * OLED_PX, 64 * OLED_PX
+        self.W = self.bw + self.ow + 3 * MARGIN
+        self.H = self.bh
+        self._board = self._board_image()
+
+    def xy(self, x, y):
+        d = self.d
+        return (MARGIN + (x + d["width"] / 2) * self.s, MARGIN + (d["length"] / 2 - y) * self.s)
+
+    def _board_image(self):
+        d = self.d
+        img = self.Image.new("RGB", (self.W, self.H), "#2b2622")
+        dr = self.ImageDraw.Draw(img)
+        dr.polygon([self.xy(*p) for p in d["outline"]], fill="#d2ad7a", outline="#5a3d1e")
+        for name, polys in d["zones"].items():
+            key = name.split(".")[-1]
+            if key in ("zline",):
+                continue
+            for ring in polys:
+                dr.polygon([self.xy(*p) for p in ring], fill=d["zone_colours"].get(key), outline="#8a6a44")
+        for ring in d["zones"]["a.zline"] + d["zones"]["b.zline"]:
+            dr.polygon([self.xy(*p) for p in ring], fill="#3a2a1a")
+        for cx, cy, r in d["cups"]:
+            x0, y0 = self.xy(cx - r, cy + r)
+            x1, y1 = self.xy(cx + r, cy - r)
+            dr.ellipse([x0, y0, x1, y1], fill="#1a1410", outline="#000000")
+        for ring in d["blocks"]:
+            dr.polygon([self.xy(*p) for p in ring], fill="#6b4423", outline="#3a230f")
+        for lab in d["labels"]:
+            x, y = self.xy(lab["x"], lab["y"])
+            text = lab["text"] or lab["pts"]
+            dr.text((x - 3, y - 6), text, fill="#7a5a34", font=self.font)
+        self.pad_xy = [self.xy(*p) for p in d["pads"]]
+        for x, y in self.pad_xy:
+            dr.point((x, y), fill="#a88a60")
+        # the OLED's bezel
+        ox, oy = self.bw + MARGIN, MARGIN
+        dr.rectangle([ox - 4, oy - 4, ox + self.ow + 3, oy + self.oh + 3], fill="#111111", outline="#444444")
+        return img
+
+    def frame(self, st, oled_hex, caption=""):
+        """One picture: the board with the state line `st`, the OLED from `oled_hex` (the model's
+        1024-byte frame as hex, or None for a dark panel), a caption under the OLED."""
+        img = self._board.copy()
+        dr = self.ImageDraw.Draw(img)
+        chips = self.d["chips"]
+        for name, state, x, y, amp in st.get("chips", []):
+            if state != BOARD:
+                continue
+            r = chips[name]["r"]
+            cx, cy = self.xy(x / 10.0, y / 10.0)
+            rp = r * self.s
+            dr.ellipse([cx - rp, cy - rp, cx + rp, cy + rp], fill=chips[name]["colour"], outline="#111111")
+            dr.ellipse([cx - rp * 0.6, cy - rp * 0.6, cx + rp * 0.6, cy + rp * 0.6], outline="#ffffff")
+        lit = st.get("lit", [])
+        for i in range(0, len(lit), 2):
+            x, y = self.pad_xy[lit[i]]
+            k = min(1.0, lit[i + 1] / 600.0)
+            c = (int(255 * k + 120 * (1 - k)), int(200 * k + 90 * (1 - k)), 40)
+            rr = 1.5 + 2.0 * k
+            dr.ellipse([x - rr, y - rr, x + rr, y + rr], fill=c, outline="#3a1d00")
+        ox, oy = self.bw + MARGIN, MARGIN
+        if oled_hex and st.get("power", True):
+            fb = bytes.fromhex(oled_hex)
+            px = self.Image.new("1", (128, 64), 0)
+            pix = px.load()
+            for p in range(8):
+                for x in range(128):
+                    b = fb[p * 128 + x]
+                    if b:
+                        for j in range(8):
+                            if b >> j & 1:
+                                pix[x, p * 8 + j] = 1
+            big = px.resize((self.ow, self.oh), self.Image.NEAREST)
+            colour = self.Image.new("RGB", (self.ow, self.oh), "#9fe8ff")
+            black = self.Image.new("RGB", (self.ow, self.oh), "#050a0c")
+            img.paste(self.Image.composite(colour, black, big), (ox, oy))
+        else:
+            dr.rectangle([ox, oy, ox + self.ow - 1, oy + self.oh - 1], fill="#050a0c")
+        # the chips not on the board
+        y = oy + self.oh + 14
+        dr.text((ox, y), "t = %.1f s" % (st.get("t", 0) / 1000.0), fill="#dddddd", font=self.font)
+        y += 16
+        for name, state, _x, _y, _amp in st.get("chips", []):
+            if state in (CUP_A, CUP_B, OFF):
+                dr.text((ox, y), f"{name}: {STATE_NAMES[state]}", fill="#dddddd", font=self.font)
+                y += 14
+        for line in _wrap(caption, 40)[:12]:
+            dr.text((ox, y), line, fill="#ffd27f", font=self.font)
+            y += 13
+        return img
+
+
+    def palette_image(self):
+        """A 'P' image whose palette holds every colour the frames use (board, lit pads at every
+        strength, chips, OLED, text), for quantizing all frames alike."""
+        Image, ImageDraw = self.Image, self.ImageDraw
+        probe = Image.new("RGB", (self.W, self.H + 40), "#000000")
+        probe.paste(self._board, (0, 0))
+        dr = ImageDraw.Draw(probe)
+        x = 0
+        for i in range(0, 61):
+            k = i / 60.0
+            dr.rectangle([x, self.H, x + 3, self.H + 9],
+                         fill=(int(255 * k + 120 * (1 - k)), int(200 * k + 90 * (1 - k)), 40))
+            x += 4
+        for c in list(self.d["chips"].values()):
+            dr.rectangle([x, self.H, x + 9, self.H + 9], fill=c["colour"])
+            x += 10
+        for c in ("#9fe8ff", "#050a0c", "#dddddd", "#ffd27f", "#ffffff", "#111111", "#3a1d00"):
+            dr.rectangle([x, self.H, x + 9, self.H + 9], fill=c)
+            x += 10
+        return probe.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+
+
+def _wrap(text, n):
+    out = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            if len(line) + len(word) + 1 > n and line:
+                out.append(line)
+                line = word
+            else:
+                line = (line + " " + word).strip()
+        out.append(line)
+    return out

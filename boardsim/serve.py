@@ -1,0 +1,278 @@
+"""python -m boardsim serve [--port N] [--runtime R] [--speed X]: the simulator as a page on
+localhost, to play with. The real firmware runs behind it (boardsim/target/live.py, interactive
+mode) on the simulated table; the page shows the board, the chips and the pads that feel them,
+and the OLED pixel for pixel as the SSD1306 model decodes it.
+
+A person picks a game (the firmware's own menu is played with button presses, or driven by
+hand), flicks chips with the mouse (boardsim/physics.py simulates the flick; the firmware sees
+the same move op a scenario's flick gives), puts chips down and picks them up, presses the four
+buttons and cuts the power.
+
+The HTTP API (JSON), used by web/play.html:
+    GET  /                  the page (web/play.html, web/board.js)
+    GET  /api/board         the board description (boardsim/draw.py) and the physics limits
+    GET  /api/state?frame=F&ev=E   the latest state line; the OLED only when its frame number
+                            differs from F; the firmware's events from index E on
+    POST /api/action        one action, answered {"ok": true} or {"ok": false, "error": reason}:
+        {"press": BUTTON}  {"hold": BUTTON, "ms": N}  {"flick": CHIP, "v": [vx, vy]}
+        {"place": {CHIP: {"x": mm, "y": mm}}}  {"take": CHIP}  {"power": "cut"|"on"}
+        {"wait_ms": N}      (lets N ms of virtual time pass at once)
+        {"new": {"game": G, "players": N, "options": {...}}}   restart the firmware and go
+                            through its menu to that game (CONTRACT 2's options)
+Actions other than new, hold and wait_ms are scenario steps (boardsim/scenario.py) and go
+through the same compiler, so a refused step says why exactly as `boardsim run` would.
+
+Time: the firmware's virtual clock is kept with the wall clock (times --speed): a clock thread
+sends "wait" ops every TICK_S. Nobody watching (no poll for IDLE_S) pauses the table.
+"""
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+from boardsim import live, physics
+from boardsim.compile import Compiler, _default_board
+from boardsim.draw import board_description
+from boardsim.scenario import BUTTONS, CHIPS, FLICK_MAX, GAMES, Scenario, ScenarioError, parse
+
+WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
+TICK_S = 0.04
+IDLE_S = 15.0
+MAX_CATCH_UP_MS = 500
+
+
+class Session:
+    """One firmware on one simulated table, shared by every page open on the server."""
+
+    def __init__(self, rt="micropython", speed=1.0):
+        self.rt = rt
+        self.speed = speed
+        self.board = _default_board()
+        self.lock = threading.RLock()
+        self.target = None
+        self.state = {}
+        self.oled = None
+        self.text = []
+        self.error = None
+        self.game = None
+        self.last_poll = time.monotonic()
+        self.stopped = False
+        self.restart(None)
+        self._clock = threading.Thread(target=self._tick, daemon=True)
+        self._clock.start()
+
+    # -- the firmware ----------------------------------------------------------------------
+    def restart(self, game):
+        """A new firmware (fresh flash, chips in hand). game: None (it boots to its menu) or
+        {"game", "players", "options"}: the menu presses to that game follow."""
+        with self.lock:
+            if self.target is not None:
+                self.target.close()
+            self.compiler = Compiler(self.board)
+            self.compiler.state = {c: ("hand",) for c in CHIPS}
+            self.compiler.power = True
+            self.error = None
+            self.oled = None
+            self.text = []
+            self.target = live.Target(self.rt)
+            if game is None:
+                ops = [{"op": "boot"}]
+                self.game = None
+            else:
+                scn = Scenario(game["game"], game["players"], game.get("options", {}), [])
+                ops = self.compiler.compile(scn)
+                self.game = {"game": scn.game, "players": scn.players, "options": scn.options}
+                self.compiler.state = {c: ("hand",) for c in CHIPS}
+            for op in ops:
+                self._send(op)
+            self.wall0 = time.monotonic()
+            self.virt0 = self.state.get("t", 0)
+
+    def _send(self, op):
+        try:
+            st = self.target.send(op)
+        except live.TargetFailure as e:
+            self.error = str(e)
+            raise
+        if "oled" in st:
+            self.oled = st["oled"]
+            self.text = st.get("text", [])
+        self.state = st
+        return st
+
+    def _rebase(self):
+        # an op may take virtual time at once (a press 270 ms, wait_ms N): the wall clock
+        # keeps pace from here rather than stalling the table until it catches up
+        self.wall0 = time.monotonic()
+        self.virt0 = self.state.get("t", 0)
+
+    def _tick(self):
+        while not self.stopped:
+            time.sleep(TICK_S)
+            with self.lock:
+                now = time.monotonic()
+                if self.error or now - self.last_poll > IDLE_S:
+                    self.wall0 += TICK_S        # paused: do not catch up later
+                    continue
+                want = self.virt0 + (now - self.wall0) * 1000.0 * self.speed
+                lag = want - self.state.get("t", 0)
+                if lag >= 1:
+                    try:
+                        self._send({"op": "wait", "ms": int(min(lag, MAX_CATCH_UP_MS))})
+                    except live.TargetFailure:
+                        continue
+                    if lag > MAX_CATCH_UP_MS:   # too far behind: keep the pace from here
+                        self.wall0 = now
+                        self.virt0 = self.state["t"]
+
+    def close(self):
+        self.stopped = True
+        with self.lock:
+            if self.target is not None:
+                self.target.close()
+
+    # -- what the page asks --------------------------------------------------------------------
+    def snapshot(self, frame=None, ev=0):
+        with self.lock:
+            self.last_poll = time.monotonic()
+            st = dict(self.state)
+            st.pop("oled", None)
+            st.pop("text", None)
+            if frame != st.get("frame"):
+                st["oled"] = self.oled
+            st["text"] = self.text
+            events = list(self.target.events) if self.target else []
+            st["events"] = events[ev:]
+            st["ev_total"] = len(events)
+            st["game"] = self.game
+            st["error"] = self.error
+            st["wall_ms"] = int((time.monotonic() - self.wall0) * 1000)
+            return st
+
+    def act(self, a):
+        """One action from the page (see the module's doc). Returns None or a reason."""
+        if not isinstance(a, dict):
+            return "an action is one object: press, hold, flick, place, take, power, wait_ms or new"
+        with self.lock:
+            try:
+                if "new" in a:
+                    g = a["new"] or {}
+                    if g.get("menu"):
+                        self.restart(None)
+                        return None
+                    s = parse({"game": g.get("game"), "players": g.get("players"),
+                               "options": g.get("options", {}), "steps": []})
+                    self.restart({"game": s.game, "players": s.players, "options": s.options})
+                    return None
+                if self.error:
+                    return "the firmware stopped; start a new game"
+                if "hold" in a:
+                    if a["hold"] not in BUTTONS:
+                        return f"unknown button {a['hold']!r}"
+                    ms = a.get("ms", 2500)
+                    if not isinstance(ms, int) or not 0 < ms <= 10000:
+                        return "hold ms: 1 to 10000"
+                    self._send({"op": "hold", "button": a["hold"], "ms": ms})
+                    self._rebase()
+                    return None
+                step = parse({"game": "bowling", "players": 1, "steps": [a]}).steps[0]
+                kind = step[0]
+                if kind in ("place", "take", "flick", "shoot") and self.state.get("moving"):
+                    return "wait until the chips have come to rest"
+                if kind == "shoot":
+                    return "flick the chip instead (shoot takes waypoint paths: boardsim run)"
+                for op in self.compiler.step(step):
+                    self._send(op)
+                self._rebase()
+                return None
+            except ScenarioError as e:
+                msg = str(e)
+                return msg[len("step 1: "):] if msg.startswith("step 1: ") else msg
+            except live.TargetFailure as e:
+                return str(e)
+
+
+class Handler(BaseHTTPRequestHandler):
+    session = None
+    quiet = True
+
+    def log_message(self, fmt, *args):
+        if not self.quiet:
+            sys.stderr.write("serve: " + fmt % args + "\n")
+
+    def _send(self, code, body, ctype="application/json"):
+        data = body if isinstance(body, bytes) else body.encode("utf-8")
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _json(self, obj, code=200):
+        self._send(code, json.dumps(obj, separators=(",", ":")))
+
+    def do_GET(self):
+        u = urlparse(self.path)
+        if u.path in ("/", "/index.html"):
+            with open(os.path.join(WEB, "play.html"), "rb") as f:
+                return self._send(200, f.read(), "text/html; charset=utf-8")
+        if u.path == "/favicon.ico":
+            return self._send(204, b"", "image/x-icon")
+        if u.path == "/board.js":
+            with open(os.path.join(WEB, "board.js"), "rb") as f:
+                return self._send(200, f.read(), "text/javascript; charset=utf-8")
+        if u.path == "/api/board":
+            p = physics.PARAMS
+            return self._json({"board": board_description(self.session.board),
+                               "decel": p.decel, "max_speed": min(p.max_speed, FLICK_MAX),
+                               "jump_speed": p.jump_speed, "buttons": list(BUTTONS),
+                               "games": list(GAMES), "chips": list(CHIPS)})
+        if u.path == "/api/state":
+            q = parse_qs(u.query)
+            frame = int(q["frame"][0]) if "frame" in q and q["frame"][0].lstrip("-").isdigit() else None
+            ev = int(q["ev"][0]) if "ev" in q and q["ev"][0].isdigit() else 0
+            return self._json(self.session.snapshot(frame, ev))
+        self._send(404, "not found", "text/plain")
+
+    def do_POST(self):
+        u = urlparse(self.path)
+        if u.path != "/api/action":
+            return self._send(404, "not found", "text/plain")
+        n = int(self.headers.get("Content-Length") or 0)
+        try:
+            a = json.loads(self.rfile.read(n) or b"null")
+        except ValueError:
+            return self._json({"ok": False, "error": "bad JSON"}, 400)
+        err = self.session.act(a)
+        self._json({"ok": err is None, "error": err})
+
+
+def make_server(port=8000, rt="micropython", speed=1.0, host="127.0.0.1"):
+    """(server, session): a server bound to host:port (0 picks a free port), not yet serving."""
+    session = Session(rt, speed)
+
+    class H(Handler):
+        pass
+    H.session = session
+    srv = ThreadingHTTPServer((host, port), H)
+    srv.daemon_threads = True
+    return srv, session
+
+
+def serve(port=8000, rt="micropython", speed=1.0, quiet=True):
+    srv, session = make_server(port, rt, speed)
+    Handler.quiet = quiet
+    url = f"http://127.0.0.1:{srv.server_address[1]}/"
+    print(f"Zenn scoreboard simulator ({rt}) on {url}  (Ctrl-C stops it)", flush=True)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        srv.server_close()
+        session.close()
+    return 0

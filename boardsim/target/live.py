@@ -1,0 +1,154 @@
+"""The runner's live modes (issue 5), for the play page (boardsim/serve.py) and for replays
+(boardsim/render.py). Runs in the firmware's interpreter like runner.py, same paths:
+
+    micropython live.py --side-fd N                          interactive
+    micropython live.py TIMELINE.jsonl --side-fd N --every MS   recording
+
+Stdout carries exactly the firmware's event lines, as with runner.py. What a viewer needs goes
+on a side channel, the inherited file descriptor N, one JSON object per line ("state lines"):
+
+    {"t": ms, "ev": event lines so far, "power": bool,
+     "chips": [[name, state, x, y, amp], ...]     state: 0 hand, 1 board, 2 cup a, 3 cup b, 4 off;
+                                                   x, y in 0.1 mm; amp 0..1000 (a hand fading it)
+     "lit": [pad, permille, pad, permille, ...]    pads that feel a chip: |field| in 1/1000 of the
+                                                   full reading of a magnet right above the pad
+     "frame": n, "oled": "<2048 hex digits>", "text": [8 rows]   the panel as
+                                                   SSD1306Model.frame() shows it: only when it
+                                                   changed (frame n), else just "frame"
+     "seg": [rows]                                 the seven-segment chain, once driven
+     "moving": bool}                               a move, fade or pulse is still under way
+
+Interactive: timeline ops are read from stdin one line at a time; after each one exactly one
+state line is written. Unlike runner.py, put / lift / move do not let the board settle: time
+passes only through "wait" ops (the host sends them to keep virtual time with the wall clock),
+so chips slide while the page watches. Extra ops: {"op": "state"} (just the state line) and
+{"op": "quit"}. Before a "boot" op the scoreboard is off.
+
+Recording: the timeline is played as runner.py plays it, and a state line is written every MS
+of virtual time while the firmware runs, and once at the end.
+"""
+import sys
+
+import runner
+from runner import Runner, vclock, fail, MICROPYTHON
+import json
+import binascii
+import world_table as T
+
+LIT_PERMILLE = 20       # a pad "lights" when it feels at least 2% of a magnet right above it
+
+
+class LiveRunner(Runner):
+    def __init__(self, side, every_ms=0, interactive=False):
+        Runner.__init__(self)
+        self.side = side
+        self.every_us = every_ms * 1000
+        self.next_sample_us = 0
+        self.interactive = interactive
+        self.frame_key = None
+        self.frame_no = 0
+
+    def settle(self):
+        if not self.interactive:
+            Runner.settle(self)
+
+    def _step(self):
+        idle = Runner._step(self)
+        if self.every_us and vclock.now_us() >= self.next_sample_us:
+            self.next_sample_us = vclock.now_us() + self.every_us
+            self.state_line()
+        return idle
+
+    def state_line(self):
+        w = self.world
+        o = w.oled
+        d = {"t": vclock.now_ms(), "ev": self.event_lines(), "power": self.sb is not None}
+        chips = []
+        for name in ("small", "big1", "big2", "big3"):
+            c = w.chips[name]
+            chips.append([name, c.state, c.x, c.y, c.amp])
+        d["chips"] = chips
+        lit = []
+        field = w.hall.field
+        lim = T.ADC_PEAK * LIT_PERMILLE
+        for p in range(w.hall.n):
+            v = field[p]
+            if v < 0:
+                v = -v
+            if v * 1000 >= lim:
+                lit.append(p)
+                lit.append(v * 1000 // T.ADC_PEAK)
+        d["lit"] = lit
+        key = bytes(o.gddram) + bytes([o.display_on, o.inverse, o.entire_on, o.seg_remap,
+                                       o.com_reverse, o.start_line, o.offset, o.mux])
+        if key != self.frame_key:
+            self.frame_key = key
+            self.frame_no += 1
+            d["oled"] = binascii.hexlify(bytes(o.frame())).decode()
+            d["text"] = o.text_rows()
+        d["frame"] = self.frame_no
+        seg = getattr(w, "seg", None)
+        if seg is not None and getattr(seg, "frames", 0):
+            d["seg"] = seg.rows()
+        d["moving"] = w.busy_until() > vclock.now_us() or len(w.moves) > 0
+        self.side.write(json.dumps(d) + "\n")
+        if not MICROPYTHON:
+            self.side.flush()
+
+
+def interactive(r):
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            return
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            fail(2, "live: bad JSON line")
+        kind = o.get("op")
+        if kind == "quit":
+            return
+        if kind != "state":
+            r.op(o)
+        r.state_line()
+
+
+def record(r, path):
+    with open(path) as f:
+        lines = f.read().split("\n")
+    booted = False
+    for i, line in enumerate(lines):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            fail(2, "timeline line %d: bad JSON" % (i + 1))
+        if not booted and o.get("op") != "boot":
+            r.op({"op": "boot"})
+        booted = True
+        r.op(o)
+    if not booted:
+        r.op({"op": "boot"})
+    r.run_ms(200)
+    r.state_line()
+
+
+def main(argv):
+    if "--side-fd" not in argv:
+        fail(2, "usage: live.py [TIMELINE --every MS] --side-fd N")
+    side = open("/dev/fd/" + argv[argv.index("--side-fd") + 1], "w")
+    if "--every" in argv:
+        r = LiveRunner(side, every_ms=int(argv[argv.index("--every") + 1]))
+        record(r, argv[1])
+    else:
+        r = LiveRunner(side, interactive=True)
+        interactive(r)
+    side.close()
+
+
+main(sys.argv)
