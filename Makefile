@@ -26,7 +26,21 @@ tables: $(STAMP)
 sim: $(STAMP)
 	$(VPY) -m boardsim run $(SCENARIO) --runtime $(RUNTIME) --display
 
-test: $(STAMP)
+# The simulator as a page to play with: http://127.0.0.1:$(PORT_PLAY)/ (docs/simulator.md).
+.PHONY: play browser
+PORT_PLAY ?= 8000
+play: $(STAMP)
+	$(VPY) -m boardsim serve --port $(PORT_PLAY) --runtime $(RUNTIME)
+
+# Debian's chromium for the play page's browser tests (tests/test_play.py skips without it),
+# installed when missing and we are root with apt-get, as in CI; a failure only warns.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
+	fi
+
+test: $(STAMP) browser
 	$(VPY) -m pytest -q -n 2 tests
 
 firmware: $(STAMP)
