@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test tables check-tables firmware deploy clean
+.PHONY: all venv sim test tables check-tables firmware deploy wiring clean
 
 all: test
 
@@ -42,6 +42,14 @@ browser:
 
 test: $(STAMP) browser
 	$(VPY) -m pytest -q -n 2 tests
+
+# The wiring documents from wiring/pinmap.json and board/geometry.json (tools/wiring.py):
+# bom.csv, harness.yml + harness.svg (WireViz, needs Graphviz's dot: installed here when
+# missing and we are root), mux_circuit.svg, board.svg. tests/test_wiring.py checks them.
+wiring: $(STAMP)
+	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq graphviz >/dev/null; } \
+		|| { echo "make wiring needs Graphviz's dot: apt-get install graphviz"; exit 1; }
+	$(VPY) -m tools.wiring
 
 firmware: $(STAMP)
 	$(VPY) -m tools.build_firmware
