@@ -54,6 +54,9 @@ class Board:
             self.block_depth = float(blk["depth"])
             self.chip_diameter = {k: float(params["chips"][k]["diameter"]) for k in CHIP_KINDS}
             self.pads = dict(params["pads"])
+            # the presence pads of the second front end (docs/sensing.md); defaults if absent
+            self.presence = {"pitch": 10, "aperture": 2.5, "threshold_spread": 0.15, "rim": 1.0}
+            self.presence.update(params.get("presence", {}))
         except (KeyError, TypeError, ValueError) as e:
             raise GeometryError(f"board geometry: missing or bad value: {e}") from e
         self._check()
@@ -241,6 +244,25 @@ class Board:
                 p = Point(x, y)
                 ok = self.outline.contains(p) and not any(self.cup_hole(e).buffer(2).contains(p) for e in ENDS)
                 present.append(ok)
+        return cols, rows, pitch, x0, y0, present
+
+    @cached_property
+    def presence_grid(self):
+        """(cols, rows, pitch, x0, y0, present) of the presence pads (front end "shift"), laid
+        out as pad_grid is, at their own pitch."""
+        return self._grid(float(self.presence["pitch"]))
+
+    def _grid(self, pitch):
+        cols = int(self.width // pitch)
+        rows = int(self.length // pitch)
+        x0 = -(cols - 1) * pitch / 2
+        y0 = -(rows - 1) * pitch / 2
+        holes = [self.cup_hole(e).buffer(2) for e in ENDS]
+        present = []
+        for r in range(rows):
+            for c in range(cols):
+                p = Point(x0 + c * pitch, y0 + r * pitch)
+                present.append(self.outline.contains(p) and not any(h.contains(p) for h in holes))
         return cols, rows, pitch, x0, y0, present
 
     def pad_positions(self):

@@ -70,6 +70,61 @@ def fmt_seq(values, per_line=16, indent="    "):
     return "\n".join(lines)
 
 
+def fmt_bytes(data, per_line=32, indent="    "):
+    """A bytes literal, hex escapes, split over lines (a bytes constant costs its length in
+    RAM on the Pico; a tuple of ints would cost 4 bytes per item while it is built)."""
+    lines = []
+    for i in range(0, len(data), per_line):
+        lines.append(indent + "b'" + "".join(f"\\x{b:02x}" for b in data[i:i + per_line]) + "'")
+    return "\n".join(lines)
+
+
+def presence_bits(present):
+    """One bit per cell, cell g at bit g & 7 of byte g >> 3."""
+    out = bytearray((len(present) + 7) // 8)
+    for g, p in enumerate(present):
+        if p:
+            out[g >> 3] |= 1 << (g & 7)
+    return bytes(out)
+
+
+def presence_reach(board, n):
+    """Per presence pad, how much farther than the chip's seen edge (0.1 mm, may be negative)
+    its switching point lies: a pad switches when the covered share of its window (radius
+    `aperture`) reaches its threshold, which strays by up to +-threshold_spread from one half.
+    With the chip's edge taken as straight across the small window, the share covered when the
+    edge lies s inside the window's centre is f(s / aperture); the pad switches at
+    s = aperture * f^-1(threshold)."""
+    import math
+    a = float(board.presence["aperture"])
+    spread = float(board.presence["threshold_spread"])
+    rng = random.Random(20261130)
+
+    def f(t):
+        return 0.5 + (t * math.sqrt(1 - t * t) + math.asin(t)) / math.pi
+
+    out = []
+    for _ in range(n):
+        th = min(0.95, max(0.05, 0.5 + rng.uniform(-spread, spread)))
+        lo, hi = -1.0, 1.0
+        for _ in range(50):
+            mid = (lo + hi) / 2
+            if f(mid) < th:
+                lo = mid
+            else:
+                hi = mid
+        out.append(int(round(-a * lo * 10)))
+    return out
+
+
+def presence_consts(board, pinmap):
+    cols, rows, pitch, x0, y0, present = board.presence_grid
+    n_sr = (cols + 7) // 8
+    return [("PRES_COLS", cols), ("PRES_ROWS", rows), ("PRES_PITCH", tenth(pitch)),
+            ("PRES_X0", tenth(x0)), ("PRES_Y0", tenth(y0)), ("PRES_SR", n_sr),
+            ("PRES_N", sum(1 for p in present if p))], present
+
+
 def board_table(board, pinmap, src):
     cols, rows, pitch, x0, y0, present = board.pad_grid
     n_adc = len(pinmap["mux_adc"])
@@ -113,6 +168,14 @@ def board_table(board, pinmap, src):
     w(f"ADC_PEAK = const({int(board.pads['adc_peak'])})\nNOISE_LSB = const({int(board.pads['noise_lsb'])})\n")
     w(f"FIELD_BIN = const({FIELD_BIN})\nFIELD_SCALE = const({FIELD_SCALE})\nFIELD_REACH2 = const({tenth(reach) ** 2})\n")
     w(f"FIELD = array('h', (\n{fmt_seq(ftab)}\n))\n")
+    w("\n# presence pads (config front_end \"shift\", docs/sensing.md): a square grid of IR reflective\n")
+    w("# pads, cell = row * PRES_COLS + col, read as a matrix: one row strobe at a time, its\n")
+    w("# PRES_COLS columns through PRES_SR 74HC165s (byte k, bit 7 - j: column 8k + j).\n")
+    w("# PRES_PRESENT: a bit per cell (bit g & 7 of byte g >> 3), 0 where no pad can sit.\n")
+    pc, present = presence_consts(board, pinmap)
+    for name, v in pc:
+        w(f"{name} = const({v})\n")
+    w(f"PRES_PRESENT = (\n{fmt_bytes(presence_bits(present))}\n)\n")
     return "".join(L)
 
 
@@ -138,6 +201,11 @@ def pins_table(pinmap):
     for k in ("bus", "sck", "mosi", "miso", "cs"):
         w(f"SPI_{k.upper()} = const({s[k]})\n")
     w(f"LED = const({pinmap['led']})\n")
+    sh = pinmap["shift"]
+    w("# the presence pads (front end \"shift\"), on pins the hall pads use otherwise\n")
+    for k in ("bus", "sck", "mosi", "miso", "load"):
+        w(f"SHIFT_{k.upper()} = const({sh[k]})\n")
+    w("SHIFT_ROW_SELECT = (" + ", ".join(map(str, sh["row_select"])) + ",)\n")
     return "".join(L)
 
 
@@ -177,6 +245,14 @@ def world_table(board, pinmap):
     w(f"NOISE_LSB = {int(board.pads['noise_lsb'])}\n")
     w(f"FIELD_BIN = {FIELD_BIN}\nFIELD_SCALE = {FIELD_SCALE}\nFIELD_REACH = {tenth(3.5 * h)}\n")
     w(f"FIELD = array('i', (\n{fmt_seq(field_table(board, 3.5 * h))}\n))\n")
+    pc, present = presence_consts(board, pinmap)
+    w("# presence pads (presence_model.py)\n")
+    for name, v in pc:
+        w(f"{name} = {v}\n")
+    w(f"PRES_PRESENT = (\n{fmt_bytes(presence_bits(present))}\n)\n")
+    w(f"PRES_RIM = {tenth(float(board.presence['rim']))}\n")
+    w("# per cell: where the pad switches, beyond the chip's seen edge (0.1 mm)\n")
+    w(f"PRES_REACH = array('b', (\n{fmt_seq(presence_reach(board, len(present)), 32)}\n))\n")
     return "".join(L)
 
 
