@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test tables check-tables firmware deploy wiring clean
+.PHONY: all venv sim test tables check-tables firmware deploy wiring screens clean
 
 all: test
 
@@ -50,6 +50,11 @@ wiring: $(STAMP)
 	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq graphviz >/dev/null; } \
 		|| { echo "make wiring needs Graphviz's dot: apt-get install graphviz"; exit 1; }
 	$(VPY) -m tools.wiring
+
+# The OLED's key screens as pictures (tests/golden/screen_*.png, docs/screens/), from the
+# firmware in the simulator. tests/test_screens.py compares them pixel for pixel.
+screens: $(STAMP)
+	$(VPY) -m tools.screens
 
 firmware: $(STAMP)
 	$(VPY) -m tools.build_firmware
