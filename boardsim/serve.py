@@ -11,8 +11,9 @@ buttons and cuts the power.
 The HTTP API (JSON), used by web/play.html:
     GET  /                  the page (web/play.html, web/board.js)
     GET  /api/board         the board description (boardsim/draw.py) and the physics limits
-    GET  /api/state?frame=F&ev=E   the latest state line; the OLED only when its frame number
-                            differs from F; the firmware's events from index E on
+    GET  /api/state?frame=F&ev=E&epoch=N   the latest state line; the OLED only when its
+                            frame number differs from F; the firmware's events from index E on
+                            (all of it when N is not the current firmware's epoch)
     POST /api/action        one action, answered {"ok": true} or {"ok": false, "error": reason}:
         {"press": BUTTON}  {"hold": BUTTON, "ms": N}  {"flick": CHIP, "v": [vx, vy]}
         {"place": {CHIP: {"x": mm, "y": mm}}}  {"take": CHIP}  {"power": "cut"|"on"}
@@ -42,6 +43,7 @@ WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 TICK_S = 0.04
 IDLE_S = 15.0
 MAX_CATCH_UP_MS = 500
+SETTLED_MS = 600        # the scoreboard takes a chip as at rest after 400 ms still (tracker.py)
 
 
 class Session:
@@ -60,6 +62,7 @@ class Session:
         self.game = None
         self.last_poll = time.monotonic()
         self.stopped = False
+        self.epoch = 0          # one per firmware started: a page seeing it change starts afresh
         self.restart(None)
         self._clock = threading.Thread(target=self._tick, daemon=True)
         self._clock.start()
@@ -71,6 +74,7 @@ class Session:
         with self.lock:
             if self.target is not None:
                 self.target.close()
+            self.epoch += 1
             self.compiler = Compiler(self.board)
             self.compiler.state = {c: ("hand",) for c in CHIPS}
             self.compiler.power = True
@@ -135,9 +139,11 @@ class Session:
                 self.target.close()
 
     # -- what the page asks --------------------------------------------------------------------
-    def snapshot(self, frame=None, ev=0):
+    def snapshot(self, frame=None, ev=0, epoch=None):
         with self.lock:
             self.last_poll = time.monotonic()
+            if epoch != self.epoch:
+                frame, ev = None, 0
             st = dict(self.state)
             st.pop("oled", None)
             st.pop("text", None)
@@ -148,6 +154,7 @@ class Session:
             st["events"] = events[ev:]
             st["ev_total"] = len(events)
             st["game"] = self.game
+            st["epoch"] = self.epoch
             st["error"] = self.error
             st["wall_ms"] = int((time.monotonic() - self.wall0) * 1000)
             return st
@@ -180,8 +187,9 @@ class Session:
                     return None
                 step = parse({"game": "bowling", "players": 1, "steps": [a]}).steps[0]
                 kind = step[0]
-                if kind in ("place", "take", "flick", "shoot") and self.state.get("moving"):
-                    return "wait until the chips have come to rest"
+                if kind in ("place", "take", "flick", "shoot") and (
+                        self.state.get("moving") or self.state.get("still_ms", SETTLED_MS) < SETTLED_MS):
+                    return "wait until the chips have come to rest and the scoreboard has seen them"
                 if kind == "shoot":
                     return "flick the chip instead (shoot takes waypoint paths: boardsim run)"
                 for op in self.compiler.step(step):
@@ -235,7 +243,8 @@ class Handler(BaseHTTPRequestHandler):
             q = parse_qs(u.query)
             frame = int(q["frame"][0]) if "frame" in q and q["frame"][0].lstrip("-").isdigit() else None
             ev = int(q["ev"][0]) if "ev" in q and q["ev"][0].isdigit() else 0
-            return self._json(self.session.snapshot(frame, ev))
+            epoch = int(q["epoch"][0]) if "epoch" in q and q["epoch"][0].isdigit() else None
+            return self._json(self.session.snapshot(frame, ev, epoch))
         self._send(404, "not found", "text/plain")
 
     def do_POST(self):

@@ -16,7 +16,8 @@ on a side channel, the inherited file descriptor N, one JSON object per line ("s
                                                    SSD1306Model.frame() shows it: only when it
                                                    changed (frame n), else just "frame"
      "seg": [rows]                                 the seven-segment chain, once driven
-     "moving": bool}                               a move, fade or pulse is still under way
+     "moving": bool,                               a move, fade or pulse is still under way
+     "still_ms": ms}                               how long nothing has moved
 
 Interactive: timeline ops are read from stdin one line at a time; after each one exactly one
 state line is written. Unlike runner.py, put / lift / move do not let the board settle: time
@@ -47,6 +48,7 @@ class LiveRunner(Runner):
         self.interactive = interactive
         self.frame_key = None
         self.frame_no = 0
+        self.still_since = -1
 
     def settle(self):
         if not self.interactive:
@@ -90,7 +92,11 @@ class LiveRunner(Runner):
         seg = getattr(w, "seg", None)
         if seg is not None and getattr(seg, "frames", 0):
             d["seg"] = seg.rows()
-        d["moving"] = w.busy_until() > vclock.now_us() or len(w.moves) > 0
+        moving = w.busy_until() > vclock.now_us() or len(w.moves) > 0
+        if moving or self.still_since < 0:
+            self.still_since = vclock.now_ms()
+        d["moving"] = moving
+        d["still_ms"] = vclock.now_ms() - self.still_since
         self.side.write(json.dumps(d) + "\n")
         if not MICROPYTHON:
             self.side.flush()
