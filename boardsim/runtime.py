@@ -74,6 +74,7 @@ def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=No
         with os.fdopen(fd, "w") as f:
             write_timeline(timeline, f)
         argv, env = command(runtime, path, display, heapsize, runner_args)
+        env["BOARDSIM_FLASH"] = flash_dir
         try:
             proc = subprocess.Popen(argv, env=env, cwd=flash_dir, stdin=subprocess.DEVNULL,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -7,9 +7,11 @@ next write is half done, then the power is gone: PowerLost is raised from inside
 the runner cuts the power) or to fail (writes return EIO from then on) after N more block
 writes, and it reports every write to an optional hook (tests/support/cutsweep.py).
 
-Under CPython there is no littlefs: the flash is the run's own temporary working directory
-(boardsim/runtime.py creates it), a plain directory. Files survive power cuts; a write is never
-torn there, so power-cut tests that tear writes run under MicroPython only.
+Under CPython there is no littlefs: the flash is a plain directory made the working directory,
+$BOARDSIM_FLASH (boardsim/runtime.py gives each run a fresh one) or else a temporary directory
+of the process's own, removed when it ends, so that no launcher's working directory (the
+repository) gets the firmware's files. Files survive power cuts; a write is never torn there,
+so power-cut tests that tear writes run under MicroPython only.
 
 Block size and count are the simulator's: 4 KB erase blocks as on the RP2040's flash, 64 of
 them (256 KB; the Pico's filesystem has about 1.4 MB). Nothing here allocates in a read or a
@@ -114,9 +116,11 @@ class Flash:
         self.storage = Storage() if MICROPYTHON else None
         self.bd = None
         self.formatted = False
+        self.dir = None if MICROPYTHON else _cpython_dir()
 
     def power_on(self):
         if not MICROPYTHON:
+            os.chdir(self.dir)
             return
         s = self.storage
         if not self.formatted:
@@ -174,7 +178,21 @@ class Flash:
         return True
 
     def _mounted(self):
+        if not MICROPYTHON:
+            os.chdir(self.dir)
         return _Mounted(self)
+
+
+def _cpython_dir():
+    d = os.environ.get("BOARDSIM_FLASH")
+    if d:
+        return d
+    import atexit
+    import shutil
+    import tempfile
+    d = tempfile.mkdtemp(prefix="boardsim-flash-")
+    atexit.register(shutil.rmtree, d, True)
+    return d
 
 
 class _Mounted:
