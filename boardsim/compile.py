@@ -408,6 +408,12 @@ class Compiler:
             return [{"op": "wait", "ms": step[1]}]
         if kind == "snapshot":
             return [{"op": "snapshot", "label": step[1]}]
+        if kind == "hold":
+            return [{"op": "hold", "button": step[1], "ms": step[2]}]
+        if kind == "stall":
+            return [{"op": "stall", "ms": step[1]}]
+        if kind == "flash":
+            return [dict({"op": "flash"}, **step[1])]
         if kind == "power":
             want = step[1] == "on"
             if want == self.power:

@@ -24,6 +24,15 @@ The result is a Scenario whose steps are normalised:
     ("power", "cut" | "on")
     ("snapshot", label)     beyond the contract: a test's checkpoint (boardsim.testing); the
                             runner remembers the display and the event count there
+    ("hold", button, ms)    beyond the contract: a button held down for ms (a long press, a
+                            stuck button)
+    ("stall", ms)           beyond the contract: the firmware hangs inside one loop turn for ms
+                            (the watchdog's test)
+    ("flash", {...})        beyond the contract: the firmware's flash (boardsim/target/flash.py):
+                            {"tear_after": N} the next N block writes go through, the one after
+                            is torn and the power is gone; {"fail_after": N} from then on writes
+                            fail; {"write": name, "hex": h | "text": t} a file written;
+                            {"damage": name, "offset": k} a byte of a file flipped
 
 A waypoint is a zone str (a place to rest or pass, e.g. "b.e2"), "X.cup", "off",
 ("border", z1, z2), ("point", x, y) or ("hit", "side" | "X.back" | "X.block").
@@ -36,11 +45,13 @@ from boardsim.geometry import REST_ZONES, ENDS
 
 GAMES = ("bowling", "trap1", "trap2")
 PLAYERS = {"bowling": (1, 6), "trap1": (2, 2), "trap2": (2, 2)}
-CHIPS = {"small": "small", "big1": "big", "big2": "big", "big3": "big"}
+CHIPS = {"small": "small", "big1": "big", "big2": "big", "big3": "big",
+         "small2": "small"}     # small2: beyond the contract, a second small chip (bad input)
 BUTTONS = ("next", "ok", "undo", "turn")
 CUPS = tuple(f"{e}.cup" for e in ENDS)
 HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e in ENDS)
-ACTIONS = ("place", "take", "shoot", "flick", "press", "wait_ms", "power", "snapshot")
+ACTIONS = ("place", "take", "shoot", "flick", "press", "wait_ms", "power", "snapshot", "hold",
+           "stall_ms", "flash")
 FLICK_MAX = 5000.0      # mm/s: the fastest flick (boardsim.physics.Params.max_speed)
 
 
@@ -171,7 +182,7 @@ def _options(game, opts):
 
 def _chip(v):
     if not isinstance(v, str) or v not in CHIPS:
-        raise ScenarioError(f"unknown chip {_short(v)} (small, big1, big2, big3)")
+        raise ScenarioError(f"unknown chip {_short(v)} (small, big1, big2, big3, small2)")
     return v
 
 
@@ -226,6 +237,35 @@ def _path(v, what):
     return wps
 
 
+def _flash(v):
+    if not isinstance(v, dict):
+        raise ScenarioError(f"bad flash {_short(v)} (an object)")
+    keys = set(_keys(v))
+    if keys in ({"tear_after"}, {"fail_after"}):
+        n = v[keys.pop()]
+        if not _is_int(n) or n < -1:
+            raise ScenarioError(f"bad flash {_short(v)}: a number of block writes")
+        return dict(v)
+    if keys in ({"write", "hex"}, {"write", "text"}):
+        if not isinstance(v["write"], str) or not v["write"] or "/" in v["write"]:
+            raise ScenarioError(f"bad flash file name {_short(v['write'])}")
+        data = v.get("hex")
+        if data is None:
+            if not isinstance(v["text"], str):
+                raise ScenarioError("flash text must be a string")
+            return {"write": v["write"], "hex": v["text"].encode().hex()}
+        try:
+            bytes.fromhex(data)
+        except (TypeError, ValueError):
+            raise ScenarioError(f"bad flash hex {_short(data)}") from None
+        return {"write": v["write"], "hex": data}
+    if keys in ({"damage"}, {"damage", "offset"}):
+        if not isinstance(v["damage"], str) or not _is_int(v.get("offset", -1)):
+            raise ScenarioError(f"bad flash {_short(v)}: damage a file name at an int offset")
+        return dict(v)
+    raise ScenarioError(f"bad flash {_short(v)} (tear_after, fail_after, write + hex/text, damage + offset)")
+
+
 def _step(s):
     if not isinstance(s, dict):
         raise ScenarioError(f"a step is an object, not {_short(s)}")
@@ -242,7 +282,7 @@ def _step(s):
         raise ScenarioError(f"one action per step, not {' and '.join(actions)}")
     act = actions[0]
     extra = [k for k in keys if k != act and not (act == "shoot" and k in ("path", "knocks"))
-             and not (act == "flick" and k == "v")]
+             and not (act == "flick" and k == "v") and not (act == "hold" and k == "ms")]
     if extra:
         raise ScenarioError(f"unknown key {extra[0]!r} in a {act} step")
     v = s[act]
@@ -287,6 +327,19 @@ def _step(s):
         if v not in BUTTONS:
             raise ScenarioError(f"unknown button {_short(v)} (next, ok, undo, turn)")
         return ("press", v)
+    if act == "hold":
+        if v not in BUTTONS:
+            raise ScenarioError(f"unknown button {_short(v)} (next, ok, undo, turn)")
+        ms = s.get("ms")
+        if not _is_int(ms) or ms <= 0:
+            raise ScenarioError(f"bad hold ms {_short(ms)} (a whole number of ms, > 0)")
+        return ("hold", v, ms)
+    if act == "stall_ms":
+        if not _is_int(v) or v < 0:
+            raise ScenarioError(f"bad stall_ms {_short(v)} (a whole number of ms, >= 0)")
+        return ("stall", v)
+    if act == "flash":
+        return ("flash", _flash(v))
     if act == "wait_ms":
         if not _is_int(v) or v < 0:
             raise ScenarioError(f"bad wait_ms {_short(v)} (a whole number of ms, >= 0)")

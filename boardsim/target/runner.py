@@ -205,11 +205,13 @@ class Runner:
                 self.power_cut()
             else:
                 self.boot()
+                self.settle()         # the Pico takes a moment to come up; the pads see the chips
         elif kind == "stall":
             # the firmware hangs inside one loop turn for this long (a test of the watchdog)
             if self.sb is not None:
                 vclock.advance_us(o["ms"] * 1000)
                 self._watchdog()
+                self.settle()
         elif kind == "flash":
             self.flash_op(o)
         else:

@@ -57,7 +57,8 @@ class World:
     def __init__(self, seg_modules=3):
         pm = T.PINMAP
         self.chips = {}
-        for name, kind in (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big")):
+        for name, kind in (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big"),
+                           ("small2", "small")):    # small2: a second small chip (bad input)
             self.chips[name] = Chip(name, kind)
         self.moves = []
         self.pulses = []        # [pin, start_us, end_us, phase]
