@@ -1,6 +1,14 @@
 # The scoreboard: wires the pads, the fast inputs, the tracker, the rules, the display and the
 # event stream together. boot() allocates everything; step() is one turn of the scan loop and
-# allocates nothing (tests run it with the heap locked).
+# allocates nothing (tests run it with the heap locked). service() does what step() asks to
+# have done outside its turn (need_service: opening a journal file, which allocates).
+#
+# Nothing lost (docs/persistence.md): every entry the rules play (a shot, an undo, a correction,
+# Trap Zenn's end of turn) goes into the journal on the flash, written between shots; boot()
+# plays the journal back, so after a power cut or a watchdog reset the game goes on. A
+# watchdog (WDT_MS) is fed once per loop turn. The status row says what went wrong: a
+# condition (a stuck button, the flash failing, chips the game has no use for) while it lasts,
+# a notice (a restored game, a refused button, a bad file) until the next button or shot.
 #
 # One step scans one bank of pads (48 of them). A full frame takes 16 steps. While chips move
 # the loop runs flat out; while everything rests it idles between steps (returned to the
@@ -9,6 +17,8 @@ from micropython import const
 import sys
 import time
 import micropython
+
+from machine import WDT
 
 import pins
 import shot as S
@@ -19,6 +29,8 @@ from buttons import Buttons, NONE, LONG
 from hall_scan import HallScanner
 from locate import Locator
 from rules_bowling import Bowling
+from rules_trap import END_TURN
+import journal as J
 from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
 import config
 from displays import Displays
@@ -35,6 +47,7 @@ PAGE_END = const(2)
 PAGE_TRAPPER = const(3)
 PAGE_ROLE = const(4)
 PAGE_RESTART = const(5)
+PAGE_CORRECT = const(6)
 
 # buttons (order of pins.BUTTONS)
 BTN_NEXT = const(0)
@@ -50,6 +63,34 @@ DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6")
 FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
 
 IDLE_MS_AT_REST = const(2)
+WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
+
+BUTTON_NAMES = (b"next", b"ok", b"undo", b"turn")
+STUCK_TEXT = (b"Stuck button: next", b"Stuck button: ok", b"Stuck button: undo",
+              b"Stuck button: turn")
+
+# chips on the board that the game has no use for (conditions, bits; shown while they last,
+# the lowest bit first)
+CH_TOO_MANY = const(1)      # more chips than the tracker has slots
+CH_TWO_SMALL = const(2)     # two small chips
+CH_BIG = const(4)           # a big chip during Zenn Bowling
+CH_NAMES = (b"too_many", b"two_small", b"big_chip")
+CH_TEXT = (b"Too many chips!", b"Two small chips!", b"Big chip: take it off")
+
+# a button that cannot act now (a notice, with a "refused" event)
+WHY_MOVING = const(0)
+WHY_NOTHING = const(1)
+WHY_NOT_NOW = const(2)
+WHY_NOT_HERE = const(3)
+WHY_NAMES = (b"moving", b"nothing", b"not_now", b"not_here")
+WHY_TEXT = (b"Wait: chips moving", b"Nothing to take back", b"Not now", b"Button not used here")
+
+J_TEXT = (None, b"Foreign journal file", b"Journal damaged", b"Journal: bad entry",
+          b"Flash error: no save", b"Journal full: no save")
+
+# the correction screen (ok in a bowling game): what the last ball may be set to
+PIN_TEXT = (b"- gutter", b"1 pin", b"2 pins", b"3 pins", b"4 pins", b"5 pins", b"6 pins",
+            b"7 pins", b"8 pins", b"9 pins", b"X strike")
 
 
 class Scoreboard:
@@ -83,15 +124,52 @@ class Scoreboard:
         self.game_choice = 0
         self.players = 1
         self.dirty = 1
+        self.mode_before = MENU
+        self.need_service = 0
+        self.notice = None          # the status row's notice (bytes), until a button or a shot
+        self.shown = None           # what the status row shows
+        self.stuck = NONE           # the button reported stuck
+        self.chips = 0              # CH_* bits shown
+        self.jfault = J.F_NONE      # the journal's condition shown (F_IO, F_FULL)
+        self.cvals = bytearray(11)  # the correction screen's values, its title
+        self.ncv = 0
+        self.ctitle = bytearray(b"Correct P1 F10 B3")
+        wd = _reset_was_watchdog()
         self.ev.begin(b"boot")
-        self.ev.str_(b"reset", b"watchdog" if _reset_was_watchdog() else b"power")
+        self.ev.str_(b"reset", b"watchdog" if wd else b"power")
         self.ev.end()
         self.config_faults()
+        self.restore(wd)
         self.redraw()
         self.ui.flush()
+        self.wdt = WDT(timeout=WDT_MS)
+
+    def restore(self, wd):
+        # the game in progress from the journal (journal.py), played back through the rules
+        self.journal = J.Journal(self.ev)
+        g = self.journal.boot(self.bowling, self.trap)
+        j = self.journal
+        if g == J.G_BOWLING:
+            self.mode = BOWLING
+            self.players = self.bowling.players
+        elif g != J.G_NONE:
+            self.mode = TRAP
+            self.game_choice = self.trap.variant
+            self.setup = -1
+        if g != J.G_NONE:
+            self.ev.begin(b"restored")
+            self.ev.str_(b"game", J.GAME_NAMES[g])
+            self.ev.int_(b"entries", j.played)
+            self.ev.str_(b"reset", b"watchdog" if wd else b"power")
+            self.ev.bool_(b"torn", j.status == J.S_TORN)
+            self.ev.end()
+            self.notice = b"Watchdog: restored" if wd else b"Game restored"
+        if J_TEXT[j.fault] is not None and j.fault < J.F_IO:
+            self.notice = J_TEXT[j.fault]
 
     # -- the loop --------------------------------------------------------------------------
     def step(self):
+        self.wdt.feed()
         if self.scan.step():
             self.loc.find(self.scan.grid)
             self.tracker.frame()
@@ -101,6 +179,17 @@ class Scoreboard:
         b = self.buttons.poll()
         if b != NONE:
             self.on_button(b)
+        s = self.buttons.any_stuck()
+        if s != self.stuck:
+            self.stuck_changed(s)
+        j = self.journal
+        if j.np and self.tracker.at_rest():
+            j.write()                   # between shots: a flash write stalls the chip
+        if j.need_open:
+            self.need_service = 1
+        if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
+            self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
+            self.dirty = 1
         if self.dirty:
             self.dirty = 0
             self.redraw()
@@ -108,6 +197,14 @@ class Scoreboard:
         if self.tracker.at_rest():
             return IDLE_MS_AT_REST
         return 0
+
+    def service(self):
+        # outside the loop turn (allocates): the journal opens the current game's new file
+        self.need_service = 0
+        self.journal.service(self.trap if self.mode_of_game() == TRAP else self.bowling)
+
+    def mode_of_game(self):
+        return self.mode_before if self.mode == MENU else self.mode
 
     def config_faults(self):
         # each config.json problem as an event; the first one on the displays (until a button
@@ -121,24 +218,79 @@ class Scoreboard:
             self.ev.end()
         if self.cfg.faults:
             key = self.cfg.faults[0][0]
-            self.ui.fault(("Config? " + (key if key else "bad file")).encode())
+            self.notice = ("Config? " + (key if key else "bad file")).encode()
             self.cfg_fault = True
 
     # -- what happened on the board ------------------------------------------------------
     def on_board(self, e):
+        if e == TR.EV_SHOT:
+            self.notice = None
+            if self.mode == MENU and (self.page == PAGE_RESTART or self.page == PAGE_CORRECT):
+                self.mode = self.mode_before    # a shot drops the question; the shot counts
+            self.dirty = 1
         if self.mode == BOWLING:
             if e == TR.EV_SHOT:
-                self.bowling.on_shot(self.tracker.res)
+                c = self.bowling.on_shot(self.tracker.res)
+                if c >= 0:
+                    self.journal.out(c)
             self.dirty = 1
         elif self.mode == TRAP:
             t = self.trap
             if e == TR.EV_SHOT:
-                t.on_shot(self.tracker.res)
+                c = t.on_shot(self.tracker.res)
+                if c >= 0:
+                    self.journal.out(c)
             if t.prompt == TRAP_SETUP:
                 self.check_setup()
             else:
                 self.setup = -1
             self.dirty = 1
+        self.check_chips()
+
+    def check_chips(self):
+        # chips the game has no use for: conditions while they lie on the board
+        m = self.mode_of_game()
+        c = 0
+        if m != MENU:
+            tr = self.tracker
+            if self.loc.n > TR.MAX:
+                c |= CH_TOO_MANY
+            if tr.count(S.KIND_SMALL) > 1:
+                c |= CH_TWO_SMALL
+            if m == BOWLING and tr.count(S.KIND_BIG) > 0:
+                c |= CH_BIG
+        d = c ^ self.chips
+        if d == 0:
+            return
+        ev = self.ev
+        for k in range(3):
+            if d & (1 << k):
+                ev.begin(b"fault")
+                ev.str_(b"what", b"chips")
+                ev.str_(b"why", CH_NAMES[k])
+                ev.bool_(b"on", (c >> k) & 1)
+                ev.end()
+        self.chips = c
+        self.dirty = 1
+
+    def stuck_changed(self, s):
+        ev = self.ev
+        ev.begin(b"fault")
+        ev.str_(b"what", b"button")
+        ev.str_(b"why", b"stuck")
+        ev.str_(b"button", BUTTON_NAMES[s if s != NONE else self.stuck])
+        ev.bool_(b"on", s != NONE)
+        ev.end()
+        self.stuck = s
+        self.dirty = 1
+
+    def refuse(self, b, why):
+        ev = self.ev
+        ev.begin(b"refused")
+        ev.str_(b"button", BUTTON_NAMES[b])
+        ev.str_(b"why", WHY_NAMES[why])
+        ev.end()
+        self.notice = WHY_TEXT[why]
 
     def check_setup(self):
         ok = 1 if self.trap.setup_ok(self.tracker) else 0
@@ -150,9 +302,9 @@ class Scoreboard:
 
     # -- buttons -------------------------------------------------------------------------------
     def on_button(self, b):
-        if self.cfg_fault:                  # a button press acknowledges a config fault
-            self.cfg_fault = False
-            self.ui.fault(None)
+        self.cfg_fault = False              # a button press acknowledges a notice
+        self.notice = None
+        self.dirty = 1
         if self.mode == MENU:
             self.menu_button(b)
         elif b == BTN_NEXT + LONG:
@@ -160,24 +312,115 @@ class Scoreboard:
             self.mode_before = self.mode
             self.mode = MENU
             self.page = PAGE_RESTART
+        elif b >= LONG or b == BTN_NEXT:
+            pass                            # its short press acted already; next alone: nothing
+        elif not self.tracker.at_rest():
+            self.refuse(b, WHY_MOVING)      # the shot under way would land on the wrong ball
         elif self.mode == BOWLING:
             if b == BTN_UNDO:
-                self.bowling.undo()
+                if self.bowling.undo():
+                    self.journal.undo()
+                else:
+                    self.refuse(b, WHY_NOTHING)
+            elif b == BTN_OK:
+                self.open_correct()
+            else:
+                self.refuse(b, WHY_NOT_HERE)
         elif self.mode == TRAP:
             if b == BTN_UNDO:
-                self.trap.undo()
+                if self.trap.undo():
+                    self.journal.undo()
+                else:
+                    self.refuse(b, WHY_NOTHING)
             elif b == BTN_TURN:
-                self.trap.end_turn()
-        self.dirty = 1
+                if self.trap.end_turn():
+                    self.journal.out(END_TURN)
+                else:
+                    self.refuse(b, WHY_NOT_NOW)
+            else:
+                self.refuse(b, WHY_NOT_HERE)
+
+    # -- the correction screen (docs/controls.md) ------------------------------------------------
+    def open_correct(self):
+        g = self.bowling
+        if g.nlog == 0:
+            self.refuse(BTN_OK, WHY_NOTHING)
+            return
+        v = self.cvals
+        n = 0
+        if g.lfresh:
+            for k in range(11):
+                v[k] = 10 - k               # X first, then 9 .. 0
+            n = 11
+        else:
+            v[0] = 10 - g.lbase             # spare
+            n = 1
+            if 9 - g.lbase > 0:
+                v[1] = 9 - g.lbase          # sink without a Zenn: the frame makes 9
+                n = 2
+            v[n] = 0                        # no basket
+            n += 1
+        self.ncv = n
+        self.choice = 0
+        for k in range(n):
+            if v[k] == g.lpins:
+                self.choice = k             # start at what the ball counts now
+        t = self.ctitle
+        t[9] = 49 + g.lp
+        f = g.lf + 1
+        t[12] = 49 if f > 9 else 32
+        t[13] = 48 + f % 10
+        t[16] = 49 + g.lb
+        self.mode_before = BOWLING
+        self.mode = MENU
+        self.page = PAGE_CORRECT
+
+    def correct_button(self, b):
+        # next: the next value; ok: set it; undo or turn: leave the ball as it is
+        if b >= LONG:
+            return
+        if b == BTN_NEXT:
+            self.choice = (self.choice + 1) % self.ncv
+            return
+        self.mode = self.mode_before
+        if b == BTN_OK:
+            g = self.bowling
+            pins = self.cvals[self.choice]
+            if pins != g.lpins:
+                c = g.correct(pins)
+                if c >= 0:
+                    self.journal.set(c)
+
+    def correct_text(self):
+        g = self.bowling
+        v = self.cvals[self.choice]
+        if g.lfresh:
+            return PIN_TEXT[v]
+        if v == 0:
+            return b"- no basket"
+        if v == 10 - g.lbase:
+            return b"/ spare"
+        return b"sink: frame 9"
 
     def menu_button(self, b):
         p = self.page
+        if p == PAGE_CORRECT:
+            self.correct_button(b)
+            return
         if p == PAGE_RESTART:
             if b == BTN_OK:
                 self.page = PAGE_GAME
                 self.choice = 0
-            else:
+                self.mode_before = MENU
+                self.journal.end()          # the game is left: not restored at the next boot
+                self.check_chips()
+            elif b < LONG:
                 self.mode = self.mode_before
+            return
+        if b >= LONG:
+            return
+        if b == BTN_UNDO or b == BTN_TURN:
+            self.refuse(b, WHY_NOT_HERE)
             return
         if b == BTN_NEXT:
             n = 3
@@ -198,6 +441,8 @@ class Scoreboard:
             elif p == PAGE_END:
                 self.mode = BOWLING
                 self.bowling.start(self.players, c)
+                self.journal.new_game(J.G_BOWLING, self.players, c, 0)
+                self.check_chips()
             elif p == PAGE_TRAPPER:
                 if c == 0:
                     self.flip_winner = self.flip_coin()
@@ -227,12 +472,29 @@ class Scoreboard:
     def start_trap(self, trapper, coin):
         self.mode = TRAP
         self.trap.start(self.game_choice, trapper, coin)
+        self.journal.new_game(J.G_TRAP1 + self.game_choice - 1, 2, trapper, 1 if coin else 0)
         self.setup = -1
         self.check_setup()
+        self.check_chips()
 
     # -- display ---------------------------------------------------------------------------
+    def status(self):
+        # what the status row shows: the most urgent condition, else the notice
+        if self.stuck != NONE:
+            return STUCK_TEXT[self.stuck]
+        if self.jfault != J.F_NONE:
+            return J_TEXT[self.jfault]
+        c = self.chips
+        if c:
+            return CH_TEXT[0 if c & 1 else 1 if c & 2 else 2]
+        return self.notice
+
     def redraw(self):
         u = self.ui
+        st = self.status()
+        if st is not self.shown:
+            self.shown = st
+            u.fault(st)
         if self.mode == MENU:
             p = self.page
             c = self.choice
@@ -248,6 +510,8 @@ class Scoreboard:
                 u.draw_menu(FLIP_WON[self.flip_winner - 1], ROLE[c], b"next / ok")
             elif p == PAGE_RESTART:
                 u.draw_menu(b"New game?", b"ok = yes", b"other = no")
+            elif p == PAGE_CORRECT:
+                u.draw_menu(self.ctitle, self.correct_text(), b"next / ok / undo=no")
         elif self.mode == BOWLING:
             u.draw_bowling(self.bowling)
         elif self.mode == TRAP:

@@ -1,0 +1,434 @@
+# The game journal on the Pico's flash (littlefs): what it takes to rebuild the game in progress
+# after a power cut or a watchdog reset, by playing its entries again through the same rules
+# code (apply_outcome / undo). Format, guarantees and limits: docs/persistence.md.
+#
+# One file per game, FILES[serial % N_FILES]: a new game reuses the oldest game's file, so at
+# most N_FILES games are kept, each under MAX_FILE bytes. A file is a header record, then one
+# record per entry, appended only between shots (app.py calls write() when the board rests):
+#
+#   record  = type (1)  len (1)  payload (len)  crc (2, little-endian)
+#   crc     = CRC-16/CCITT-FALSE over type, len and payload
+#   T_GAME  'G'  "ZNJ1", version, serial (4, little-endian), game G_*, players, o1, o2
+#                bowling: o1 the shooter end (0 a, 1 b); trap: o1 the first trapper, o2 coin
+#   T_OUT   'O'  code: one rules outcome (a shot; Trap Zenn's END_TURN too)
+#   T_UNDO  'U'  -: undo()
+#   T_SET   'S'  code: a manual correction of the last entry: undo(), then apply_outcome(code)
+#   T_END   'E'  -: the players left this game for a new one (it is not restored)
+#
+# Each append is one write and one flush: a littlefs commit, all or nothing. A file written from
+# scratch (a new game, or the game written again from the rules' log: rewrite()) is flushed
+# once at its end, so a power cut leaves either the old file or the whole new one.
+#
+# boot() allocates (it reads the files). After it nothing allocates but service():
+# file.write(buf, 0, n) and flush() on littlefs allocate nothing (tests/test_journal.py checks
+# it under heap_lock), opening a file does, so the app calls service() outside its loop turn
+# whenever need_open is set.
+from micropython import const
+from array import array
+import sys
+
+N_FILES = const(8)
+FILES = ("zj0.zj", "zj1.zj", "zj2.zj", "zj3.zj", "zj4.zj", "zj5.zj", "zj6.zj", "zj7.zj")
+FILE_NAMES = (b"zj0.zj", b"zj1.zj", b"zj2.zj", b"zj3.zj", b"zj4.zj", b"zj5.zj", b"zj6.zj", b"zj7.zj")
+MAX_FILE = const(8192)      # a game's file; past it the game is written again, compacted
+MAGIC = b"ZNJ1"
+VERSION = const(1)
+
+T_GAME = const(0x47)
+T_OUT = const(0x4F)
+T_UNDO = const(0x55)
+T_SET = const(0x53)
+T_END = const(0x45)
+_HDR_PAYLOAD = const(13)
+HDR_LEN = const(17)         # the whole header record
+
+# games in the header
+G_NONE = const(0)
+G_BOWLING = const(1)
+G_TRAP1 = const(2)
+G_TRAP2 = const(3)
+GAME_NAMES = (b"", b"bowling", b"trap1", b"trap2")
+
+# what boot() found in the newest game's file
+S_NONE = const(0)           # no journal (or only empty files)
+S_OK = const(1)
+S_TORN = const(2)           # its last record was torn (dropped)
+S_DAMAGED = const(3)        # a bad record before its end: the entries up to it were played
+
+# faults (Journal.fault; the last one found)
+F_NONE = const(0)
+F_FOREIGN = const(1)        # a file with a journal's name that is no journal (or a version we do not know)
+F_DAMAGED = const(2)        # the newest game's file is damaged: restored up to the damage
+F_REFUSED = const(3)        # the rules refused an entry on replay: restored up to it
+F_IO = const(4)             # a flash write failed: the game goes on, not saved until a write works
+F_FULL = const(5)           # a Trap Zenn game too long to write again: not saved any more
+FAULT_NAMES = (b"", b"foreign", b"damaged", b"refused", b"io", b"full")
+
+_PEND = const(64)           # records waiting for the next moment at rest
+
+_MP = sys.implementation.name == "micropython"
+
+_CRC = array("H", [0] * 256)
+for _i in range(256):
+    _c = _i << 8
+    for _k in range(8):
+        _c = ((_c << 1) ^ 0x1021) if _c & 0x8000 else (_c << 1)
+    _CRC[_i] = _c & 0xFFFF
+
+
+def crc16(buf, off, n, crc=0xFFFF):
+    t = _CRC
+    for k in range(off, off + n):
+        crc = ((crc << 8) & 0xFF00) ^ t[((crc >> 8) ^ buf[k]) & 0xFF]
+    return crc
+
+
+def _fwrite(f, buf, n):
+    if _MP:
+        return f.write(buf, 0, n)
+    return f.write(bytes(buf[:n]))      # CPython's files take no offset and length
+
+
+def record_at(data, i):
+    """The record at data[i:]: (type, payload offset, payload length, next offset), or
+    (-1, ...) torn (runs past the end) or (-2, ...) bad (wrong CRC)."""
+    n = len(data)
+    if i + 4 > n:
+        return -1, 0, 0, n
+    ln = data[i + 1]
+    end = i + 2 + ln + 2
+    if end > n:
+        return -1, 0, 0, n
+    c = crc16(data, i, 2 + ln)
+    if data[end - 2] != (c & 0xFF) or data[end - 1] != (c >> 8):
+        return -2, 0, 0, end
+    return data[i], i + 2, ln, end
+
+
+def header(data):
+    """(serial, game, players, o1, o2) of a file's first record; None for an empty file or a
+    torn first record (a game start cut short); -1 for anything else (no journal of ours)."""
+    t, p, ln, _ = record_at(data, 0)
+    if t == -1:
+        return None
+    if t != T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
+        return -1
+    g = data[p + 9]
+    if g < G_BOWLING or g > G_TRAP2:
+        return -1
+    s = data[p + 5] | data[p + 6] << 8 | data[p + 7] << 16 | (data[p + 8] & 0x3F) << 24
+    return s, g, data[p + 10], data[p + 11], data[p + 12]
+
+
+def entries(data):
+    """The entries after the header: (status S_*, bytearray of type, code pairs, bytes kept)."""
+    out = bytearray()
+    _, _, _, i = record_at(data, 0)
+    n = len(data)
+    while i < n:
+        t, p, ln, nxt = record_at(data, i)
+        if t == -1:
+            return S_TORN, out, i
+        if t == -2:
+            # a bad record that ends the file is one torn on a filesystem that is no littlefs
+            return (S_TORN if nxt >= n else S_DAMAGED), out, i
+        if (t == T_OUT or t == T_SET) and ln == 1:
+            out.append(t)
+            out.append(data[p])
+        elif (t == T_UNDO or t == T_END) and ln == 0:
+            out.append(t)
+            out.append(0)
+        else:
+            return S_DAMAGED, out, i
+        i = nxt
+    return S_OK, out, i
+
+
+def replay(ents, engine):
+    """Play the entries through the rules engine (silently). Returns how many were played, the
+    game's end record included; fewer than len(ents) // 2 when the rules refused one."""
+    ev = engine.ev
+    engine.ev = None
+    k = 0
+    try:
+        for k in range(0, len(ents), 2):
+            t = ents[k]
+            c = ents[k + 1]
+            if t == T_OUT:
+                ok = engine.apply_outcome(c)
+            elif t == T_UNDO:
+                ok = engine.undo()
+            elif t == T_SET:
+                ok = engine.undo() and engine.apply_outcome(c)
+            else:
+                ok = True               # T_END
+            if not ok:
+                return k // 2
+        return len(ents) // 2
+    finally:
+        engine.ev = ev
+
+
+def start_engine(engine, game, players, o1, o2):
+    """Start the game of a header on its engine, silently. False when the rules refuse it."""
+    ev = engine.ev
+    engine.ev = None
+    try:
+        if game == G_BOWLING:
+            return engine.start(players, o1)
+        return engine.start(game - 1, o1, o2)
+    finally:
+        engine.ev = ev
+
+
+class Journal:
+    def __init__(self, events=None):
+        self.ev = events
+        self.rec = bytearray(_PEND)         # records waiting to be written
+        self.np = 0
+        self.split = -1                     # rec[:split] belongs to the file before a new game
+        self.hdr = bytearray(HDR_LEN)
+        self.f = None                       # the current game's file, open for appending
+        self.size = 0                       # its length
+        self.serial = 0                     # the current (or last) game's serial
+        self.game = G_NONE                  # the current game's header
+        self.players = 0
+        self.o1 = 0
+        self.o2 = 0
+        self.need_open = False              # service() must write the game into a new file
+        self.fault = F_NONE
+        self.fault_file = -1
+        # what boot() found
+        self.status = S_NONE
+        self.played = 0                     # entries played back
+        self.ended = False
+
+    # -- boot (allocates) ----------------------------------------------------------------------
+    def boot(self, bowling, trap):
+        """Find the newest game and play it back on its engine. Returns its G_* when it is to
+        be continued (neither over nor left), else G_NONE. Never raises."""
+        try:
+            return self._boot(bowling, trap)
+        except Exception:               # a filesystem gone wrong must not stop the scoreboard
+            self.f = None
+            self._fault(F_IO, -1)
+            return G_NONE
+
+    def _boot(self, bowling, trap):
+        best = -1
+        bh = None
+        for i in range(N_FILES):
+            data = _read(FILES[i], HDR_LEN)
+            if data is None:
+                continue
+            h = header(data)
+            if h is None:
+                continue                # empty or torn at its start: a game start cut short
+            if h == -1:
+                self._fault(F_FOREIGN, i)
+                continue
+            if best < 0 or h[0] > bh[0]:
+                best = i
+                bh = h
+        if best < 0:
+            return G_NONE
+        self.serial, self.game, self.players, self.o1, self.o2 = bh
+        data = _read(FILES[best], MAX_FILE + 1)
+        if data is None or len(data) > MAX_FILE:
+            self._fault(F_FOREIGN, best)
+            return G_NONE
+        st, ents, keep = entries(data)
+        self.status = st
+        if st == S_DAMAGED:
+            self._fault(F_DAMAGED, best)
+        engine = bowling if self.game == G_BOWLING else trap
+        if not start_engine(engine, self.game, self.players, self.o1, self.o2):
+            self._fault(F_FOREIGN, best)
+            return G_NONE
+        n = replay(ents, engine)
+        self.played = n
+        if n < len(ents) // 2:
+            self._fault(F_REFUSED, best)
+        self.ended = False
+        for k in range(0, 2 * n, 2):
+            if ents[k] == T_END:
+                self.ended = True
+        if self.ended or engine.over:
+            return G_NONE
+        if st == S_OK and n == len(ents) // 2:
+            self.f = open(FILES[best], "ab")
+            self.size = keep
+        else:
+            self.rewrite(engine)        # the good part into a new file, nothing after garbage
+        return self.game
+
+    # -- entries (no allocation) --------------------------------------------------------------
+    def new_game(self, game, players, o1, o2):
+        """A game started (engine.start() done): its file is opened by service()."""
+        self.split = self.np
+        self.game = game
+        self.players = players
+        self.o1 = o1
+        self.o2 = o2
+        self.need_open = True
+
+    def out(self, code):
+        self._put(T_OUT, code, 1)
+
+    def undo(self):
+        self._put(T_UNDO, 0, 0)
+
+    def set(self, code):
+        self._put(T_SET, code, 1)
+
+    def end(self):
+        self._put(T_END, 0, 0)
+        self.game = G_NONE
+
+    def _put(self, t, code, ln):
+        if self.game == G_NONE and t != T_END:
+            return
+        i = self.np
+        if i + 4 + ln > _PEND:
+            self.np = self.split if self.split >= 0 else 0
+            self.need_open = True       # no room: write the game again from the rules' log
+            return
+        r = self.rec
+        r[i] = t
+        r[i + 1] = ln
+        if ln:
+            r[i + 2] = code
+        c = crc16(r, i, 2 + ln)
+        r[i + 2 + ln] = c & 0xFF
+        r[i + 3 + ln] = c >> 8
+        self.np = i + 4 + ln
+
+    def pending(self):
+        return self.np > 0 and not self.need_open
+
+    def write(self):
+        """Append what waits (call it between shots, the board at rest). No allocation."""
+        n = self.np
+        if n == 0 or self.need_open:
+            return
+        f = self.f
+        if f is None:
+            self.np = 0                 # no file: a fault says so already
+            if self.fault == F_IO:
+                self.need_open = True   # try a new file again, the game from the rules' log
+            return
+        if self.size + n > MAX_FILE:
+            self.np = 0
+            self.need_open = True       # compact: the game again from the rules' log
+            return
+        self.np = 0
+        try:
+            _fwrite(f, self.rec, n)
+            f.flush()
+        except OSError:
+            self.f = None               # this file is given up; the game goes into a new one
+            self.need_open = True
+            self._fault(F_IO, -1)
+            return
+        self.size += n
+        if self.fault == F_IO:
+            self.fault = F_NONE
+
+    # -- service (outside the loop turn: allocates) ----------------------------------------------
+    def service(self, engine):
+        """Open the current game's new file and write the game into it from `engine` (the rules
+        engine playing it): a new game's header, or the whole game again after a failed write,
+        a full file or a damaged one."""
+        if not self.need_open:
+            return
+        self.need_open = False
+        if self.split > 0 and self.f is not None:
+            # what the game before still had waiting (its end record) goes to its own file
+            try:
+                _fwrite(self.f, self.rec, self.split)
+                self.f.flush()
+            except OSError:
+                pass                    # that game is left: nothing of the current one is lost
+        self.split = -1
+        self.np = 0                     # the rest is in the engine's log
+        if self.game == G_NONE:
+            self._close()
+            return
+        self.rewrite(engine)
+
+    def rewrite(self, engine):
+        """The current game from the engine's log into the next file, flushed once at the end."""
+        self._close()
+        if getattr(engine, "folded", 0):
+            self._fault(F_FULL, -1)     # Trap Zenn: the oldest entries are no longer in the log
+            return False
+        s = (self.serial + 1) & 0x3FFFFFFF
+        name = FILES[s % N_FILES]
+        try:
+            f = open(name, "wb")
+            h = self.hdr
+            h[0] = T_GAME
+            h[1] = _HDR_PAYLOAD
+            h[2:6] = MAGIC
+            h[6] = VERSION
+            h[7] = s & 0xFF
+            h[8] = (s >> 8) & 0xFF
+            h[9] = (s >> 16) & 0xFF
+            h[10] = (s >> 24) & 0xFF
+            h[11] = self.game
+            h[12] = self.players
+            h[13] = self.o1
+            h[14] = self.o2
+            c = crc16(h, 0, 2 + _HDR_PAYLOAD)
+            h[15] = c & 0xFF
+            h[16] = c >> 8
+            _fwrite(f, h, HDR_LEN)
+            size = HDR_LEN
+            for k in range(engine.nlog):
+                self.np = 0
+                self._put(T_OUT, engine.log[k], 1)
+                _fwrite(f, self.rec, self.np)
+                size += self.np
+            self.np = 0
+            f.flush()
+        except OSError:
+            self.f = None
+            self._fault(F_IO, -1)
+            return False
+        self.serial = s
+        self.f = f
+        self.size = size
+        if self.fault == F_IO:
+            self.fault = F_NONE
+        return True
+
+    def _close(self):
+        f = self.f
+        self.f = None
+        if f is not None:
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    # -- faults ---------------------------------------------------------------------------------
+    def _fault(self, code, i):
+        self.fault = code
+        self.fault_file = i
+        ev = self.ev
+        if ev is None:
+            return
+        ev.begin(b"fault")
+        ev.str_(b"what", b"journal")
+        ev.str_(b"why", FAULT_NAMES[code])
+        if i >= 0:
+            ev.str_(b"file", FILE_NAMES[i])
+        ev.end()
+
+
+def _read(name, limit):
+    try:
+        with open(name, "rb") as f:
+            return f.read(limit)
+    except OSError:
+        return None
