@@ -218,7 +218,7 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
     drag_flick(pg, (0.0, -291.0), (150.0, 1300.0))
     wait_text(pg, "8 pins", "#events")
     pos = settled(server[0])["chips"][0]
-    drag_flick(pg, (pos[2] / 10.0, pos[3] / 10.0), (3900.0, 300.0))
+    drag_flick(pg, (pos[2] / 10.0, pos[3] / 10.0), (3000.0, 200.0))
     wait_text(pg, "no_basket", "#events")
     wait_text(pg, "26")                                 # the score: 10 + 8, then 8
     assert "small: off the board" in pg.inner_text("#tray")

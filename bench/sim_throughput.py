@@ -1,0 +1,123 @@
+"""How fast the simulator plays a full game: simulated seconds per wall second, under the
+MicroPython unix port and under CPython.
+
+    .venv/bin/python bench/sim_throughput.py [--repeat N]
+
+The games are complete Zenn Bowling games (ten frames, tenth-frame bonus balls included), one
+with waypoint shots and one with flicks (physics), for one and for two players; each is compiled
+once (host time reported apart) and then played through the runner with the heap locked in the
+loop (MicroPython) exactly as `boardsim run` does. Wall time is the best of N runs of the whole
+runner process (start-up included).
+"""
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from boardsim import physics, runtime                      # noqa: E402
+from boardsim.compile import compile_scenario               # noqa: E402
+from boardsim.geometry import Board                         # noqa: E402
+from boardsim.geometry import ROOT                          # noqa: E402
+from boardsim.scenario import parse                         # noqa: E402
+
+B = Board.load()
+POCKET_A_Y = B.to_board("a", 0, B.gate_v)[1]
+CUP_B_Y = B.cup_center("b")[1]
+ZENN_V = round(physics.speed_for(CUP_B_Y - B.cup_radius - POCKET_A_Y) * 1.05)
+
+
+def path_game(players):
+    """Strikes, spares and open frames by waypoint paths."""
+    steps = []
+    for f in range(10):
+        for p in range(players):
+            steps.append({"place": {"small": "a.pocket"}})
+            if (f + p) % 3 == 0:
+                steps += [{"shoot": "small", "path": ["b.pocket", "b.cup"]}, {"take": "small"}]
+                if f == 9:
+                    for _ in range(2):
+                        steps += [{"place": {"small": "a.pocket"}},
+                                  {"shoot": "small", "path": ["b.pocket", "b.cup"]}, {"take": "small"}]
+            elif (f + p) % 3 == 1:
+                steps += [{"shoot": "small", "path": ["b.e2"]},
+                          {"shoot": "small", "path": ["b.pocket", "b.cup"]}, {"take": "small"}]
+                if f == 9:
+                    steps += [{"place": {"small": "a.pocket"}}, {"shoot": "small", "path": ["b.n2"]},
+                              {"take": "small"}]
+            else:
+                steps += [{"shoot": "small", "path": ["b.z3"]}, {"shoot": "small", "path": ["b.back4"]},
+                          {"take": "small"}]
+    return {"game": "bowling", "players": players, "steps": steps}
+
+
+def flick_game(players):
+    """Strikes by flicks through the gate, and open frames: a flick to b's strips, then one
+    over the side bumper."""
+    steps = []
+    strip_v = round(physics.speed_for(430.0))
+    for f in range(10):
+        for p in range(players):
+            steps.append({"place": {"small": "a.pocket"}})
+            if (f + p) % 2 == 0:
+                steps += [{"flick": "small", "v": [0, ZENN_V]}, {"take": "small"}]
+                if f == 9:
+                    for _ in range(2):
+                        steps += [{"place": {"small": "a.pocket"}},
+                                  {"flick": "small", "v": [0, ZENN_V]}, {"take": "small"}]
+            else:
+                steps += [{"flick": "small", "v": [150, strip_v]}, {"flick": "small", "v": [3000, 200]}]
+    return {"game": "bowling", "players": players, "steps": steps}
+
+
+def play(timeline, rt, repeat):
+    fd, path = tempfile.mkstemp(prefix="bench-", suffix=".jsonl")
+    try:
+        with os.fdopen(fd, "w") as f:
+            runtime.write_timeline(timeline, f)
+        argv, env = runtime.command(rt, path, runner_args=["--stats"])
+        best = math.inf
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            p = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            if p.returncode != 0:
+                raise SystemExit(f"{rt}: runner failed: {p.stderr.strip().splitlines()[-1:]}")
+            best = min(best, wall)
+        m = re.search(r"runner: (\d+) steps, (\d+) ms simulated", p.stderr)
+        steps, sim_ms = int(m.group(1)), int(m.group(2))
+        events = sum(1 for ln in p.stdout.splitlines() if '"game_over"' in ln)
+        return steps, sim_ms / 1000.0, best, events
+    finally:
+        os.unlink(path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    rows = []
+    for name, scn in (("bowling 1P, paths", path_game(1)), ("bowling 2P, paths", path_game(2)),
+                      ("bowling 1P, flicks", flick_game(1)), ("bowling 2P, flicks", flick_game(2))):
+        t0 = time.perf_counter()
+        tl = compile_scenario(parse(scn))
+        compile_s = time.perf_counter() - t0
+        for rt in runtime.RUNTIMES:
+            steps, sim_s, wall, over = play(tl, rt, args.repeat)
+            rows.append((name, rt, compile_s, sim_s, wall, sim_s / wall, steps / wall, over))
+    head = ("game", "runtime", "compile s", "simulated s", "wall s", "sim s / wall s", "steps / s", "game over")
+    fmt = "{:<20} {:<12} {:>9} {:>11} {:>7} {:>14} {:>10} {:>9}"
+    print(fmt.format(*head))
+    print("-" * 100)
+    for name, rt, c, s, w, x, sps, over in rows:
+        print(fmt.format(name, rt, f"{c:.2f}", f"{s:.1f}", f"{w:.2f}", f"{x:.1f}", f"{sps:,.0f}",
+                         "yes" if over else "NO"))
+
+
+if __name__ == "__main__":
+    main()
