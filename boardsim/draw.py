@@ -12,10 +12,12 @@ Board.pad_positions().
 from shapely.geometry import Polygon
 
 from boardsim.geometry import Board, ENDS
+from boardsim.scenario import CHIPS
 
-CHIPS = (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big"))
-# chip colours: the small chip white, the big ones red, blue, green (as a poker set)
+# chip colours: the small chip white, the big ones red, blue, green (as a poker set); others
+# (a second small chip, for bad-input tests) lilac
 CHIP_COLOURS = {"small": "#f4f1e8", "big1": "#c8323c", "big2": "#2f5fb3", "big3": "#2e8b57"}
+OTHER_COLOUR = "#c9b8f0"
 ZONE_COLOURS = {"back4": "#d9b98c", "cup3": "#e6c9a0", "pocket": "#e6c9a0", "z3": "#efd9b4",
                 "e2": "#f5e6c8", "n2": "#efd9b4", "n3": "#f5e6c8", "center": "#e9d3ad"}
 STATE_NAMES = ("hand", "board", "cup a", "cup b", "off")
@@ -60,7 +62,8 @@ def board_description(board=None):
         "cups": [[*b.cup_center(e), b.cup_radius] for e in ENDS],
         "gates": [[list(p) for p in b.gate_segment(e)] for e in ENDS],
         "pads": [[round(x, 2), round(y, 2)] for x, y in b.pad_positions()],
-        "chips": {n: {"kind": k, "r": b.chip_radius(k), "colour": CHIP_COLOURS[n]} for n, k in CHIPS},
+        "chips": {n: {"kind": k, "r": b.chip_radius(k), "colour": CHIP_COLOURS.get(n, OTHER_COLOUR)}
+                  for n, k in CHIPS.items()},
         "zone_colours": ZONE_COLOURS,
     }
 

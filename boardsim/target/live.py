@@ -49,6 +49,7 @@ class LiveRunner(Runner):
         self.frame_key = None
         self.frame_no = 0
         self.still_since = -1
+        self.chip_order = None      # small, big1, big2, big3, then any other chip the world has
 
     def settle(self):
         if not self.interactive:
@@ -66,7 +67,10 @@ class LiveRunner(Runner):
         o = w.oled
         d = {"t": vclock.now_ms(), "ev": self.event_lines(), "power": self.sb is not None}
         chips = []
-        for name in ("small", "big1", "big2", "big3"):
+        if self.chip_order is None:
+            first = [n for n in ("small", "big1", "big2", "big3") if n in w.chips]
+            self.chip_order = first + sorted(n for n in w.chips if n not in first)
+        for name in self.chip_order:
             c = w.chips[name]
             chips.append([name, c.state, c.x, c.y, c.amp])
         d["chips"] = chips
