@@ -13,14 +13,18 @@ up (-). `amplitude_permille` lets a hand fade a chip in or out (and can model ma
 - read(pad) is called from ADC.read_u16 with the heap locked: it allocates nothing.
 
 Fault hooks (issue 4): fault[pad] is FAULT_NONE, a stuck raw value 0..65535, FAULT_DEAD (the
-output sits at ground: reads 0 plus noise) or FAULT_NUMB (the sensor no longer sees the field:
-reads its offset plus noise).
+output sits at ground: reads 0 plus noise), FAULT_NUMB (the sensor no longer sees the field:
+reads its offset plus noise), FAULT_FLICKER (a loose contact: each read is either the true
+reading or ground, at random) or FAULT_ALIAS - k (the read gets pad k's sensor instead: a
+multiplexer whose channel select is stuck reads one sensor on all of its channels).
 """
 from array import array
 
 FAULT_NONE = -1
 FAULT_DEAD = -2
 FAULT_NUMB = -3
+FAULT_FLICKER = -4
+FAULT_ALIAS = -100000
 
 _MASK32 = 0xFFFFFFFF
 
@@ -134,12 +138,19 @@ class HallModel:
 
     def read(self, pad):
         f = self.fault[pad]
+        if f <= FAULT_ALIAS:
+            pad = FAULT_ALIAS - f
+            f = self.fault[pad] if self.fault[pad] > FAULT_ALIAS else FAULT_NONE
         if f == FAULT_NONE:
             v = self.clean[pad] + self.noise()
         elif f >= 0:
             return f & 0xFFFF
         elif f == FAULT_DEAD:
             v = self.noise()
+        elif f == FAULT_FLICKER:
+            v = self.noise()
+            if self.state & 256:
+                v += self.clean[pad]
         else:
             v = self.base[pad] + self.noise()
         if v < 0:

@@ -206,6 +206,12 @@ class Runner:
             else:
                 self.boot()
                 self.settle()         # the Pico takes a moment to come up; the pads see the chips
+        elif kind == "fault":
+            # a part of the table breaks or mends (world.fault; issue 4); a hovering hand is
+            # waited out like a shot
+            w.fault(o, now)
+            if "hand" in o:
+                self.settle()
         elif kind == "stall":
             # the firmware hangs inside one loop turn for this long (a test of the watchdog)
             if self.sb is not None:

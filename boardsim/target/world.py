@@ -10,6 +10,9 @@ import machine
 import vclock
 import world_table as T
 from hall_model import HallModel
+import hall_model as HM
+from presence_model import PresenceModel
+import presence_model as PM
 from ssd1306_model import SSD1306Model
 from max7219_model import MAX7219Model
 
@@ -73,6 +76,18 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
+        # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
+        # taking in a row on the falling edge of the load pin
+        sh = pm["shift"]
+        self.pres = PresenceModel(T)
+        self.pres._levels = machine._level
+        self.pres.row_sel = tuple(sh["row_select"])
+        self.shift_bus = sh["bus"]
+        self.shift_load = sh["load"]
+        machine.watch(sh["load"], self._load_edge)
+        self.hands = []         # [x, y, until_us]: hands hovering over the pads
+        self.chatter = [0, 0]   # per cup: when its beam chatters next (virtual us; 0: never)
+        self.rng = 0x9E3779B9
         self.cup_pin = (pm["cup_beam"]["a"], pm["cup_beam"]["b"])
         self.gate_pin = (pm["gate_beam"]["a"], pm["gate_beam"]["b"])
         self.hit_pin = pm["hit"]
@@ -132,8 +147,15 @@ class World:
             self.seg.spi_write(buf)
 
     def spi_readinto(self, bus, buf):
+        if bus == self.shift_bus:
+            self.pres.read(buf)
+            return
         for i in range(len(buf)):
             buf[i] = 0
+
+    def _load_edge(self, pin, level):
+        if level == 0:
+            self.pres.latch()
 
     # -- the scenario's actions (heap unlocked) ------------------------------------------
     def press(self, button, down):
@@ -184,6 +206,8 @@ class World:
             t = max(t, c.fade_t1)
         for p in self.pulses:
             t = max(t, p[2])
+        for h in self.hands:
+            t = max(t, h[2])
         return t
 
     # -- time passes ------------------------------------------------------------------------
@@ -205,9 +229,11 @@ class World:
             self.moves.remove(m)
         self.update_gates()
         self._pulses(t)
+        self._faults_over_time(t)
         if self.hall_dirty:
-            self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in self.chips.values()
-                              if c.state == BOARD and c.amp > 0])
+            on = [c for c in self.chips.values() if c.state == BOARD and c.amp > 0]
+            self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in on])
+            self.pres.update([(c.x, c.y, c.r, c.amp) for c in on], [(h[0], h[1]) for h in self.hands])
             self.hall_dirty = False
         for tm in self.timers:
             if tm.callback is not None and t >= tm.due_us:
@@ -284,9 +310,98 @@ class World:
         finally:
             micropython.heap_unlock()
 
+    # -- faults (issue 4; the timeline's {"op": "fault", ...}) -----------------------------
+    def fault(self, o, now_us):
+        """Break (or mend) a part of the table. o, one of:
+          {"pad": [col, row], "mode": M}   a pad of the grid of either front end (both are
+                                           modelled; the firmware reads one). M: stuck_high,
+                                           stuck_low, dead, numb, flicker, ok
+          {"at": [x, y], "mode": M}        the pad nearest that point (mm), in either grid
+          {"mux": N, "mode": M}            hall: first-level multiplexer N (pads 16N..16N+15 in
+                                           wiring order; M also "same": every channel reads its
+                                           first pad); presence: shift register N (columns
+                                           8N..8N+7 of every row)
+          {"cup": "a"|"b", "mode": "chatter"|"ok"}   the cup's throat beam bounces
+          {"hand": [x, y], "ms": N}        a hand hovers over the pads (mm) for N ms
+          {"clear": true}                  everything mended
+        """
+        mode = o.get("mode", "ok")
+        if "clear" in o:
+            self.hall.clear_faults()
+            self.pres.clear_faults()
+            self.chatter = [0, 0]
+        elif "pad" in o or "at" in o:
+            if "pad" in o:
+                hc, hr = o["pad"]
+                pc, pr = o["pad"]
+            else:
+                x, y = int(round(o["at"][0] * 10)), int(round(o["at"][1] * 10))
+                hc, hr = _nearest(x, y, self.hall.x0, self.hall.y0, self.hall.pitch)
+                pc, pr = _nearest(x, y, self.pres.x0, self.pres.y0, self.pres.pitch)
+            if 0 <= hc < self.hall.cols and 0 <= hr < self.hall.rows:
+                pad = self.hall.cell[hr * self.hall.cols + hc]
+                if pad >= 0:
+                    self.hall.set_fault(pad, _hall_mode(mode))
+            if 0 <= pc < self.pres.cols and 0 <= pr < self.pres.rows:
+                self.pres.set_fault(pr * self.pres.cols + pc, _pres_mode(mode))
+        elif "mux" in o:
+            n = o["mux"]
+            first = 16 * n
+            for pad in range(first, min(first + 16, self.hall.n)):
+                if mode == "same":
+                    self.hall.set_fault(pad, HM.FAULT_ALIAS - first if pad != first else HM.FAULT_NONE)
+                else:
+                    self.hall.set_fault(pad, _hall_mode(mode))
+            if 0 <= n < self.pres.nsr:
+                self.pres.set_sr_fault(n, _pres_mode(mode))
+        elif "cup" in o:
+            end = 0 if o["cup"] == "a" else 1
+            self.chatter[end] = now_us + 1000 if mode == "chatter" else 0
+        elif "hand" in o:
+            x, y = o["hand"]
+            self.hands.append([int(round(x * 10)), int(round(y * 10)), now_us + int(o.get("ms", 1000)) * 1000])
+            self.hall_dirty = True
+        self.log.append(("fault", o))
+
+    def _rand(self, n):
+        s = self.rng
+        s ^= (s << 13) & 0xFFFFFFFF
+        s ^= s >> 17
+        s ^= (s << 5) & 0xFFFFFFFF
+        self.rng = s
+        return s % n
+
+    def _faults_over_time(self, t):
+        for end in (0, 1):
+            due = self.chatter[end]
+            if due and t >= due:
+                # a bouncing contact: short breaks a few tens of ms apart
+                self.pulses.append([self.cup_pin[end], t, t + 1000 + 1000 * self._rand(3), 0])
+                self.chatter[end] = t + 15000 + 1000 * self._rand(50)
+        if self.hands:
+            keep = [h for h in self.hands if h[2] > t]
+            if len(keep) != len(self.hands):
+                self.hands = keep
+                self.hall_dirty = True
+
     def chip_state(self, name):
         c = self.chips[name]
         return c.state, c.x, c.y
+
+
+def _nearest(x, y, x0, y0, pitch):
+    return (x - x0 + pitch // 2) // pitch, (y - y0 + pitch // 2) // pitch
+
+
+def _hall_mode(mode):
+    return {"stuck_high": 65535, "stuck_low": 0, "dead": HM.FAULT_DEAD, "numb": HM.FAULT_NUMB,
+            "flicker": HM.FAULT_FLICKER, "ok": HM.FAULT_NONE}[mode]
+
+
+def _pres_mode(mode):
+    return {"stuck_high": PM.STUCK_ON, "stuck_low": PM.STUCK_OFF, "dead": PM.STUCK_OFF,
+            "numb": PM.STUCK_OFF, "flicker": PM.FLICKER, "same": PM.STUCK_OFF,
+            "ok": PM.FAULT_NONE}[mode]
 
 
 def _disc_touches_segment(cx, cy, r, x0, y0, x1, y1):

@@ -1,0 +1,210 @@
+"""The presence pads of the simulated table (front end "shift", docs/sensing.md): IR reflective
+pads on a square grid, each telling whether something covers its window, read as a matrix: a
+row strobe selects a row (row select pins, 7-bit Gray code), the 74HC165s take in its columns
+on the falling edge of their parallel load pin and SPI shifts them out. Runs in the firmware's
+interpreter (MicroPython unix port or CPython), same code, same numbers: integers only.
+
+A pad is covered when its centre lies within  seen radius + PRES_REACH[cell]  of a chip's
+centre, where the seen radius is the chip's radius less PRES_RIM (its rounded rim reflects too
+little) and PRES_REACH is where that pad's switching threshold puts the edge across its window
+(tools/gen_tables.py). A chip counts once a hand has lowered it most of the way (amplitude at
+least half). A hand hovering over the pads covers them too: a disc of HAND_R, its rim ragged
+(the cells within HAND_RAGGED of it switch at random, read by read).
+
+- update(chips, hands) between firmware steps (heap unlocked; recomputes the cells near what
+  moved, before and after).
+- latch() from the load pin's falling edge and read(buf) from SPI.readinto, with the heap
+  locked: they allocate nothing.
+
+Faults (issue 4): per cell FAULT_NONE, STUCK_ON (reads covered), STUCK_OFF (never covered) or
+FLICKER (random, read by read); a whole shift register (8 columns of every row) likewise.
+"""
+from array import array
+
+FAULT_NONE = 0
+STUCK_ON = 1
+STUCK_OFF = 2
+FLICKER = 3
+
+HAND_R = 450          # a palm, 0.1 mm
+HAND_RAGGED = 60
+SEEN_PERMILLE = 500   # a chip being put down is seen from this amplitude on
+
+_MASK32 = 0xFFFFFFFF
+
+
+def gray_row(code):
+    """The row a 7-bit Gray code selects."""
+    r = code
+    s = code >> 1
+    while s:
+        r ^= s
+        s >>= 1
+    return r
+
+
+class PresenceModel:
+    def __init__(self, table, seed=0x1B873593):
+        T = table
+        self.T = T
+        self.cols = T.PRES_COLS
+        self.rows = T.PRES_ROWS
+        self.pitch = T.PRES_PITCH
+        self.x0 = T.PRES_X0
+        self.y0 = T.PRES_Y0
+        self.nsr = T.PRES_SR
+        n = self.cols * self.rows
+        self.n = n
+        self.present = bytearray(n)
+        for g in range(n):
+            self.present[g] = (T.PRES_PRESENT[g >> 3] >> (g & 7)) & 1
+        self.reach = T.PRES_REACH
+        self.rim = T.PRES_RIM
+        self.state = bytearray(n)             # covered now, faults aside
+        self.ragged = bytearray(n)            # 1: on a hand's ragged rim
+        self.fault = bytearray(n)
+        self.sr_fault = bytearray(self.nsr)   # per shift register
+        self.nfault = 0                       # cells and registers with a fault (fast path)
+        self.latched = bytearray(self.nsr)    # what the 165s took in at the last load
+        self.rng = seed & _MASK32 or 1
+        self.things = ()                      # (x, y, seen radius) of what covers pads
+        self.mark = array('i', (0 for _ in range(n)))
+        self.stamp = 0
+        self.row_sel = None                   # the row select pins (set by the world)
+        self._levels = None                   # machine._level (set by the world)
+        self.latches = 0
+
+    # -- what lies on the pads ------------------------------------------------------------------
+    def _near(self, x, y, r, out):
+        p = self.pitch
+        reach = r + 20
+        c0 = max((x - reach - self.x0) // p, 0)
+        c1 = min((x + reach - self.x0) // p + 1, self.cols - 1)
+        r0 = max((y - reach - self.y0) // p, 0)
+        r1 = min((y + reach - self.y0) // p + 1, self.rows - 1)
+        for rr in range(r0, r1 + 1):
+            for cc in range(c0, c1 + 1):
+                g = rr * self.cols + cc
+                if self.mark[g] != self.stamp:
+                    self.mark[g] = self.stamp
+                    out.append(g)
+
+    def update(self, chips, hands=()):
+        """chips: (x, y, radius, amplitude_permille), hands: (x, y); 0.1 mm."""
+        things = []
+        for x, y, r, amp in chips:
+            if amp >= SEEN_PERMILLE:
+                things.append((x, y, r - self.rim, 0))
+        for x, y in hands:
+            things.append((x, y, HAND_R, 1))
+        things = tuple(things)
+        if things == self.things:
+            return
+        self.stamp += 1
+        dirty = []
+        for t in self.things:
+            self._near(t[0], t[1], t[2] + (HAND_RAGGED if t[3] else 0), dirty)
+        for t in things:
+            self._near(t[0], t[1], t[2] + (HAND_RAGGED if t[3] else 0), dirty)
+        self.things = things
+        p = self.pitch
+        for g in dirty:
+            px = self.x0 + (g % self.cols) * p
+            py = self.y0 + (g // self.cols) * p
+            on = 0
+            rag = 0
+            if self.present[g]:
+                e = self.reach[g]
+                for x, y, r, hand in things:
+                    dx = px - x
+                    dy = py - y
+                    d2 = dx * dx + dy * dy
+                    lim = r + e
+                    if d2 <= lim * lim:
+                        if hand and d2 > (lim - HAND_RAGGED) * (lim - HAND_RAGGED):
+                            rag = 1
+                        else:
+                            on = 1
+                    elif hand and d2 <= (lim + HAND_RAGGED) * (lim + HAND_RAGGED):
+                        rag = 1
+            self.state[g] = on
+            self.ragged[g] = rag and not on
+
+    # -- faults ---------------------------------------------------------------------------------
+    def set_fault(self, g, mode):
+        self.fault[g] = mode
+        self._count()
+
+    def set_sr_fault(self, k, mode):
+        self.sr_fault[k] = mode
+        self._count()
+
+    def clear_faults(self):
+        for g in range(self.n):
+            self.fault[g] = 0
+        for k in range(self.nsr):
+            self.sr_fault[k] = 0
+        self._count()
+
+    def _count(self):
+        n = 0
+        for g in range(self.n):
+            if self.fault[g]:
+                n += 1
+        for k in range(self.nsr):
+            if self.sr_fault[k]:
+                n += 1
+        self.nfault = n
+
+    def _bit(self):
+        s = self.rng
+        s ^= (s << 13) & _MASK32
+        s ^= s >> 17
+        s ^= (s << 5) & _MASK32
+        self.rng = s
+        return (s >> 7) & 1
+
+    # -- the firmware's side (heap locked) ------------------------------------------------------
+    def latch(self):
+        """The 74HC165s take in the selected row (falling edge of the parallel load)."""
+        self.latches += 1
+        lv = self._levels
+        sel = self.row_sel
+        code = 0
+        for i in range(len(sel)):
+            code |= lv[sel[i]] << i
+        row = gray_row(code)
+        out = self.latched
+        if row >= self.rows:
+            for k in range(self.nsr):
+                out[k] = 0
+            return
+        base = row * self.cols
+        cols = self.cols
+        for k in range(self.nsr):
+            v = 0
+            for j in range(8):
+                c = 8 * k + j
+                if c >= cols:
+                    break
+                g = base + c
+                b = self.state[g]
+                if self.ragged[g]:
+                    b = self._bit()
+                if self.nfault:
+                    f = self.fault[g] or self.sr_fault[k]
+                    if f == STUCK_ON:
+                        b = 1
+                    elif f == STUCK_OFF:
+                        b = 0
+                    elif f == FLICKER:
+                        b = self._bit()
+                if b:
+                    v |= 0x80 >> j
+            out[k] = v
+
+    def read(self, buf):
+        """SPI.readinto: the latched row, first register first (further bytes read 0)."""
+        n = len(buf)
+        for i in range(n):
+            buf[i] = self.latched[i] if i < self.nsr else 0

@@ -1,0 +1,706 @@
+# Chips from a frame of presence pads (front end "shift", docs/sensing.md).
+#
+# The presence pads say only "covered" or not, on a 10 mm grid. A chip covers the pads within
+# its seen radius (its radius less its rounded rim; r_seen, learnt by the calibration), so a
+# still chip leaves a fixed pattern; its centre is wherever a disc of that radius reproduces the
+# pattern, a small region (about 2 mm across) whose middle is the estimate and whose size is the
+# uncertainty reported in unc[i]. Kind comes from size: a small chip covers 4 to 7 pads, a big
+# one 8 to 14.
+#
+# find(grid):
+#  1. the covered pads fall into groups of touching pads (8-neighbours);
+#  2. a group of one or two pads is no chip (a speck: dirt, or a pad stuck on; `specks` lists
+#     them for the fault monitor); a group larger than four big chips, or one no set of chips
+#     explains, is a hand hovering over the pads (`hand`, `hand_x`, `hand_y`);
+#  3. otherwise every set of up to MAX_K chips whose area fits the group's is tried: seeded
+#     by k-means on the group's pads, then each chip moved (steps of 4, 2 mm; on a still board
+#     down to 0.5 mm) to where the discs and the pads disagree least (pads without a reading,
+#     `set_ignored`, are left out); the set that disagrees least wins, a chip costing one pad;
+#  4. on a still board (the group's pads as in the frame before) each chip is then centred in
+#     the region of equally good positions, whose reach is unc[i]. Groups that did not change
+#     keep their result, so a still board costs almost nothing.
+#
+# The same results as locate.Locator: n, kind[i], x[i], y[i] (0.1 mm), strength[i] (ADC_PEAK for
+# a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
+# Integers only, allocation-free after construction. RAM: about 15 KB (4.6 KB cell labels,
+# 4.6 KB usable flags, 2 x 2.4 KB of cell lists).
+from micropython import const
+from array import array
+
+from board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
+                         R_SMALL, R_BIG, ADC_PEAK)
+from shot import KIND_SMALL, KIND_BIG
+
+N_CELLS = PRES_COLS * PRES_ROWS
+MAX_FOUND = const(8)
+MAX_COMP = const(16)       # groups of pads per frame at most
+MAX_CELLS = const(1200)    # covered pads per frame at most (a hand covers about 65)
+MAX_K = const(4)           # chips in one group at most
+MAX_SPECK = const(8)
+_P = PRES_PITCH
+
+# the 8 directions a chip is moved in
+_DX = (1, 1, 0, -1, -1, -1, 0, 1)
+_DY = (0, 1, 1, 1, 0, -1, -1, -1)
+
+
+class PresenceLocator:
+    RIM = 10               # 0.1 mm: the chips' seen radius is their radius less this, until calibrated
+    PER_CHIP = 2           # pads: what one chip more costs a fit (so that a set of fewer wins a tie)
+    OVERLAP = 3            # pads: what two chips overlapping costs a fit
+    OVERLAP_TOL = 30       # 0.1 mm: closer than touching by this much is overlapping
+    TOUCHING = 40          # 0.1 mm: more uncertainty for a chip in a group of several
+    BLIND = 60             # 0.1 mm: more uncertainty for a chip over pads without a reading
+    SPREAD = 6             # 0.1 mm: how far a pad's switching point strays from the chip's edge
+
+    def __init__(self, scanner=None):
+        self.scan = scanner
+        self.n = 0
+        self.kind = bytearray(MAX_FOUND)
+        self.x = array('i', bytes(4 * MAX_FOUND))
+        self.y = array('i', bytes(4 * MAX_FOUND))
+        self.strength = array('i', bytes(4 * MAX_FOUND))
+        self.err = array('i', bytes(4 * MAX_FOUND))
+        self.unc = array('i', bytes(4 * MAX_FOUND))
+        self.hand = 0
+        self.hand_x = 0
+        self.hand_y = 0
+        self.hand_cells = 0
+        self.specks = 0
+        self.speck = array('h', bytes(2 * MAX_SPECK))
+        self.r_small = R_SMALL - self.RIM      # seen radii (calibration: set_radii)
+        self.r_big = R_BIG - self.RIM
+        self.ignore = bytearray(N_CELLS)
+        self.usable = bytearray(N_CELLS)
+        for g in range(N_CELLS):
+            self.usable[g] = (PRES_PRESENT[g >> 3] >> (g & 7)) & 1
+        # groups of this frame
+        self.label = bytearray(N_CELLS)        # group number + 1 this frame, 0: none
+        self.cells = array('h', bytes(2 * MAX_CELLS))
+        self.nc = 0
+        self.g0 = array('h', bytes(2 * (MAX_COMP + 1)))   # group j: cells[g0[j]:g0[j + 1]]
+        self.ng = 0
+        self.sig = array('i', bytes(4 * MAX_COMP))         # a group's signature
+        self.res0 = bytearray(MAX_COMP)                    # its chips: found[res0[j]:res0[j] + resn[j]]
+        self.resn = bytearray(MAX_COMP)                    # 255: a hand
+        self.fine = bytearray(MAX_COMP)
+        # the frame before's groups and results, to reuse on a still board
+        self.psig = array('i', bytes(4 * MAX_COMP))
+        self.pcount = array('h', bytes(2 * MAX_COMP))
+        self.pres0 = bytearray(MAX_COMP)
+        self.presn = bytearray(MAX_COMP)
+        self.pfine = bytearray(MAX_COMP)
+        self.png = 0
+        self.pkind = bytearray(MAX_FOUND)
+        self.px = array('i', bytes(4 * MAX_FOUND))
+        self.py = array('i', bytes(4 * MAX_FOUND))
+        self.perr = array('i', bytes(4 * MAX_FOUND))
+        self.punc = array('i', bytes(4 * MAX_FOUND))
+        self.pn = 0
+        # a fit: the group's window and its chips
+        self.hx = array('i', bytes(4 * MAX_K))
+        self.hy = array('i', bytes(4 * MAX_K))
+        self.hr = array('i', bytes(4 * MAX_K))
+        self.hk = 0
+        self.bx = array('i', bytes(4 * MAX_K))       # the best set so far
+        self.by = array('i', bytes(4 * MAX_K))
+        self.br = array('i', bytes(4 * MAX_K))
+        self.bk = 0
+        self.cnt = array('i', bytes(4 * MAX_K))
+        self.sx = array('i', bytes(4 * MAX_K))
+        self.sy = array('i', bytes(4 * MAX_K))
+        self.cx = array('i', bytes(4 * MAX_K))       # the second best set
+        self.cy = array('i', bytes(4 * MAX_K))
+        self.cr = array('i', bytes(4 * MAX_K))
+        self.ck = 0
+        self.kx = array('i', bytes(4 * MAX_K))       # k-means seeds
+        self.ky = array('i', bytes(4 * MAX_K))
+        self.cur = 0        # the group being fitted (its label)
+        self.c0 = 0         # its window: columns c0..c1, rows r0..r1
+        self.c1 = 0
+        self.r0 = 0
+        self.r1 = 0
+        self.last_version = -1
+        self.settled = 0
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def set_ignored(self, g, flag):
+        """Leave cell g out of every fit from now on (flag 1), or take it back."""
+        self.ignore[g] = 1 if flag else 0
+        self.usable[g] = 1 if ((PRES_PRESENT[g >> 3] >> (g & 7)) & 1) and not flag else 0
+        self.png = 0            # nothing of the frame before can be reused
+        self.last_version = -1
+
+    def set_radii(self, r_small, r_big):
+        """The chips' seen radii (0.1 mm), as the calibration measured them."""
+        self.r_small = r_small
+        self.r_big = r_big
+        self.png = 0
+        self.last_version = -1
+
+    def set_prior(self, sigma):
+        pass                    # the hall locator's strength prior; nothing to learn here
+
+    # -- the frame ------------------------------------------------------------------------------
+    def find(self, grid):
+        sc = self.scan
+        if sc is not None and sc.version == self.last_version and self.settled:
+            return self.n       # nothing changed since a frame that was fitted finely
+        self._groups(grid)
+        n = 0
+        self.hand = 0
+        self.hand_cells = 0
+        self.specks = 0
+        for j in range(self.ng):
+            a = self.g0[j]
+            cnt = self.g0[j + 1] - a
+            # the same group in the frame before? then reuse (and refine) its chips
+            prev = -1
+            for q in range(self.png):
+                if self.psig[q] == self.sig[j] and self.pcount[q] == cnt:
+                    prev = q
+                    break
+            self.res0[j] = n
+            self.resn[j] = 0
+            self.fine[j] = 0
+            if cnt <= 2:
+                for k in range(a, a + cnt):
+                    if self.specks < MAX_SPECK:
+                        self.speck[self.specks] = self.cells[k]
+                        self.specks += 1
+                continue
+            if prev >= 0 and self.presn[prev] == 255:
+                self._hand(j)
+                continue
+            if prev >= 0 and self.pfine[prev]:
+                m = self.presn[prev]
+                if n + m > MAX_FOUND:
+                    m = MAX_FOUND - n
+                for i in range(m):
+                    s = self.pres0[prev] + i
+                    self.kind[n + i] = self.pkind[s]
+                    self.x[n + i] = self.px[s]
+                    self.y[n + i] = self.py[s]
+                    self.err[n + i] = self.perr[s]
+                    self.unc[n + i] = self.punc[s]
+                self.resn[j] = m
+                self.fine[j] = 1
+                n += m
+                continue
+            still = prev >= 0 or sc is None
+            m = self._fit(j, still, MAX_FOUND - n)
+            if m < 0:
+                self._hand(j)
+                continue
+            for i in range(m):
+                self.kind[n + i] = KIND_SMALL if self.br[i] == self.r_small else KIND_BIG
+                self.x[n + i] = self.bx[i]
+                self.y[n + i] = self.by[i]
+                self.err[n + i] = self.cnt[i]
+                self.unc[n + i] = self.sx[i] if still else 4 * _P
+            self.resn[j] = m
+            self.fine[j] = 1 if still else 0
+            n += m
+        for i in range(n):
+            self.strength[i] = ADC_PEAK
+        self.n = n
+        # keep this frame's groups for the next
+        for j in range(self.ng):
+            self.psig[j] = self.sig[j]
+            self.pcount[j] = self.g0[j + 1] - self.g0[j]
+            self.pres0[j] = self.res0[j]
+            self.presn[j] = self.resn[j]
+            self.pfine[j] = self.fine[j]
+        self.png = self.ng
+        for i in range(n):
+            self.pkind[i] = self.kind[i]
+            self.px[i] = self.x[i]
+            self.py[i] = self.y[i]
+            self.perr[i] = self.err[i]
+            self.punc[i] = self.unc[i]
+        settled = 1
+        for j in range(self.ng):
+            if not self.fine[j] and self.resn[j] != 255:
+                settled = 0
+        self.settled = settled
+        if sc is not None:
+            self.last_version = sc.version
+        return n
+
+    def _hand(self, j):
+        self.resn[j] = 255
+        a = self.g0[j]
+        b = self.g0[j + 1]
+        sx = 0
+        sy = 0
+        for k in range(a, b):
+            g = self.cells[k]
+            sx += g % PRES_COLS
+            sy += g // PRES_COLS
+        self.hand += 1
+        self.hand_cells += b - a
+        self.hand_x = PRES_X0 + sx * _P // (b - a)
+        self.hand_y = PRES_Y0 + sy * _P // (b - a)
+
+    # -- groups of touching pads ------------------------------------------------------------------
+    def _groups(self, grid):
+        label = self.label
+        cells = self.cells
+        usable = self.usable
+        for k in range(self.nc):
+            label[cells[k]] = 0
+        nc = 0
+        ng = 0
+        rows_on = self.scan.rows_on if self.scan is not None else None
+        for r in range(PRES_ROWS):
+            if rows_on is not None and not rows_on[r]:
+                continue
+            base = r * PRES_COLS
+            for g in range(base, base + PRES_COLS):
+                if not grid[g] or not usable[g] or label[g]:
+                    continue
+                if ng >= MAX_COMP or nc >= MAX_CELLS:
+                    break
+                # a new group: flood it (cells[] is the queue)
+                self.g0[ng] = nc
+                ng += 1
+                label[g] = ng
+                cells[nc] = g
+                nc += 1
+                q = nc - 1
+                sig = 0
+                while q < nc:
+                    h = cells[q]
+                    q += 1
+                    sig = (sig * 31 + h) & 0xFFFFFF
+                    hr = h // PRES_COLS
+                    hc = h - hr * PRES_COLS
+                    for dr in (-1, 0, 1):
+                        rr = hr + dr
+                        if rr < 0 or rr >= PRES_ROWS:
+                            continue
+                        for dc in (-1, 0, 1):
+                            cc = hc + dc
+                            if cc < 0 or cc >= PRES_COLS:
+                                continue
+                            e = rr * PRES_COLS + cc
+                            if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
+                                label[e] = ng
+                                cells[nc] = e
+                                nc += 1
+                self.sig[ng - 1] = sig
+        self.g0[ng] = nc
+        self.nc = nc
+        self.ng = ng
+
+    # -- fitting a group ------------------------------------------------------------------------
+    def _fit(self, j, still, room):
+        """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
+        group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx)."""
+        a = self.g0[j]
+        cnt = self.g0[j + 1] - a
+        cells = self.cells
+        # the window: the group's bounding box, widened by a big chip's reach
+        c0 = PRES_COLS
+        c1 = 0
+        r0 = PRES_ROWS
+        r1 = 0
+        for k in range(a, a + cnt):
+            g = cells[k]
+            r = g // PRES_COLS
+            c = g - r * PRES_COLS
+            if c < c0:
+                c0 = c
+            if c > c1:
+                c1 = c
+            if r < r0:
+                r0 = r
+            if r > r1:
+                r1 = r
+        w = (self.r_big + 2 * _P) // _P
+        self.c0 = c0 - w if c0 > w else 0
+        self.c1 = c1 + w if c1 + w < PRES_COLS else PRES_COLS - 1
+        self.r0 = r0 - w if r0 > w else 0
+        self.r1 = r1 + w if r1 + w < PRES_ROWS else PRES_ROWS - 1
+        self.cur = j + 1
+        # areas in pads, x 16: a chip of seen radius r covers about pi r^2 / P^2 of them
+        es = 201 * self.r_small * self.r_small // (4 * _P * _P)
+        eb = 201 * self.r_big * self.r_big // (4 * _P * _P)
+        a16 = 16 * cnt
+        if a16 > MAX_K * eb + (MAX_K * eb >> 2):
+            return -1                        # more than four big chips cover: a hand
+        # every set of chips whose area fits, coarsely (2 mm); the best two are refined
+        best = 0x3FFFFFFF
+        second = 0x3FFFFFFF
+        self.bk = 0
+        self.ck = 0
+        for k in range(1, MAX_K + 1):
+            if k > room:
+                break
+            seeded = False
+            for mask in range(1 << k):      # bit i: chip i (of the k-means seeds) is big
+                nb = 0
+                for i in range(k):
+                    nb += (mask >> i) & 1
+                e = nb * eb + (k - nb) * es
+                # the pads a set covers stray from its area by a pad or two per chip
+                if a16 < e - (e >> 1) - 16 or a16 > e + (e >> 1) + 16 * k:
+                    continue
+                if not seeded:
+                    self._seed(a, cnt, k)
+                    seeded = True
+                for i in range(k):
+                    self.hx[i] = self.kx[i]
+                    self.hy[i] = self.ky[i]
+                    self.hr[i] = self.r_big if (mask >> i) & 1 else self.r_small
+                self.hk = k
+                self._moves(80 if k > 1 else 20, 20)
+                m = self._mismatch() + self.PER_CHIP * k     # a chip more must explain more
+                if m < best:
+                    second = best
+                    for i in range(self.bk):        # the best so far becomes the second
+                        self.cx[i] = self.bx[i]
+                        self.cy[i] = self.by[i]
+                        self.cr[i] = self.br[i]
+                    self.ck = self.bk
+                    best = m
+                    self._keep(self.bx, self.by, self.br, k, False)
+                    self.bk = k
+                elif m < second:
+                    second = m
+                    self._keep(self.cx, self.cy, self.cr, k, False)
+                    self.ck = k
+        if still and self.ck:
+            # refine both to 0.5 mm; the better one stays in bx, by, br
+            for q in range(2):
+                if q == 0:
+                    self._keep(self.bx, self.by, self.br, self.bk, True)
+                    self.hk = self.bk
+                else:
+                    self._keep(self.cx, self.cy, self.cr, self.ck, True)
+                    self.hk = self.ck
+                self._moves(10, 5)
+                m = self._mismatch() + self.PER_CHIP * self.hk
+                if q == 0:
+                    best = m
+                    self._keep(self.bx, self.by, self.br, self.hk, False)
+                elif m < best:
+                    best = m
+                    self.bk = self.hk
+                    self._keep(self.bx, self.by, self.br, self.hk, False)
+        elif still and self.bk:
+            self._keep(self.bx, self.by, self.br, self.bk, True)
+            self.hk = self.bk
+            self._moves(10, 5)
+            best = self._mismatch() + self.PER_CHIP * self.bk
+            self._keep(self.bx, self.by, self.br, self.bk, False)
+        if self.bk == 0 or best - self.PER_CHIP * self.bk > cnt // 3 + 2:
+            return -1                        # nothing fits: a hand
+        k = self.bk
+        for i in range(k):
+            self.hx[i] = self.bx[i]
+            self.hy[i] = self.by[i]
+            self.hr[i] = self.br[i]
+        self.hk = k
+        if still:
+            for i in range(k):
+                self.sx[i] = self._centre(i)
+            for i in range(k):
+                self.bx[i] = self.hx[i]
+                self.by[i] = self.hy[i]
+                # chips touching can slide together along their row, which moving one at a
+                # time does not show: a chip touching another is known less well
+                if k > 1:
+                    self.sx[i] += self.TOUCHING
+                # pads without a reading under the chip: the fit spans them, and it may be the
+                # other kind
+                if self.blind(self.hx[i], self.hy[i], self.r_big + self.RIM):
+                    self.sx[i] += self.BLIND
+        m = self._mismatch()
+        for i in range(k):
+            self.cnt[i] = 100 * m
+        return k
+
+    def _seed(self, a, cnt, k):
+        """k seeds for the group's chips into kx, ky: k-means on its pads."""
+        cells = self.cells
+        hx = self.kx
+        hy = self.ky
+        # seeds: the first pad, then each time the pad farthest from the seeds so far
+        g = cells[a]
+        hx[0] = PRES_X0 + (g % PRES_COLS) * _P
+        hy[0] = PRES_Y0 + (g // PRES_COLS) * _P
+        for i in range(1, k):
+            far = -1
+            fg = a
+            for q in range(a, a + cnt):
+                g = cells[q]
+                px = PRES_X0 + (g % PRES_COLS) * _P
+                py = PRES_Y0 + (g // PRES_COLS) * _P
+                dm = 0x3FFFFFFF
+                for t in range(i):
+                    dx = px - hx[t]
+                    dy = py - hy[t]
+                    d = dx * dx + dy * dy
+                    if d < dm:
+                        dm = d
+                if dm > far:
+                    far = dm
+                    fg = g
+            hx[i] = PRES_X0 + (fg % PRES_COLS) * _P
+            hy[i] = PRES_Y0 + (fg // PRES_COLS) * _P
+        # k-means: each pad to its nearest seed, seeds to their pads' centroid
+        for _ in range(4 if k > 1 else 1):
+            for i in range(k):
+                self.cnt[i] = 0
+                self.sx[i] = 0
+                self.sy[i] = 0
+            for q in range(a, a + cnt):
+                g = cells[q]
+                px = PRES_X0 + (g % PRES_COLS) * _P
+                py = PRES_Y0 + (g // PRES_COLS) * _P
+                bi = 0
+                dm = 0x3FFFFFFF
+                for i in range(k):
+                    dx = px - hx[i]
+                    dy = py - hy[i]
+                    d = dx * dx + dy * dy
+                    if d < dm:
+                        dm = d
+                        bi = i
+                self.cnt[bi] += 1
+                self.sx[bi] += px
+                self.sy[bi] += py
+            for i in range(k):
+                c = self.cnt[i]
+                if c:
+                    hx[i] = self.sx[i] // c
+                    hy[i] = self.sy[i] // c
+
+    def _keep(self, xs, ys, rs, k, back):
+        """Copy the fit hx, hy, hr (k chips) into xs, ys, rs, or back from them."""
+        for i in range(k):
+            if back:
+                self.hx[i] = xs[i]
+                self.hy[i] = ys[i]
+                self.hr[i] = rs[i]
+            else:
+                xs[i] = self.hx[i]
+                ys[i] = self.hy[i]
+                rs[i] = self.hr[i]
+
+    def _moves(self, s, last):
+        """Move each chip of the fit to where the pads disagree least, in steps of s, halved
+        down to last (0.1 mm)."""
+        while s >= last:
+            for _ in range(6):
+                moved = False
+                for i in range(self.hk):
+                    while self._improve(i, s):
+                        moved = True
+                if not moved:
+                    break
+            s >>= 1
+
+    def _improve(self, i, s):
+        """Move chip i by s in the direction that lowers the mismatch most. True if it moved."""
+        bd = 0
+        bj = -1
+        x = self.hx[i]
+        y = self.hy[i]
+        for d in range(8):
+            e = self._delta(i, x + _DX[d] * s, y + _DY[d] * s)
+            if e < bd:
+                bd = e
+                bj = d
+        if bj < 0:
+            return False
+        self.hx[i] = x + _DX[bj] * s
+        self.hy[i] = y + _DY[bj] * s
+        return True
+
+    def _centre(self, i):
+        """Move chip i to the middle of the positions that fit as well as its own; returns how
+        far (0.1 mm) that region reaches from the middle (the uncertainty)."""
+        for _ in range(3):
+            x = self.hx[i]
+            y = self.hy[i]
+            e0 = self._reach(i, x, y, 1, 0)
+            if e0 < 0:
+                continue        # a better position was found and taken: again
+            e1 = self._reach(i, x, y, -1, 0)
+            if e1 < 0:
+                continue
+            e2 = self._reach(i, x, y, 0, 1)
+            if e2 < 0:
+                continue
+            e3 = self._reach(i, x, y, 0, -1)
+            if e3 < 0:
+                continue
+            self.hx[i] = x + (e0 - e1) // 2
+            self.hy[i] = y + (e2 - e3) // 2
+            break
+        x = self.hx[i]
+        y = self.hy[i]
+        u = 0
+        for d in range(8):
+            e = self._reach(i, x, y, _DX[d], _DY[d], False)
+            if _DX[d] and _DY[d]:
+                e = e * 141 // 100
+            if e > u:
+                u = e
+        # half a step, and the pads' own spread: each switches up to about 0.6 mm either side
+        # of the edge the model assumes
+        return u + 5 + self.SPREAD
+
+    def _reach(self, i, x, y, dx, dy, take=True):
+        """How far chip i can move from (x, y) along (dx, dy) in 0.5 mm steps with the mismatch
+        no worse (up to 8 mm). A position that is better is taken (take) and -1 returned."""
+        t = 5
+        while t <= 80:
+            e = self._delta(i, x + dx * t, y + dy * t)
+            if e > 0:
+                break
+            if e < 0 and take:
+                self.hx[i] = x + dx * t
+                self.hy[i] = y + dy * t
+                return -1
+            t += 5
+        return t - 5
+
+    def _delta(self, i, nx, ny):
+        """How the mismatch changes when chip i moves to (nx, ny)."""
+        k = self.hk
+        hx = self.hx
+        hy = self.hy
+        hr = self.hr
+        ox = hx[i]
+        oy = hy[i]
+        r = hr[i]
+        r2 = r * r
+        lo_x = (ox if ox < nx else nx) - r
+        hi_x = (ox if ox > nx else nx) + r
+        lo_y = (oy if oy < ny else ny) - r
+        hi_y = (oy if oy > ny else ny) + r
+        c0 = (lo_x - PRES_X0) // _P
+        c1 = (hi_x - PRES_X0) // _P + 1
+        q0 = (lo_y - PRES_Y0) // _P
+        q1 = (hi_y - PRES_Y0) // _P + 1
+        if c0 < self.c0:
+            c0 = self.c0
+        if c1 > self.c1:
+            c1 = self.c1
+        if q0 < self.r0:
+            q0 = self.r0
+        if q1 > self.r1:
+            q1 = self.r1
+        usable = self.usable
+        label = self.label
+        cur = self.cur
+        # chips cannot overlap: each pair closer than their radii (less OVERLAP_TOL) costs as
+        # much as OVERLAP pads wrong
+        d = 0
+        for t in range(k):
+            if t == i:
+                continue
+            lim = r + hr[t] + 2 * self.RIM - self.OVERLAP_TOL
+            lim *= lim
+            ax = hx[t] - ox
+            ay = hy[t] - oy
+            if ax * ax + ay * ay < lim:
+                d -= self.OVERLAP
+            ax = hx[t] - nx
+            ay = hy[t] - ny
+            if ax * ax + ay * ay < lim:
+                d += self.OVERLAP
+        for rr in range(q0, q1 + 1):
+            py = PRES_Y0 + rr * _P
+            for cc in range(c0, c1 + 1):
+                g = rr * PRES_COLS + cc
+                if not usable[g]:
+                    continue
+                lb = label[g]
+                if lb and lb != cur:
+                    continue        # another group's pad: not this fit's to explain
+                px = PRES_X0 + cc * _P
+                ax = px - ox
+                ay = py - oy
+                was = ax * ax + ay * ay <= r2
+                ax = px - nx
+                ay = py - ny
+                now = ax * ax + ay * ay <= r2
+                if was == now:
+                    continue
+                other = False
+                for t in range(k):
+                    if t == i:
+                        continue
+                    ax = px - hx[t]
+                    ay = py - hy[t]
+                    if ax * ax + ay * ay <= hr[t] * hr[t]:
+                        other = True
+                        break
+                if other:
+                    continue
+                on = lb == cur
+                if now == on:
+                    d -= 1
+                else:
+                    d += 1
+        return d
+
+    def _mismatch(self):
+        """Pads of the window the chips hx, hy, hr get wrong."""
+        k = self.hk
+        hx = self.hx
+        hy = self.hy
+        hr = self.hr
+        usable = self.usable
+        label = self.label
+        cur = self.cur
+        m = 0
+        for rr in range(self.r0, self.r1 + 1):
+            py = PRES_Y0 + rr * _P
+            for cc in range(self.c0, self.c1 + 1):
+                g = rr * PRES_COLS + cc
+                if not usable[g]:
+                    continue
+                lb = label[g]
+                if lb and lb != cur:
+                    continue
+                px = PRES_X0 + cc * _P
+                pred = False
+                for t in range(k):
+                    ax = px - hx[t]
+                    ay = py - hy[t]
+                    if ax * ax + ay * ay <= hr[t] * hr[t]:
+                        pred = True
+                        break
+                if pred != (lb == cur):
+                    m += 1
+        for i in range(k):
+            for t in range(i + 1, k):
+                lim = hr[i] + hr[t] + 2 * self.RIM - self.OVERLAP_TOL
+                ax = hx[t] - hx[i]
+                ay = hy[t] - hy[i]
+                if ax * ax + ay * ay < lim * lim:
+                    m += self.OVERLAP
+        return m
+
+    # -- what the pads can see ----------------------------------------------------------------
+    def blind(self, x, y, r):
+        """How many pads within r of (x, y) give no reading (ignored)."""
+        n = 0
+        c0 = (x - r - PRES_X0) // _P
+        c1 = (x + r - PRES_X0) // _P + 1
+        q0 = (y - r - PRES_Y0) // _P
+        q1 = (y + r - PRES_Y0) // _P + 1
+        for rr in range(q0 if q0 > 0 else 0, q1 + 1 if q1 < PRES_ROWS else PRES_ROWS):
+            for cc in range(c0 if c0 > 0 else 0, c1 + 1 if c1 < PRES_COLS else PRES_COLS):
+                g = rr * PRES_COLS + cc
+                if self.ignore[g]:
+                    dx = PRES_X0 + cc * _P - x
+                    dy = PRES_Y0 + rr * _P - y
+                    if dx * dx + dy * dy <= r * r:
+                        n += 1
+        return n

@@ -1,0 +1,139 @@
+# Test driver for the second front end: boardsim/target/presence_model.py behind the `machine`
+# stand-in (row select pins, the 74HC165s' load pin, SPI.readinto), firmware/shift_scan.py,
+# firmware/locate_presence.py and firmware/zones.py. Runs unchanged under the MicroPython unix
+# port and CPython (MICROPYPATH / PYTHONPATH = tests/support:firmware:boardsim/target); one
+# JSON case per input line, one JSON result per output line.
+#
+# Every scan step and find() runs with the heap locked: under MicroPython an allocation raises
+# MemoryError, reported as {"error": ...}.
+#
+# Cases:
+#   {"op": "locate", "sets": [[[x, y, r, amp], ...], ...], "hands": [[x, y], ...], "frames": F}
+#        each set: the chips (radius r, 0.1 mm) lying still; F frames scanned; then find()
+#        -> {"r": [[[kind, x, y, unc, err, mask], ...], ...], "hand": [hand count per set],
+#            "specks": [...], "latches": n}
+#   {"op": "fault", "cell": g, "mode": m} / {"op": "fault", "sr": k, "mode": m} / {"op": "clear"}
+#   {"op": "radii", "small": r, "big": r}                  the locator's seen radii
+#   {"op": "alloc"}                                        allocates under the lock
+import sys
+import json
+import micropython
+import machine
+import world_table as T
+from presence_model import PresenceModel
+from shift_scan import PresenceScanner
+from locate_presence import PresenceLocator
+from board_table import R_SMALL, R_BIG
+from shot import KIND_SMALL
+import zones
+
+
+class PresWorld:
+    def __init__(self):
+        pm = T.PINMAP["shift"]
+        self.pres = PresenceModel(T)
+        self.pres._levels = machine._level
+        self.pres.row_sel = tuple(pm["row_select"])
+        self.bus = pm["bus"]
+        machine.watch(pm["load"], self.edge)
+
+    def edge(self, pin, level):
+        if level == 0:
+            self.pres.latch()
+
+    def spi_readinto(self, bus, buf):
+        self.pres.read(buf)
+
+    def spi_write(self, bus, buf):
+        pass
+
+
+world = PresWorld()
+machine.attach(world)
+scan = PresenceScanner()
+loc = PresenceLocator(scan)
+masks = [0] * 8
+
+
+def locked(fn):
+    micropython.heap_lock()
+    try:
+        return fn()
+    finally:
+        micropython.heap_unlock()
+
+
+def find_and_masks():
+    n = loc.find(scan.grid)
+    for i in range(n):
+        masks[i] = zones.disc_mask(loc.x[i], loc.y[i], R_SMALL if loc.kind[i] == KIND_SMALL else R_BIG)
+    return n
+
+
+def case(c):
+    op = c["op"]
+    if op == "locate":
+        frames = c.get("frames", 3)
+        results = []
+        hands = []
+        specks = []
+        hl = [tuple(h) for h in c.get("hands", [])]
+        for chips in c["sets"]:
+            world.pres.update([tuple(ch) for ch in chips], hl)
+            n = 0
+            for _ in range(frames):
+                while not locked(scan.step):
+                    pass
+                n = locked(find_and_masks)
+            found = []
+            for i in range(n):
+                found.append([loc.kind[i], loc.x[i], loc.y[i], loc.unc[i], loc.err[i], masks[i]])
+            results.append(found)
+            hands.append(loc.hand)
+            specks.append([loc.speck[i] for i in range(loc.specks)])
+        return {"r": results, "hand": hands, "specks": specks, "latches": world.pres.latches}
+    if op == "fault":
+        if "cell" in c:
+            world.pres.set_fault(c["cell"], c["mode"])
+            loc.set_ignored(c["cell"], 0)
+        else:
+            world.pres.set_sr_fault(c["sr"], c["mode"])
+        return {}
+    if op == "ignore":
+        loc.set_ignored(c["cell"], c.get("flag", 1))
+        return {}
+    if op == "clear":
+        world.pres.clear_faults()
+        return {}
+    if op == "radii":
+        loc.set_radii(c["small"], c["big"])
+        return {}
+    if op == "alloc":
+        micropython.heap_lock()
+        try:
+            x = [1, 2, 3]
+        finally:
+            micropython.heap_unlock()
+        return {"x": len(x)}
+    return {"error": "unknown op " + op}
+
+
+def main():
+    while True:
+        line = sys.stdin.readline()
+        if not line:
+            break
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            r = case(json.loads(line))
+        except MemoryError:
+            r = {"error": "MemoryError: allocated with the heap locked"}
+        except Exception as e:
+            r = {"error": "%s: %s" % (type(e).__name__, e)}
+        sys.stdout.write(json.dumps(r) + "\n")
+        sys.stdout.flush()
+
+
+main()
