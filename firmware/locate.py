@@ -41,6 +41,7 @@ MAX_WIN = const(64)        # pads in a joint fit window (4 x 4 per chip)
 MAX_P = const(12)          # parameters of a joint fit (3 per chip)
 MAX_ITER = const(10)       # Gauss-Newton iterations per fit at most
 MAX_STEP = const(60)       # 6 mm: the most a fit moves a chip in one iteration
+MAX_NEAR = const(128)      # usable pads next to ignored ones, at most
 N_GRID = PAD_COLS * PAD_ROWS
 
 # where a chip's centre can be: R_SMALL inside the outline
@@ -66,6 +67,16 @@ class Locator:
     # how well a chip's strength is known beforehand (LSB, one sigma): the spread of the magnets
     # of one kind around the reference, which is learnt from chips lying alone. 0: not used.
     PRIOR_SIGMA = ADC_PEAK // 20
+    # issue 4: pads next to ignored ones are candidates from this reading on (a chip centred
+    # on a dead row gives its neighbours at 25 mm about ADC_PEAK / 22)
+    NEAR_THRESHOLD = 400
+    # how far a centre may be from the fit (0.1 mm; docs/sensing.md, measured accuracy): a
+    # chip alone, one with another within GROUP, and more where pads within UNC_BLIND_R are
+    # ignored
+    UNC_ALONE = 5
+    UNC_ROW = 15
+    UNC_BLIND = 20
+    UNC_BLIND_R = 350
 
     def __init__(self):
         self.n = 0
@@ -82,6 +93,10 @@ class Locator:
         self.cand = array('h', bytes(2 * MAX_CAND))
         self.cused = bytearray(MAX_CAND)
         self.ignore = bytearray(N_GRID)     # 1: leave this pad out (a faulty pad; issue 4)
+        self.near = array('h', bytes(2 * MAX_NEAR))     # usable pads next to ignored ones
+        self.n_near = 0
+        self.unc = array('i', bytes(4 * MAX_FOUND))     # how well each centre is known
+        self.hand = 0                                   # hall pads never see a hand
         self.usable = bytearray(PAD_PRESENT)
         # the joint fit: members, window, normal equations
         self.gm = bytearray(MAX_GROUP)
@@ -119,6 +134,46 @@ class Locator:
         """Leave pad g (grid index) out of every fit from now on (flag 1), or take it back."""
         self.ignore[g] = 1 if flag else 0
         self.usable[g] = 1 if (PAD_PRESENT[g] and not flag) else 0
+        # the usable pads next to ignored ones: a chip over a dead pad or row may show nowhere
+        # beyond THRESHOLD, so these are candidates from NEAR_THRESHOLD on
+        n = 0
+        for h in range(N_GRID):
+            if not self.usable[h]:
+                continue
+            c = h % PAD_COLS
+            r = h // PAD_COLS
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    rr = r + dr
+                    cc = c + dc
+                    if 0 <= rr < PAD_ROWS and 0 <= cc < PAD_COLS and self.ignore[rr * PAD_COLS + cc]:
+                        if n < MAX_NEAR and (n == 0 or self.near[n - 1] != h):
+                            self.near[n] = h
+                            n += 1
+        self.n_near = n
+
+    def blind(self, x, y, r):
+        """How many pads within r of (x, y) give no reading (set_ignored)."""
+        n = 0
+        for rr in range(PAD_ROWS):
+            dy = PAD_Y0 + rr * PAD_PITCH - y
+            if dy > r or dy < -r:
+                continue
+            for cc in range(PAD_COLS):
+                dx = PAD_X0 + cc * PAD_PITCH - x
+                if self.ignore[rr * PAD_COLS + cc] and dx * dx + dy * dy <= r * r:
+                    n += 1
+        return n
+
+    def _uncertainty(self, n):
+        """unc[i]: how far chip i's centre may lie from x[i], y[i] (0.1 mm), from what
+        bench/sensing_accuracy.py measured: chips alone, chips near others, pads missing."""
+        lim = self.GROUP * self.GROUP
+        for i in range(n):
+            u = self.UNC_ALONE if self._closest_any(i, n, lim) < 0 else self.UNC_ROW
+            if self.n_near and self.blind(self.x[i], self.y[i], self.UNC_BLIND_R):
+                u += self.UNC_BLIND
+            self.unc[i] = u
 
     # -- the frame -----------------------------------------------------------------------------
     def find(self, grid):
@@ -135,12 +190,22 @@ class Locator:
                 cand[nc] = g
                 self.cused[nc] = 0
                 nc += 1
+        tl = t
+        if self.n_near:
+            tl = self.NEAR_THRESHOLD
+            for k in range(self.n_near):
+                g = self.near[k]
+                v = res[g]
+                if (t >= v > tl or -t <= v < -tl) and nc < MAX_CAND:
+                    cand[nc] = g
+                    self.cused[nc] = 0
+                    nc += 1
         self.n_cand = nc
         sep2 = self.MIN_SEP * self.MIN_SEP
         # 1. a chip at every local extremum of the frame, strongest first
         n = 0
         while n < MAX_FOUND:
-            k = self._strongest(nc, t)
+            k = self._strongest(nc, tl)
             if k < 0:
                 break
             g = cand[k]
@@ -247,6 +312,7 @@ class Locator:
                     else:
                         self.ref_b = r
         self.n = n
+        self._uncertainty(n)
         return n
 
     # -- helpers ---------------------------------------------------------------------------
