@@ -12,6 +12,7 @@
 # The pins an outcome is worth depend on the ball (first ball or spare attempt), which the
 # engine knows from the log; the outcome itself only records what happened on the board.
 from micropython import const
+from array import array
 from shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF
 
 from board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_CENTER, Z_OFF, N_ZONES
@@ -70,6 +71,10 @@ class Bowling:
         self.nb = bytearray(MAX_PLAYERS)                # balls played, per player
         self.nf = bytearray(MAX_PLAYERS)                # frames started, per player
         self.ndone = bytearray(MAX_PLAYERS)             # frames finished, per player
+        # per player and frame: the running score, -1 while not known. Kept up to date by
+        # apply_outcome and _rebuild, so that cum() and total(), which a redraw calls for every
+        # frame and player, read it instead of adding up the frames again (docs/performance.md)
+        self.cums = array('h', (-1,) * (MAX_PLAYERS * FRAMES))
         self._m = bytearray(3)                          # marks of one frame, for game_over
         self.players = 0
         self.shooter_end = 0                # 0: end a, 1: end b
@@ -189,6 +194,7 @@ class Bowling:
         self.log[self.nlog] = code
         self.nlog += 1
         self._step(code)
+        self._recum(self.lp)
         return True
 
     def undo(self):
@@ -256,6 +262,8 @@ class Bowling:
         self.lp = -1
         for i in range(self.nlog):
             self._step(self.log[i])
+        for p in range(MAX_PLAYERS):
+            self._recum(p)
 
     def _step(self, code):
         kind = code >> OUT_SHIFT
@@ -392,28 +400,40 @@ class Bowling:
             return pins[base + i] + pins[base + i + 1] + pins[base + i + 2]
         return pins[base + i] + pins[base + i + 1]
 
+    def _recum(self, p):
+        # player p's running scores from the frame scores (a frame not known yet, and every
+        # frame after it, -1); -1 throughout for a player not in the game
+        c = self.cums
+        k = p * FRAMES
+        s = 0
+        known = p < self.players
+        for f in range(FRAMES):
+            if known:
+                v = self.frame_score(p, f)
+                if v < 0:
+                    known = False
+                else:
+                    s += v
+            c[k + f] = s if known else -1
+
     def cum(self, p, f):
         # the running score through frame f, or -1 while not known
         if p < 0 or p >= self.players or f < 0 or f >= FRAMES:
             return -1
-        s = 0
-        for k in range(f + 1):
-            v = self.frame_score(p, k)
-            if v < 0:
-                return -1
-            s += v
-        return s
+        return self.cums[p * FRAMES + f]
 
     def total(self, p):
         # the score through the last frame whose score is known (the final score at the end)
         if p < 0 or p >= self.players:
             return 0
+        c = self.cums
+        k = p * FRAMES
         s = 0
-        for k in range(FRAMES):
-            v = self.frame_score(p, k)
+        for f in range(FRAMES):
+            v = c[k + f]
             if v < 0:
                 return s
-            s += v
+            s = v
         return s
 
     def balls_in_frame(self, p, f):
