@@ -70,6 +70,14 @@ def fmt_seq(values, per_line=16, indent="    "):
     return "\n".join(lines)
 
 
+def le16(values):
+    """Signed 16-bit values as little-endian bytes, for array('h', b'...') (the RP2040 and the
+    simulator's hosts are little-endian). From .mpy a module's constants stay in RAM as long as
+    the module: a tuple of ints costs a pointer per item there, these bytes two."""
+    import struct
+    return struct.pack(f"<{len(values)}h", *values)
+
+
 def fmt_bytes(data, per_line=32, indent="    "):
     """A bytes literal, hex escapes, split over lines (a bytes constant costs its length in
     RAM on the Pico; a tuple of ints would cost 4 bytes per item while it is built)."""
@@ -159,15 +167,15 @@ def board_table(board, pinmap, src):
     w("\n# pads: a square grid, grid index = row * PAD_COLS + col; absent pads read nothing\n")
     w(f"PAD_COLS = const({cols})\nPAD_ROWS = const({rows})\nPAD_PITCH = const({tenth(pitch)})\n")
     w(f"PAD_X0 = const({tenth(x0)})\nPAD_Y0 = const({tenth(y0)})\nN_PADS = const({len(pad_slots)})\n")
-    w(f"PAD_PRESENT = bytes((\n{fmt_seq([1 if p else 0 for p in present], 38)}\n))\n")
+    w(f"PAD_PRESENT = (\n{fmt_bytes(bytes(1 if p else 0 for p in present), 38)}\n)\n")
     w(f"\n# scan: slot (bank * {CHANNELS} + channel) * N_ADC + adc -> grid index, -1 where no pad\n")
     w(f"N_ADC = const({n_adc})\nBANKS = const({BANKS})\nCHANNELS = const({CHANNELS})\n")
-    w(f"SCAN_GRID = array('h', (\n{fmt_seq(slot_grid, 24)}\n))\n")
+    w(f"SCAN_GRID = array('h', (\n{fmt_bytes(le16(slot_grid))}\n))\n")
     w("\n# hall sensors: what a magnet on the surface gives at a pad, against rho^2\n")
     w(f"MAGNET_H = const({tenth(h)})\nADC_ZERO = const({int(board.pads['adc_zero'])})\n")
     w(f"ADC_PEAK = const({int(board.pads['adc_peak'])})\nNOISE_LSB = const({int(board.pads['noise_lsb'])})\n")
     w(f"FIELD_BIN = const({FIELD_BIN})\nFIELD_SCALE = const({FIELD_SCALE})\nFIELD_REACH2 = const({tenth(reach) ** 2})\n")
-    w(f"FIELD = array('h', (\n{fmt_seq(ftab)}\n))\n")
+    w(f"FIELD = array('h', (\n{fmt_bytes(le16(ftab))}\n))\n")
     w("\n# presence pads (config front_end \"shift\", docs/sensing.md): a square grid of IR reflective\n")
     w("# pads, cell = row * PRES_COLS + col, read as a matrix: one row strobe at a time, its\n")
     w("# PRES_COLS columns through PRES_SR 74HC165s (byte k, bit 7 - j: column 8k + j).\n")
