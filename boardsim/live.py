@@ -12,6 +12,7 @@ for the play page (Target), and a scenario recorded as state lines for a replay 
 import collections
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -20,15 +21,20 @@ from boardsim import runtime
 from boardsim.geometry import ROOT
 
 LIVE = os.path.join(ROOT, "boardsim", "target", "live.py")
+# A live target runs for as long as people play: MicroPython gets room for its flash image
+# (copied whole at a power cut) however fragmented a long session leaves the heap.
+HEAPSIZE = "8M"
 
 
 class TargetFailure(RuntimeError):
     pass
 
 
-def _command(rt, args):
-    argv, env = runtime.command(rt, "-")
+def _command(rt, args, flash_dir):
+    """(argv, env) for live.py, run as runtime.run runs runner.py: in a fresh flash directory."""
+    argv, env = runtime.command(rt, "-", heapsize=HEAPSIZE if rt == "micropython" else None)
     i = argv.index(runtime.RUNNER)
+    env["BOARDSIM_FLASH"] = flash_dir
     return argv[:i] + [LIVE] + list(args), env
 
 
@@ -37,15 +43,17 @@ class Target:
 
     def __init__(self, rt="micropython"):
         self.runtime = rt
+        self.flash_dir = tempfile.mkdtemp(prefix="boardsim-flash-")
         r, w = os.pipe()
-        argv, env = _command(rt, ["--side-fd", str(w)])
+        argv, env = _command(rt, ["--side-fd", str(w)], self.flash_dir)
         try:
-            self.proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.PIPE,
+            self.proc = subprocess.Popen(argv, env=env, cwd=self.flash_dir, stdin=subprocess.PIPE,
                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                          pass_fds=(w,))
         except OSError as e:
             os.close(r)
             os.close(w)
+            shutil.rmtree(self.flash_dir, ignore_errors=True)
             raise TargetFailure(f"cannot start {argv[0]}: {e.strerror or e}") from None
         os.close(w)
         self.side = os.fdopen(r, "r", encoding="utf-8")
@@ -115,17 +123,19 @@ class Target:
                 self.proc.kill()
                 self.proc.wait()
             self.side.close()
+            shutil.rmtree(self.flash_dir, ignore_errors=True)
 
 
 def record(timeline, rt="micropython", every_ms=50):
     """Play a timeline (as `boardsim run` does) and sample it: (state lines, event lines)."""
     fd, path = tempfile.mkstemp(prefix="boardsim-", suffix=".jsonl")
+    flash_dir = tempfile.mkdtemp(prefix="boardsim-flash-")
     r, w = os.pipe()
     try:
         with os.fdopen(fd, "w") as f:
             runtime.write_timeline(timeline, f)
-        argv, env = _command(rt, [path, "--side-fd", str(w), "--every", str(int(every_ms))])
-        proc = subprocess.Popen(argv, env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+        argv, env = _command(rt, [path, "--side-fd", str(w), "--every", str(int(every_ms))], flash_dir)
+        proc = subprocess.Popen(argv, env=env, cwd=flash_dir, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(w,))
         os.close(w)
         w = None
@@ -163,3 +173,4 @@ def record(timeline, rt="micropython", every_ms=50):
             if x is not None:
                 os.close(x)
         os.unlink(path)
+        shutil.rmtree(flash_dir, ignore_errors=True)
