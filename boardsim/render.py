@@ -21,6 +21,15 @@ EVERY_MS = 50
 
 def describe_event(e):
     """One line for an event (as web/board.js's describeEvent)."""
+    if e.get("ev") == "shot" and e.get("role"):     # trap games
+        s = f"P{e.get('player')} {e['role']}, {e.get('chip')} chip: {e.get('result')}"
+        if e.get("small"):
+            s += f", small chip {e['small']}"
+        if "shots" in e:
+            s += f", shots {e['shots']}"
+        if e.get("foul"):
+            s += f", foul {e['foul']}"
+        return s
     if e.get("ev") == "shot":
         s = f"P{e.get('player')} {e.get('result', 'shot')}"
         if "pins" in e:

@@ -112,6 +112,13 @@ const ZennBoard = (() => {
   }
 
   function describeEvent(e) {
+    if (e.ev === "shot" && e.role) {     // trap games
+      let s = `P${e.player} ${e.role}, ${e.chip} chip: ${e.result}`;
+      if (e.small) s += `, small chip ${e.small}`;
+      if (e.shots !== undefined) s += `, shots ${e.shots}`;
+      if (e.foul) s += `, foul ${e.foul}`;
+      return s;
+    }
     if (e.ev === "shot") {
       let s = `P${e.player} ${e.result || "shot"}`;
       if (e.pins !== undefined) s += ` ${e.pins} pins`;
