@@ -36,11 +36,11 @@ class PowerLost(BaseException):
 class Storage:
     """The flash's bits: a RAM image that outlives power cuts, and what it is told to do."""
 
-    def __init__(self, blocks=BLOCKS, block_size=BLOCK):
+    def __init__(self, blocks=BLOCKS, block_size=BLOCK, image=None):
         import io
         self.blocks = blocks
         self.bs = block_size
-        self.bio = io.BytesIO(bytearray(b"\xff" * (blocks * block_size)))
+        self.bio = io.BytesIO(image if image is not None else bytearray(b"\xff" * (blocks * block_size)))
         self.ff = bytearray(b"\xff" * block_size)
         self.writes = 0         # block writes (programs and erases) so far
         self.tear_at = -1       # the write number that tears (-1: none)
@@ -58,24 +58,28 @@ class Storage:
 
 class BlockDevice:
     """One power-on's view of the storage (littlefs' extended block protocol). A power cut kills
-    the view: a file object of the firmware that died, closed later by the garbage collector,
-    can no longer write to the flash."""
+    the view: from then on it reads and writes a private copy of the flash as it was, so a file
+    object of the firmware that died, closed later by the garbage collector, finds a consistent
+    flash and changes nothing on the real one."""
 
     def __init__(self, storage):
         self.s = storage
+        self.bio = storage.bio
         self.alive = True
 
+    def kill(self):
+        # (the heap unlocked: the copy is made now, not when a finaliser writes)
+        if self.bio is self.s.bio:
+            import io
+            self.alive = False
+            self.bio = io.BytesIO(bytearray(self.s.image()))
+
     def readblocks(self, block, buf, off=0):
-        if not self.alive:
-            return 0
-        s = self.s
-        s.bio.seek(block * s.bs + off)
-        s.bio.readinto(buf)
+        self.bio.seek(block * self.s.bs + off)
+        self.bio.readinto(buf)
         return 0
 
     def writeblocks(self, block, buf, off=None):
-        if not self.alive:
-            return -_EIO
         if off is None:
             off = 0
         return self._write(block, buf, off, len(buf), 0)
@@ -87,13 +91,16 @@ class BlockDevice:
         if op == 5:             # block size
             return s.bs
         if op == 6:             # erase
-            if not self.alive:
-                return -_EIO
             return self._write(arg, s.ff, 0, s.bs, 1)
         return 0
 
     def _write(self, block, buf, off, n, erase):
         s = self.s
+        if not self.alive:
+            if self.bio is not s.bio:
+                self.bio.seek(block * s.bs + off)
+                self.bio.write(buf, 0, n)
+            return 0            # (torn, until the cut makes the copy: nothing more reaches the cells)
         k = s.writes
         s.writes = k + 1
         if s.hook is not None:
@@ -139,7 +146,7 @@ class Flash:
     def power_cut(self):
         if not MICROPYTHON or self.bd is None:
             return
-        self.bd.alive = False
+        self.bd.kill()
         self.bd = None
         os.chdir("/")
         try:
