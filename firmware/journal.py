@@ -106,11 +106,17 @@ def record_at(data, i):
 
 
 def header(data):
-    """(serial, game, players, o1, o2) of a file's first record; None for an empty file or a
-    torn first record (a game start cut short); -1 for anything else (no journal of ours)."""
-    t, p, ln, _ = record_at(data, 0)
-    if t == -1:
+    """(serial, game, players, o1, o2) of a file's first record; None for an empty file or the
+    start of a header cut short (a game start cut short); -1 for anything else (no journal of
+    ours)."""
+    n = len(data)
+    if n < HDR_LEN:
+        for i in range(n):
+            if data[i] != (T_GAME if i == 0 else _HDR_PAYLOAD if i == 1 else
+                           MAGIC[i - 2] if i < 6 else data[i]):
+                return -1
         return None
+    t, p, ln, _ = record_at(data, 0)
     if t != T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
         return -1
     g = data[p + 9]
@@ -121,25 +127,29 @@ def header(data):
 
 
 def entries(data):
-    """The entries after the header: (status S_*, bytearray of type, code pairs, bytes kept)."""
+    """The entries after the header: (status S_*, bytearray of type, code pairs, bytes kept).
+    A record cut short, or one whose CRC fails while it ends the file, is a write torn by a
+    power cut (S_TORN, dropped); anything else that is no well-formed record is damage."""
     out = bytearray()
     _, _, _, i = record_at(data, 0)
     n = len(data)
     while i < n:
+        t = data[i]
+        if t == T_OUT or t == T_SET:
+            want = 1
+        elif t == T_UNDO or t == T_END:
+            want = 0
+        else:
+            return S_DAMAGED, out, i
+        if i + 1 < n and data[i + 1] != want:
+            return S_DAMAGED, out, i
         t, p, ln, nxt = record_at(data, i)
         if t == -1:
             return S_TORN, out, i
         if t == -2:
-            # a bad record that ends the file is one torn on a filesystem that is no littlefs
             return (S_TORN if nxt >= n else S_DAMAGED), out, i
-        if (t == T_OUT or t == T_SET) and ln == 1:
-            out.append(t)
-            out.append(data[p])
-        elif (t == T_UNDO or t == T_END) and ln == 0:
-            out.append(t)
-            out.append(0)
-        else:
-            return S_DAMAGED, out, i
+        out.append(t)
+        out.append(data[p] if ln else 0)
         i = nxt
     return S_OK, out, i
 

