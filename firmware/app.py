@@ -176,6 +176,8 @@ class Scoreboard:
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
                 self.on_board(e)
+            if self.tracker.at_rest():
+                self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
         b = self.buttons.poll()
         if b != NONE:
             self.on_button(b)
@@ -245,7 +247,6 @@ class Scoreboard:
             else:
                 self.setup = -1
             self.dirty = 1
-        self.check_chips()
 
     def check_chips(self):
         # chips the game has no use for: conditions while they lie on the board

@@ -58,25 +58,21 @@ class Storage:
 
 class BlockDevice:
     """One power-on's view of the storage (littlefs' extended block protocol). A power cut kills
-    the view: from then on it reads and writes a private copy of the flash as it was, so a file
-    object of the firmware that died, closed later by the garbage collector, finds a consistent
-    flash and changes nothing on the real one."""
+    the view: a file object of the firmware that died, closed later by the garbage collector,
+    can no longer change the flash (its writes are dropped)."""
 
     def __init__(self, storage):
         self.s = storage
-        self.bio = storage.bio
         self.alive = True
+        self.dropped = 0            # writes of a dead view
 
     def kill(self):
-        # (the heap unlocked: the copy is made now, not when a finaliser writes)
-        if self.bio is self.s.bio:
-            import io
-            self.alive = False
-            self.bio = io.BytesIO(bytearray(self.s.image()))
+        self.alive = False
 
     def readblocks(self, block, buf, off=0):
-        self.bio.seek(block * self.s.bs + off)
-        self.bio.readinto(buf)
+        s = self.s
+        s.bio.seek(block * s.bs + off)
+        s.bio.readinto(buf)
         return 0
 
     def writeblocks(self, block, buf, off=None):
@@ -97,10 +93,8 @@ class BlockDevice:
     def _write(self, block, buf, off, n, erase):
         s = self.s
         if not self.alive:
-            if self.bio is not s.bio:
-                self.bio.seek(block * s.bs + off)
-                self.bio.write(buf, 0, n)
-            return 0            # (torn, until the cut makes the copy: nothing more reaches the cells)
+            self.dropped += 1
+            return 0            # the power is gone: nothing reaches the cells
         k = s.writes
         s.writes = k + 1
         if s.hook is not None:
