@@ -207,3 +207,20 @@ def test_trap2_rounds_with_a_penalty_and_a_tie():
                            {"trapper": 2, "shots": 7, "penalty": 0, "reason": "trapped_stuck"}]
     assert o["winner"] is None
     r.assert_text_on_display("A tie")
+
+
+@pytest.mark.parametrize("game", ["trap1", "trap2"])
+def test_both_runtimes_play_trap_games_alike(game):
+    """The same trap game under CPython prints exactly the lines it prints under MicroPython."""
+    runs = {}
+    for rt in ("micropython", "cpython"):
+        t = setup(Table(game, players=2, trapper=2, runtime=rt), 2)
+        t.shoot("big3", "b.n2", knocks={"small": ["a.back4"]})
+        t.shoot("big1", "b.z3")
+        t.press("turn")
+        t.shoot("small", "a.cup3|a.e2")
+        t.shoot("big2", "a.n3", knocks={"small": ["off"]})
+        t.place("small", "center")
+        runs[rt] = t.run().events
+    assert runs["micropython"] == runs["cpython"]
+    assert [e["ev"] for e in runs["micropython"]].count("shot") == 4
