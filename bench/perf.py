@@ -37,6 +37,7 @@ def main(argv=None):
     if a.quick:
         configs = configs[:1]
     static, motion = loop_cost.scenarios()
+    shown = set()
     for label, cfg in configs:
         res = loop_cost.measure(cfg, static=static, motion=motion)
         ref = res["ref"]
@@ -49,21 +50,24 @@ def main(argv=None):
         if label == "default" or "front" in label:
             scan = max(est[(sc, "scan_step")] for sc in res["static"])
             row(f"scan step, {fe} (48 pads), Pico est.", f"{scan / 1000:.1f} ms", "<= 1 ms", scan <= 1000)
-            row("locate per frame at rest, empty / 1 chip / 4 chips, Pico est.",
+            row(f"locate per frame at rest, empty / 1 chip / 4 chips, Pico est., {label}",
                 " / ".join(f"{est[(sc, 'find')] / 1000:.0f}" for sc in
                            ("menu", "bowling_1chip", "trap_4chips")) + " ms", "<= 3 ms",
                 max(est[(sc, "find")] for sc in res["static"]) <= 3000)
             fmax = max(m["find"]["max"] for m in res["motion"].values() if m["find"].get("calls"))
             fmax_pico = fmax / ref["empty"] * loop_cost.PICO_EMPTY_LOOP_US
-            row("locate, worst frame while chips move, Pico est.", f"{fmax_pico / 1000:.0f} ms",
+            row(f"locate, worst frame while chips move, Pico est., {label}", f"{fmax_pico / 1000:.0f} ms",
                 "<= 100 ms (one loop turn)", fmax_pico <= 100000)
             tr = max(est[(sc, "tracker")] for sc in res["static"])
-            row("tracker frame at rest, Pico est.", f"{tr / 1000:.1f} ms", "<= 1 ms", tr <= 1000)
+            row(f"tracker frame at rest, Pico est., {label}", f"{tr / 1000:.1f} ms", "<= 1 ms", tr <= 1000)
             worst = max(it.values())
             row(f"loop iteration at rest (16 steps + locate + tracker), Pico est., {label}",
                 " / ".join(f"{it[sc] / 1000:.0f}" for sc in ("menu", "bowling_1chip", "trap_4chips"))
                 + " ms (empty / 1 / 4 chips)", "<= 20 ms", worst <= 20000)
         for name, d in sorted(res.get("displays", {}).items()):
+            if name in shown:
+                continue
+            shown.add(name)
             r = loop_cost.estimate(d["redraw_bowling_changed"], ref)[1]
             row(f"{name} redraw after a shot (6 players, frame 10), Pico est.", f"{r / 1000:.1f} ms",
                 "<= 10 ms", r <= 10000)

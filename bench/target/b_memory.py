@@ -31,10 +31,10 @@ import micropython      # noqa: E402
 import b_harness as H   # noqa: E402
 
 # the firmware's modules in dependency order (leaves first), so each is charged for its own
-# code; modules not listed here (new ones) come after these, by name
+# code; modules not listed here (new ones) come after these, by name, and app.py last
 ORDER = ("pins", "board_table", "shot", "font", "zones", "events", "fastin", "buttons",
          "hall_scan", "locate", "tracker", "rules_bowling", "rules_trap", "journal", "ssd1306",
-         "ui", "max7219", "seg_ui", "config", "displays", "app")
+         "ui", "max7219", "seg_ui", "config", "displays")
 
 
 class StepCounter:
@@ -129,7 +129,9 @@ def main():
         H.boot(r)
         H.emit({"base": base, "imported": sorted(set(sys.modules) - before)})
         return
-    order = [m for m in ORDER if m in wanted] + sorted(m for m in wanted if m not in ORDER)
+    order = [m for m in ORDER if m in wanted]
+    order += sorted(m for m in wanted if m not in ORDER and m != "app")
+    order += [m for m in wanted if m == "app"]
     mods = {}
     prev = base
     for name in order:
