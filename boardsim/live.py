@@ -21,8 +21,8 @@ from boardsim import runtime
 from boardsim.geometry import ROOT
 
 LIVE = os.path.join(ROOT, "boardsim", "target", "live.py")
-# A live target runs for as long as people play: MicroPython gets room for its flash image
-# (copied whole at a power cut) however fragmented a long session leaves the heap.
+# A live target runs for as long as people play: MicroPython gets a heap with room to spare
+# however fragmented a long session (state lines, many games and power cuts) leaves it.
 HEAPSIZE = "8M"
 
 
