@@ -336,7 +336,7 @@ class Journal:
             _fwrite(f, self.rec, n)
             f.flush()
         except OSError:
-            self.f = None               # this file is given up; the game goes into a new one
+            self._close()               # this file is given up; the game goes into a new one
             self.need_open = True
             self._fault(F_IO, -1)
             return
@@ -374,6 +374,7 @@ class Journal:
             return False
         s = (self.serial + 1) & 0x3FFFFFFF
         name = FILES[s % N_FILES]
+        f = None
         try:
             f = open(name, "wb")
             h = self.hdr
@@ -402,7 +403,8 @@ class Journal:
             self.np = 0
             f.flush()
         except OSError:
-            self.f = None
+            self.f = f
+            self._close()
             self._fault(F_IO, -1)
             return False
         self.serial = s
@@ -413,6 +415,8 @@ class Journal:
         return True
 
     def _close(self):
+        # closed here, not by the garbage collector: a finaliser's error would be printed on
+        # the console, which carries the event lines
         f = self.f
         self.f = None
         if f is not None:

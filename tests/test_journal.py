@@ -77,6 +77,8 @@ class Runtime:
         self.proc.stdin.write(json.dumps({"ops": ops}) + "\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
+        while line and not line.startswith("{"):
+            line = self.proc.stdout.readline()      # (not ours: a garbage collector's message)
         if not line:
             err = self.proc.stderr.read()
             self.proc = None

@@ -100,6 +100,13 @@ def state():
 
 
 def wipe():
+    j = cur.get("j")
+    if j is not None and j.f is not None:
+        try:
+            j.f.close()
+        except OSError:
+            pass
+        j.f = None
     if MP:
         fl[0].power_cut()
         fl[0] = flash.Flash()
