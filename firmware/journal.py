@@ -218,11 +218,14 @@ class Journal:
         """Find the newest game and play it back on its engine. Returns its G_* when it is to
         be continued (neither over nor left), else G_NONE. Never raises."""
         try:
-            return self._boot(bowling, trap)
+            g = self._boot(bowling, trap)
         except Exception:               # a filesystem gone wrong must not stop the scoreboard
             self.f = None
             self._fault(F_IO, -1)
-            return G_NONE
+            g = G_NONE
+        if g == G_NONE:
+            self.game = G_NONE          # no game goes on (the journal still has the newest)
+        return g
 
     def _boot(self, bowling, trap):
         best = -1
@@ -264,7 +267,7 @@ class Journal:
             if ents[k] == T_END:
                 self.ended = True
         if self.ended or engine.over:
-            return G_NONE
+            return G_NONE               # kept in its file, not continued: the menu shows
         if st == S_OK and n == len(ents) // 2:
             self.f = open(FILES[best], "ab")
             self.size = keep
