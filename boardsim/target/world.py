@@ -212,6 +212,9 @@ class World:
 
     # -- time passes ------------------------------------------------------------------------
     def advance_to(self, t):
+        if not (self.moves or self.pulses or self.hall_dirty or self.hands or self.timers
+                or self.chatter[0] or self.chatter[1] or self._fading()):
+            return      # a table at rest: nothing the firmware could see changes
         for c in self.chips.values():
             if c.fade_t1 and c.fade_t0 <= t:
                 if t >= c.fade_t1:
@@ -242,6 +245,12 @@ class World:
                     tm.due_us += tm.period * 1000
                 else:
                     tm.callback = None
+
+    def _fading(self):
+        for c in self.chips.values():
+            if c.fade_t1:
+                return True
+        return False
 
     def _step_move(self, m, t):
         c = m.chip
