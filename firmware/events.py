@@ -33,6 +33,10 @@ class EventWriter:
         self.sep = 0                # 1 when the next key or element needs a comma before it
         self.lines = 0              # lines written (ended) so far
         self._dig = bytearray(12)   # digits of one int, least significant first
+        self._aev = None            # annotate(): the event, its key and bool value, and
+        self._akey = None           # whether the line being written is that event
+        self._aval = False
+        self._ahit = False
 
     # -- low level --------------------------------------------------------------------------
     def flush(self):
@@ -76,12 +80,24 @@ class EventWriter:
             self._put(_COLON)
 
     # -- lines ------------------------------------------------------------------------------
+    def annotate(self, ev, key, value):
+        """The next line of event `ev` gets ,"key":true|false before its closing brace: a field
+        the caller adds to a line another module writes (app.py: the pads' "sure" on a shot)."""
+        self._aev = ev
+        self._akey = key
+        self._aval = value
+
     def begin(self, ev):
         self._put(123)              # {
         self.sep = 0
+        self._ahit = self._aev is not None and ev == self._aev
         self.str_(b'ev', ev)
 
     def end(self):
+        if self._ahit:
+            self._ahit = False
+            self._aev = None
+            self.bool_(self._akey, self._aval)
         self._put(125)              # }
         self._put(_NL)
         self.sep = 0

@@ -24,6 +24,7 @@ class FastInputs:
         self.first = array('i', (0, 0, 0, 0, 0))    # ticks_ms of the first edge since clear()
         self.last = array('i', (0, 0, 0, 0, 0))     # ticks_ms of the last edge
         self.total = 0                              # edges since clear(), all inputs (activity)
+        self.off = 0                                # bit i: input i switched off (disable)
         self.pins = (Pin(pins.CUP_A, Pin.IN, Pin.PULL_UP), Pin(pins.CUP_B, Pin.IN, Pin.PULL_UP),
                      Pin(pins.GATE_A, Pin.IN, Pin.PULL_UP), Pin(pins.GATE_B, Pin.IN, Pin.PULL_UP),
                      Pin(pins.HIT, Pin.IN, Pin.PULL_UP))
@@ -61,6 +62,16 @@ class FastInputs:
         for i in range(N_INPUTS):
             self.count[i] = 0
         self.total = 0
+
+    def disable(self, i):
+        """Stop listening to input i (a beam that chatters, issue 4): its IRQ off, its edges
+        forgotten, and the loop told through `off`."""
+        self.pins[i].irq(handler=None)
+        self.off |= 1 << i
+        self.total -= self.count[i]
+        if self.total < 0:
+            self.total = 0
+        self.count[i] = 0
 
     def blocked(self, i):
         """A beam is broken right now (active low)."""

@@ -41,6 +41,10 @@ class Tracker:
     MOVE_STRENGTH = B.ADC_PEAK // 2
     # a chip that vanishes this close to the edge left the board; elsewhere a hand lifted it
     EDGE_NEAR = 700
+    # a chip that slid and was lost comes back within this, even weak
+    REFIND_NEAR = 400
+    # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
+    BLIND_NEAR = 450
 
     def __init__(self, locator, fast):
         self.loc = locator
@@ -55,6 +59,7 @@ class Tracker:
         # tracks while active
         self.tx = array('i', (0,) * MAX)
         self.ty = array('i', (0,) * MAX)
+        self.tunc = array('i', (0,) * MAX)   # how well the locator knows that position (0.1 mm)
         self.seen = bytearray(MAX)
         self.moved = bytearray(MAX)
         self.move_order = bytearray(MAX)
@@ -117,7 +122,8 @@ class Tracker:
                 return
             self._begin(now)
         self._track(n, now)
-        if still and edges == self.edges:
+        # a hand hovering over presence pads hides what lies under it: never at rest then
+        if still and edges == self.edges and not loc.hand:
             if not self.still:
                 self.still = 1
                 self.still_since = now
@@ -218,7 +224,12 @@ class Tracker:
             best = -1
             bd = 0x3fffffff
             for j in range(n):
-                if self.claimed[j] or loc.kind[j] != self.kind[i] or loc.strength[j] < self.MOVE_STRENGTH:
+                if self.claimed[j] or loc.kind[j] != self.kind[i]:
+                    continue
+                # (a chip that slid may come back weak where it was lost: a pad under it that
+                # does not see it, before the fault monitor leaves that pad out; issue 4)
+                if loc.strength[j] < self.MOVE_STRENGTH and not (
+                        self.moved[i] and _near(self.tx[i], self.ty[i], loc.x[j], loc.y[j], self.REFIND_NEAR)):
                     continue
                 dx = (loc.x[j] - self.tx[i]) >> 2
                 dy = (loc.y[j] - self.ty[i]) >> 2
@@ -235,6 +246,7 @@ class Tracker:
         self.claimed[j] = 1
         self.tx[i] = loc.x[j]
         self.ty[i] = loc.y[j]
+        self.tunc[i] = loc.unc[j]
         if (not self.moved[i] and loc.strength[j] >= self.MOVE_STRENGTH
                 and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL)):
             self.moved[i] = 1
@@ -274,12 +286,20 @@ class Tracker:
                         cup_a -= 1
                     r.moved[i] = 1
                     shot = True
+                elif self.moved[i] and _cup_unwatched(fast, self.tx[i], self.ty[i]) >= 0:
+                    # its cup's beam is switched off (it chattered, issue 4): it slid out of
+                    # sight by that cup, so it dropped in, most likely
+                    r.fate[i] = _cup_unwatched(fast, self.tx[i], self.ty[i])
+                    r.sure[i] = 0
+                    shot = True
                 elif self.moved[i] and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR:
                     r.fate[i] = S.FATE_OFF
                     shot = True
                 else:
                     r.fate[i] = S.FATE_GONE
                     taken = True
+                if loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
+                    r.sure[i] = 0           # it may only have gone out of the pads' sight
             if r.moved[i]:
                 o = self.move_order[i] if self.move_order[i] else 254
                 if o < first:
@@ -324,11 +344,17 @@ class Tracker:
             placed = True
         for i in range(MAX):
             if self.present[i]:
-                self.mask[i] = zones.disc_mask(self.x[i], self.y[i], B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG)
+                rad = B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG
+                self.mask[i] = zones.disc_mask(self.x[i], self.y[i], rad)
                 if self.seen[i] or r.fate[i] == S.FATE_REST:
                     r.end_mask[i] = self.mask[i]
                     r.x[i] = self.x[i]
                     r.y[i] = self.y[i]
+                    # sure: no zone border lies within the position's uncertainty of the rim
+                    # (judged for the chips this shot moved; the others were judged before)
+                    u = self.tunc[i] if r.moved[i] else 0
+                    if u and zones.disc_mask(self.x[i], self.y[i], rad + u) != zones.disc_mask(self.x[i], self.y[i], rad - u if rad > u else 1):
+                        r.sure[i] = 0
             else:
                 self.mask[i] = 0
         r.n = MAX
@@ -354,7 +380,22 @@ class Tracker:
             return False
         if self.fast.count[gate] == 0:
             return True        # it lay in the pocket, blocking the beam, when the shot began
+        if self.fast.off & (1 << cup):
+            return True        # the cup's beam is off: the gate alone tells (unsure already)
         return time.ticks_diff(self.fast.first[cup], self.fast.first[gate]) >= 0
+
+
+def _cup_unwatched(fast, x, y):
+    """FATE_CUP_A / _B if (x, y) lies by a cup whose throat beam is switched off, else -1."""
+    lim = B.CUP_R + B.R_BIG + 300
+    lim *= lim
+    for end in (0, 1):
+        if not (fast.off & (1 << end)):
+            continue
+        cy = B.CUP_V - B.HALF_L if end == 0 else B.HALF_L - B.CUP_V
+        if x * x + (y - cy) * (y - cy) <= lim:
+            return S.FATE_CUP_A if end == 0 else S.FATE_CUP_B
+    return -1
 
 
 def _edge_distance(x, y):
