@@ -414,6 +414,8 @@ class Compiler:
             return [{"op": "stall", "ms": step[1]}]
         if kind == "flash":
             return [dict({"op": "flash"}, **step[1])]
+        if kind == "fault":
+            return [dict({"op": "fault"}, **step[1])]
         if kind == "power":
             want = step[1] == "on"
             if want == self.power:

@@ -33,6 +33,13 @@ The result is a Scenario whose steps are normalised:
                             is torn and the power is gone; {"fail_after": N} from then on writes
                             fail; {"write": name, "hex": h | "text": t} a file written;
                             {"damage": name, "offset": k} a byte of a file flipped
+    ("fault", {...})        beyond the contract: a part of the table breaks (issue 4;
+                            boardsim/target/world.py, World.fault): {"pad": [col, row] | "at":
+                            [x, y] mm, "mode": M} a pad of either front end's grid (M: stuck_high,
+                            stuck_low, dead, numb, flicker, ok); {"mux": N, "mode": M | "same"} a
+                            hall multiplexer or a presence shift register; {"cup": "a"|"b",
+                            "mode": "chatter"|"ok"}; {"hand": [x, y] mm, "ms": N} a hand hovering;
+                            {"clear": true}
 
 A waypoint is a zone str (a place to rest or pass, e.g. "b.e2"), "X.cup", "off",
 ("border", z1, z2), ("point", x, y) or ("hit", "side" | "X.back" | "X.block").
@@ -51,7 +58,8 @@ BUTTONS = ("next", "ok", "undo", "turn")
 CUPS = tuple(f"{e}.cup" for e in ENDS)
 HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e in ENDS)
 ACTIONS = ("place", "take", "shoot", "flick", "press", "wait_ms", "power", "snapshot", "hold",
-           "stall_ms", "flash")
+           "stall_ms", "flash", "fault")
+PAD_MODES = ("stuck_high", "stuck_low", "dead", "numb", "flicker", "ok")
 FLICK_MAX = 5000.0      # mm/s: the fastest flick (boardsim.physics.Params.max_speed)
 
 
@@ -340,6 +348,8 @@ def _step(s):
         return ("stall", v)
     if act == "flash":
         return ("flash", _flash(v))
+    if act == "fault":
+        return ("fault", _fault(v))
     if act == "wait_ms":
         if not _is_int(v) or v < 0:
             raise ScenarioError(f"bad wait_ms {_short(v)} (a whole number of ms, >= 0)")
@@ -353,3 +363,47 @@ def _step(s):
             raise ScenarioError(f"bad snapshot label {_short(v)} (a non-empty string)")
         return ("snapshot", v)
     raise AssertionError(act)
+
+
+def _xy(v, what):
+    if isinstance(v, dict) and set(_keys(v)) == {"x", "y"}:
+        v = [v["x"], v["y"]]
+    if not (isinstance(v, list) and len(v) == 2 and all(_is_num(c) for c in v)):
+        raise ScenarioError(f"bad {what} {_short(v)} ([x, y] in mm)")
+    return [float(v[0]), float(v[1])]
+
+
+def _fault(v):
+    """A fault step's object, checked (World.fault takes it as it is)."""
+    if not isinstance(v, dict):
+        raise ScenarioError("fault takes an object: pad/at/mux + mode, cup + mode, hand + ms, clear")
+    keys = set(_keys(v))
+    if keys == {"clear"} and v["clear"] is True:
+        return {"clear": True}
+    if keys == {"pad", "mode"}:
+        p = v["pad"]
+        if not (isinstance(p, list) and len(p) == 2 and all(_is_int(c) and c >= 0 for c in p)):
+            raise ScenarioError(f"bad fault pad {_short(p)} ([col, row] of the pad grid)")
+        if v["mode"] not in PAD_MODES:
+            raise ScenarioError(f"bad fault mode {_short(v['mode'])} ({', '.join(PAD_MODES)})")
+        return {"pad": list(p), "mode": v["mode"]}
+    if keys == {"at", "mode"}:
+        if v["mode"] not in PAD_MODES:
+            raise ScenarioError(f"bad fault mode {_short(v['mode'])} ({', '.join(PAD_MODES)})")
+        return {"at": _xy(v["at"], "fault point"), "mode": v["mode"]}
+    if keys == {"mux", "mode"}:
+        if not _is_int(v["mux"]) or v["mux"] < 0:
+            raise ScenarioError(f"bad fault mux {_short(v['mux'])} (a multiplexer's number, from 0)")
+        if v["mode"] not in PAD_MODES + ("same",):
+            raise ScenarioError(f"bad fault mode {_short(v['mode'])} ({', '.join(PAD_MODES + ('same',))})")
+        return {"mux": v["mux"], "mode": v["mode"]}
+    if keys == {"cup", "mode"}:
+        if v["cup"] not in ENDS or v["mode"] not in ("chatter", "ok"):
+            raise ScenarioError(f"bad cup fault {_short(v)} (cup a or b, mode chatter or ok)")
+        return {"cup": v["cup"], "mode": v["mode"]}
+    if keys in ({"hand"}, {"hand", "ms"}):
+        ms = v.get("ms", 1000)
+        if not _is_int(ms) or ms <= 0:
+            raise ScenarioError(f"bad hand ms {_short(ms)} (a whole number of ms, > 0)")
+        return {"hand": _xy(v["hand"], "hand point"), "ms": ms}
+    raise ScenarioError(f"bad fault {_short(v)} (pad/at/mux + mode, cup + mode, hand + ms, clear)")

@@ -70,6 +70,13 @@ class Table:
         self.steps.append({"power": "on"})
         return self
 
+    def fault(self, **spec):
+        """A part of the table breaks (a simulator step beyond the contract's: {"fault": spec};
+        boardsim/scenario.py lists them): fault(pad=[c, r], mode="dead"), fault(mux=3,
+        mode="same"), fault(cup="a", mode="chatter"), fault(hand=[0, 100], ms=1500)."""
+        self.steps.append({"fault": dict(spec)})
+        return self
+
     def checkpoint(self, label):
         """Remember the display and the event count at this point of the game (a simulator
         step beyond the contract's: {"snapshot": label})."""
