@@ -28,6 +28,8 @@ from fastin import FastInputs
 from buttons import Buttons, NONE, LONG
 from hall_scan import HallScanner
 from locate import Locator
+import faults as FA
+import calib as CAL
 from rules_bowling import Bowling
 from rules_trap import END_TURN
 import journal as J
@@ -39,6 +41,8 @@ from displays import Displays
 MENU = const(0)
 BOWLING = const(1)
 TRAP = const(2)
+CALIB = const(3)            # the pads' calibration (issue 4, docs/controls.md)
+SENSORS = const(4)          # the sensor test screen: the pad map
 
 # menu pages
 PAGE_GAME = const(0)
@@ -55,7 +59,10 @@ BTN_OK = const(1)
 BTN_UNDO = const(2)
 BTN_TURN = const(3)
 
-GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2")
+GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2", b"Calibrate pads", b"Sensor test")
+# the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
+CAL_TEXT = (b"Clear the board", b"Small chip by centre", b"Big chip by centre", b"Save calibration")
+CAL_DONE = (b"Calibration saved", b"Flash error: not saved")
 ENDS = (b"a", b"b")
 TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
 ROLE = (b"Winner traps", b"Winner flees")
@@ -106,11 +113,24 @@ class Scoreboard:
         self.ev = EventWriter(self.out)
         self.fast = FastInputs()
         self.buttons = Buttons()
-        self.scan = HallScanner()
-        self.loc = Locator()
-        self.tracker = TR.Tracker(self.loc, self.fast)
-        # config.json on flash (config.py): which displays, ...; faults reported below
+        # config.json on flash (config.py): which pads, which displays, ...; faults reported below
         self.cfg = config.load(self.config_path)
+        self.shift = self.cfg.get("front_end") == "shift"
+        if self.shift:
+            # the presence pads (docs/sensing.md, "The second front end")
+            from shift_scan import PresenceScanner
+            from locate_presence import PresenceLocator
+            self.scan = PresenceScanner()
+            self.loc = PresenceLocator(self.scan)
+        else:
+            self.scan = HallScanner()
+            self.loc = Locator()
+        self.tracker = TR.Tracker(self.loc, self.fast)
+        self.faults = FA.FaultMonitor(self.scan, self.loc, self.fast, self.tracker, self.ev, self.shift)
+        self.calibration = None     # calib.Calibration while calibrating
+        self.calib_job = 0          # the calibration step service() is to run (1..4)
+        self.cstep = 0
+        self.padmap = None
         self.ui = Displays().open(self.cfg)
         self.oled = self.ui.oled            # None when the configuration has no OLED
         self.bowling = Bowling(self.ev)
@@ -135,8 +155,10 @@ class Scoreboard:
         self.ncv = 0
         self.ctitle = bytearray(b"Correct P1 F10 B3")
         wd = _reset_was_watchdog()
+        cal = self.load_calibration()
         self.ev.begin(b"boot")
         self.ev.str_(b"reset", b"watchdog" if wd else b"power")
+        self.ev.str_(b"calib", CAL.STATUS_NAMES[cal])    # the pads' calibration (calib.py)
         self.ev.end()
         self.config_faults()
         self.restore(wd)
@@ -173,11 +195,18 @@ class Scoreboard:
         if self.scan.step():
             self.loc.find(self.scan.grid)
             self.tracker.frame()
+            if self.faults.frame():
+                if self.faults.text is not None:
+                    self.notice = self.faults.text
+                    self.faults.text = None
+                self.dirty = 1
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
                 self.on_board(e)
             if self.tracker.at_rest():
                 self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
+            if self.mode == SENSORS:
+                self.padmap.draw()
         b = self.buttons.poll()
         if b != NONE:
             self.on_button(b)
@@ -201,8 +230,11 @@ class Scoreboard:
         return 0
 
     def service(self):
-        # outside the loop turn (allocates): the journal opens the current game's new file
+        # outside the loop turn (allocates): the journal opens the current game's new file; a
+        # calibration step scans and measures
         self.need_service = 0
+        if self.calib_job:
+            self.calib_service()
         self.journal.service(self.trap if self.mode_of_game() == TRAP else self.bowling)
 
     def mode_of_game(self):
@@ -230,6 +262,15 @@ class Scoreboard:
             if self.mode == MENU and (self.page == PAGE_RESTART or self.page == PAGE_CORRECT):
                 self.mode = self.mode_before    # a shot drops the question; the shot counts
             self.dirty = 1
+        sure = 1
+        if e == TR.EV_SHOT:
+            # the pads' verdict: sure unless a chip lies too near a zone border for what the
+            # pads can tell (docs/rules.md, "Unsure verdicts"); the shot line says so
+            res = self.tracker.res
+            for i in range(res.n):
+                if res.kind[i] and not res.sure[i]:
+                    sure = 0
+            self.ev.annotate(b"shot", b"sure", sure)
         if self.mode == BOWLING:
             if e == TR.EV_SHOT:
                 c = self.bowling.on_shot(self.tracker.res)
@@ -247,6 +288,10 @@ class Scoreboard:
             else:
                 self.setup = -1
             self.dirty = 1
+        # an unsure verdict is said on the status row too, unless the game's own word is there
+        if not sure and ((self.mode == BOWLING and not self.bowling.last_split)
+                         or (self.mode == TRAP and not self.trap.lfoul)):
+            self.notice = b"Unsure: check chips"
 
     def check_chips(self):
         # chips the game has no use for: conditions while they lie on the board
@@ -308,6 +353,8 @@ class Scoreboard:
         self.dirty = 1
         if self.mode == MENU:
             self.menu_button(b)
+        elif self.mode == CALIB or self.mode == SENSORS:
+            self.tool_button(b)
         elif b == BTN_NEXT + LONG:
             # a long press on next asks for a new game; ok confirms, anything else goes back
             self.mode_before = self.mode
@@ -424,7 +471,7 @@ class Scoreboard:
             self.refuse(b, WHY_NOT_HERE)
             return
         if b == BTN_NEXT:
-            n = 3
+            n = len(GAMES) if p == PAGE_GAME else 3
             if p == PAGE_PLAYERS:
                 n = 6
             elif p == PAGE_END or p == PAGE_ROLE:
@@ -434,6 +481,9 @@ class Scoreboard:
             c = self.choice
             self.choice = 0
             if p == PAGE_GAME:
+                if c >= 3:
+                    self.start_tool(CALIB if c == 3 else SENSORS)
+                    return
                 self.game_choice = c
                 self.page = PAGE_PLAYERS if c == 0 else PAGE_TRAPPER
             elif p == PAGE_PLAYERS:
@@ -488,10 +538,15 @@ class Scoreboard:
         c = self.chips
         if c:
             return CH_TEXT[0 if c & 1 else 1 if c & 2 else 2]
+        if self.faults.hand_on:
+            return b"Hand over the pads"
         return self.notice
 
     def redraw(self):
         u = self.ui
+        if self.mode == SENSORS:
+            self.padmap.draw()          # the map takes the whole OLED, status row too
+            return
         st = self.status()
         if st is not self.shown:
             self.shown = st
@@ -517,6 +572,124 @@ class Scoreboard:
             u.draw_bowling(self.bowling)
         elif self.mode == TRAP:
             u.draw_trap(self.trap, self.setup)
+        elif self.mode == CALIB:
+            u.draw_menu(b"Calibrate pads", CAL_TEXT[self.cstep],
+                        b"working..." if self.calib_job else
+                        (b"ok=add spot / next" if self.cstep in (1, 2) else b"ok / next=skip / undo"))
+
+    # -- the pads: calibration, sensor test, faults (issue 4) -------------------------------------
+    def load_calibration(self):
+        # calib.bin on flash: the pads' zeros, the chips' strength or seen size, pads left out
+        # (the boot event says loaded, missing or damaged). Damaged: said on the status row too;
+        # missing is a new table's state and runs well on defaults: the event says it
+        st, k = CAL.load(self.scan, self.loc, self.shift)
+        if st == CAL.DAMAGED and self.notice is None:
+            self.notice = b"Calibration damaged"
+        return st
+
+    def start_tool(self, m):
+        self.mode_before = MENU
+        self.mode = m
+        self.cstep = 0
+        if m == CALIB:
+            if self.calibration is None:
+                self.calibration = CAL.Calibration(self.scan, self.loc, self.shift)
+        elif self.oled is not None:
+            if self.padmap is None:
+                from padmap import PadMap
+                self.padmap = PadMap(self.oled, self.scan, self.loc, self.shift)
+            self.oled.fill(0)
+            self.padmap.reset()
+        if m == SENSORS and self.padmap is None:
+            self.mode = MENU            # no OLED to show the map on
+            self.refuse(BTN_OK, WHY_NOT_HERE)
+
+    def leave_tool(self):
+        if self.mode == SENSORS and self.oled is not None:
+            self.oled.fill(0)
+        self.mode = MENU
+        self.page = PAGE_GAME
+        self.choice = 0
+
+    def tool_button(self, b):
+        # sensor test: ok or undo back to the menu. Calibration: ok does the step, next skips
+        # it, undo leaves (what was measured stays in use until the next boot, unsaved)
+        if b >= LONG:
+            return
+        if self.mode == SENSORS:
+            if b == BTN_OK or b == BTN_UNDO:
+                self.leave_tool()
+            return
+        if self.calib_job:
+            return
+        if b == BTN_UNDO:
+            self.leave_tool()
+        elif b == BTN_NEXT:
+            self.cstep += 1
+            if self.cstep >= len(CAL_TEXT):
+                self.leave_tool()
+        elif b == BTN_OK:
+            self.calib_job = self.cstep + 1
+            self.need_service = 1
+
+    def command(self, line):
+        # a line from the serial console (main.py; tools/calibrate): "calib empty|small|big|save"
+        # runs that calibration step now, outside the loop turn, and writes its calib event
+        w = line.split()
+        if len(w) == 2 and w[0] in ("calib", b"calib"):
+            job = {"empty": 1, "small": 2, "big": 3, "save": 4}.get(w[1] if isinstance(w[1], str) else w[1].decode(), 0)
+            if job:
+                if self.calibration is None:
+                    self.calibration = CAL.Calibration(self.scan, self.loc, self.shift)
+                self.calib_job = job
+                self.calib_service(False)
+                return
+        ev = self.ev
+        ev.begin(b"refused")
+        ev.str_(b"command", line.strip().encode() if isinstance(line, str) else line.strip())
+        ev.str_(b"why", b"unknown")
+        ev.end()
+
+    def calib_service(self, menu=True):
+        # one calibration step, outside the loop turn (it scans frames and allocates)
+        job = self.calib_job
+        c = self.calibration
+        ev = self.ev
+        ev.begin(b"calib")
+        if job == 1:
+            bad = c.empty()
+            ev.str_(b"step", b"empty")
+            ev.int_(b"bad", bad)
+            ev.int_(b"worst", c.worst)
+            ok = True
+            self.notice = b"Board empty: " + str(bad).encode() + b" bad"
+        elif job == 2 or job == 3:
+            v = c.chip(S.KIND_SMALL if job == 2 else S.KIND_BIG)
+            ev.str_(b"step", b"small" if job == 2 else b"big")
+            ev.int_(b"value", v)
+            ok = v > 0
+            n = c.counts[S.KIND_SMALL if job == 2 else S.KIND_BIG]
+            ev.int_(b"samples", n)
+            self.notice = (b"Measured " + str(v).encode() + b" (" + str(n).encode() + b")") if ok \
+                else b"No such chip at centre"
+            # a chip step stays: ok again adds another spot, next goes on
+            ev.bool_(b"ok", ok)
+            ev.end()
+            self.calib_job = 0
+            self.dirty = 1
+            return
+        else:
+            ok = CAL.save(self.scan, self.loc, self.shift)
+            ev.str_(b"step", b"save")
+            self.notice = CAL_DONE[0 if ok else 1]
+        ev.bool_(b"ok", ok)
+        ev.end()
+        self.calib_job = 0
+        if ok and menu:
+            self.cstep += 1
+            if self.cstep >= len(CAL_TEXT):
+                self.leave_tool()
+        self.dirty = 1
 
 
 def _reset_was_watchdog():

@@ -18,6 +18,9 @@ import json
 PATH = "config.json"
 
 SETTINGS = (
+    # which pads sense the chips (docs/sensing.md): linear hall sensors through analog
+    # multiplexers, or IR presence pads through 74HC165 shift registers
+    ("front_end", "hall", ("hall", "shift")),
     # which display(s) the scoreboard drives: the OLED beside the buttons (I2C), the big
     # seven-segment digits for the room (MAX7219 chain on SPI), or both
     ("display", "oled", ("oled", "sevenseg", "both")),

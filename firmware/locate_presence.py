@@ -687,6 +687,13 @@ class PresenceLocator:
                     m += self.OVERLAP
         return m
 
+    def group_cells(self, i):
+        """The covered pads of the group chip i was found in (the calibration counts them)."""
+        for j in range(self.ng):
+            if self.res0[j] <= i < self.res0[j] + self.resn[j] and self.resn[j] != 255:
+                return self.g0[j + 1] - self.g0[j]
+        return 0
+
     # -- what the pads can see ----------------------------------------------------------------
     def blind(self, x, y, r):
         """How many pads within r of (x, y) give no reading (ignored)."""

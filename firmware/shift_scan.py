@@ -13,7 +13,8 @@
 # still board).
 #
 # A real board needs the phototransistors to settle after a row strobe (some 20 us); the
-# simulator needs nothing. RAM: 4.6 KB of cells, 0.7 KB of packed rows and masks.
+# simulator needs nothing. RAM: 2 x 4.6 KB of cells (state, changes), 1.2 KB of packed rows and
+# masks.
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
 from micropython import const
 import machine
@@ -52,6 +53,8 @@ class PresenceScanner:
         self.frame = 0        # complete frames so far (wraps at 2**30)
         self.version = 0      # changes whenever a cell changed (wraps at 2**30)
         self.changed = 0      # cells changed in the frame under way
+        self.toggles = bytearray(N_CELLS)   # changes per cell (up to 255) until the fault
+                                            # monitor clears them: a flickering pad
 
     def step(self):
         """Strobe ROWS_PER_STEP rows. True when that completed a frame (every row)."""
@@ -96,6 +99,8 @@ class PresenceScanner:
                             grid[g0 + j] = 0
                             self.rows_on[row] -= 1
                         self.changed += 1
+                        if self.toggles[g0 + j] < 255:
+                            self.toggles[g0 + j] += 1
             row += 1
         self.code = code
         if row >= PRES_ROWS:

@@ -86,7 +86,7 @@ def test_interactive_mode_keeps_stdout_for_events_and_time_for_waits(rt):
     finally:
         t.close()
     events = t.wait_events(1)
-    assert events == [{"ev": "boot", "reset": "power"}]      # stdout: nothing but event lines
+    assert events == [{"ev": "boot", "reset": "power", "calib": "missing"}]  # stdout: nothing but event lines
     assert not [ln for ln in t.tail if ln.startswith("{")]
 
 

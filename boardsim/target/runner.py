@@ -206,6 +206,10 @@ class Runner:
             else:
                 self.boot()
                 self.settle()         # the Pico takes a moment to come up; the pads see the chips
+        elif kind == "serial":
+            # a line from the host on the serial console (main.py hands it to command())
+            if self.sb is not None:
+                self.sb.command(o["line"])
         elif kind == "fault":
             # a part of the table breaks or mends (world.fault; issue 4); a hovering hand is
             # waited out like a shot
@@ -290,6 +294,8 @@ def final_state(r, path):
         "snapshots": r.snapshots,
         "runtime": sys.implementation.name,
     }
+    cal = r.flash.read_file("calib.bin")         # the pads' calibration (calib.py), if saved
+    state["calib_bin"] = _hex(cal) if cal else None
     with open(path, "w") as f:
         f.write(json.dumps(state))
 

@@ -1,0 +1,536 @@
+# Faults of the table's sensors (issue 4; docs/sensing.md, "Faults"), watched frame by frame:
+#
+#   pad_stuck    hall: a pad at the top rail, or frozen at one value (a live sensor always shows
+#                some noise); presence: a pad covered alone, with nothing beside it, for long
+#   pad_dead     hall: a pad at the bottom rail (its output at ground)
+#   pad_off      a pad that does not see a chip lying on it (hall: a still chip fits far better
+#                without it, frame after frame; presence: uncovered deep inside a chip's disc)
+#   pad_flicker  a pad jumping by itself, its neighbours still (hall), or switching on and off
+#                again and again (presence)
+#   mux_dead     hall: a first-level multiplexer (16 pads) with most of its pads faulty, or all of
+#                them reading one and the same sensor; presence: a 74HC165 (8 columns) stuck on,
+#                or two of its pads found off
+#   cup_chatter  a cup's throat beam giving far more edges than a chip or a hand can
+#   hand         presence pads: a hand hovering over them (a condition, on and off again)
+#
+# A faulty pad is left out of every fit from then on (Locator.set_ignored): chips are still
+# located from the pads around it, with a larger uncertainty where it matters, and the tracker
+# marks a verdict unsure where a zone border lies within it. A chattering cup beam is switched
+# off (FastInputs.disable): a chip that slides out of sight by that cup then counts as dropped
+# in, unsure. Each fault is written once, {"ev":"fault","what":"pads"|"cup","code":...,
+# "pad":[col,row]|null,...,"on":true}, and its text is handed to the status row.
+#
+# frame() runs once per frame after the tracker; allocation-free. It looks at a quarter of the
+# hall pads per frame (about 5 ms a frame on the RP2040).
+# RAM: hall about 5 KB (6 B per grid cell), presence about 5 KB (a byte per cell).
+from micropython import const
+from array import array
+import time
+
+import board_table as BT
+import fastin as F
+
+CODE_NAMES = (b"pad_stuck", b"pad_dead", b"pad_off", b"pad_flicker", b"mux_dead", b"cup_chatter",
+              b"hand")
+C_STUCK = const(0)
+C_DEAD = const(1)
+C_OFF = const(2)
+C_FLICKER = const(3)
+C_MUX = const(4)
+C_CHATTER = const(5)
+C_HAND = const(6)
+_TEXT = (b" stuck", b" dead", b" blind", b" flickers", b" dead", b" chatters", b"")
+
+MAX_NEW = const(24)         # faulty pads found in one frame, at most
+
+
+class FaultMonitor:
+    # hall pads (readings in LSB from the baseline)
+    RAIL = 24000            # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
+    RAIL_CHECKS = 3         # checks in a row at a rail (a pad is checked every 4th frame)
+    FROZEN_CHECKS = 8       # checks in a row with exactly the same reading
+    JUMP = 3000             # a jump this big, its neighbours quiet (1/32 of it): a flicker
+    QUIET = 150
+    FLICKER_JUMPS = 4       # flickers (decaying) that make a pad flickering
+    NUMB_FRAMES = 8         # still frames in a row a chip's fit leaves the same pad out
+    # LSB: the raw readings of all of a mux's pads this close together are one sensor read 16
+    # times (the sensors' own zero points spread by hundreds of LSB; the noise, smoothed, is 15)
+    SAME_SPREAD = 100
+    SAME_CHECKS = 6
+    MUX_MIN = 8             # faulty pads that make a whole mux dead
+    # presence pads
+    SPECK_FRAMES = 20       # frames a lone covered pad stays so: stuck on (or dirt on it)
+    HOLE_FRAMES = 10        # still frames a pad inside a chip stays uncovered
+    TOGGLES = 6             # changes in TOGGLE_WINDOW frames: flickering
+    TOGGLE_WINDOW = 32
+    SR_FRAMES = 4           # frames a whole shift register reads covered: stuck on
+    HAND_FRAMES = 6         # frames a hand is seen before it is reported (and gone, after)
+    # cup beams
+    CHATTER_EDGES = 6       # edges within CHATTER_MS: no chip or hand does that
+    CHATTER_MS = 1000
+
+    def __init__(self, scan, loc, fast, tracker, ev, shift):
+        self.scan = scan
+        self.loc = loc
+        self.fast = fast
+        self.tr = tracker
+        self.ev = ev
+        self.shift = shift
+        self.frames = 0
+        self.bufs = (bytearray(21), bytearray(21))     # the status text, two in turn (app.py
+        self.nb = 0                                     # redraws on a new object)
+        self.text = None        # the newest fault's text
+        self.count = 0          # faults reported
+        self.hand_on = 0
+        self.hand_n = 0
+        self.new = array('h', bytes(2 * MAX_NEW))
+        self.newc = bytearray(MAX_NEW)
+        self.nn = 0
+        self.cw_t = array('i', (0, 0))
+        self.cw_n = array('i', (0, 0))
+        self.cw_last = array('i', (0, 0))
+        if shift:
+            self._init_presence()
+        else:
+            self._init_hall()
+
+    # -- the frame ---------------------------------------------------------------------------
+    def frame(self):
+        """Look for faults. Returns 1 when one was reported this frame (text: its text)."""
+        self.frames = (self.frames + 1) & 0x3FFFFFFF
+        before = self.count
+        hand = self.hand_on
+        self._chatter()
+        if self.shift:
+            self._presence()
+        else:
+            self._hall()
+        return 1 if self.count != before or self.hand_on != hand else 0
+
+    # -- reports ------------------------------------------------------------------------------
+    def _report(self, code, g, mux, cup):
+        # g: grid cell (its column and row), or -1
+        ev = self.ev
+        ev.begin(b"fault")
+        ev.str_(b"what", b"cup" if code == C_CHATTER else b"pads")
+        ev.str_(b"code", CODE_NAMES[code])
+        if g >= 0:
+            ev.arr(b"pad")
+            ev.int_(None, g % self.cols)
+            ev.int_(None, g // self.cols)
+            ev.close_arr()
+        else:
+            ev.null_(b"pad")
+        if mux >= 0:
+            ev.int_(b"mux", mux)
+        if cup >= 0:
+            ev.str_(b"cup", b"a" if cup == 0 else b"b")
+        ev.bool_(b"on", code != C_HAND or self.hand_on)
+        ev.end()
+        if code == C_HAND:
+            return
+        self.count += 1
+        t = self.bufs[self.nb]
+        self.nb ^= 1
+        for k in range(21):
+            t[k] = 32
+        if code == C_CHATTER:
+            c = _put(t, 0, b"Cup ")
+            t[c] = 97 + cup
+            c = _put(t, c + 1, b" beam")
+        elif code == C_MUX:
+            c = _put(t, 0, b"Mux " if not self.shift else b"Reg ")
+            c = _num(t, c, mux)
+        else:
+            c = _put(t, 0, b"Pad ")
+            c = _num(t, c, g % self.cols)
+            t[c] = 44
+            c = _num(t, c + 1, g // self.cols)
+        c = _put(t, c, _TEXT[code])
+        self.text = t
+
+    def _flag(self, g, code):
+        # a faulty pad found this frame: kept until the frame's end, when whole muxes are told
+        # apart from single pads
+        if self.nn < MAX_NEW and not self.bad[g]:
+            self.bad[g] = code + 1
+            self.new[self.nn] = g
+            self.newc[self.nn] = code
+            self.nn += 1
+
+    def _flush(self):
+        # report the pads found this frame: as their mux when most of it is gone
+        n = self.nn
+        if not n:
+            return
+        for q in range(n):
+            g = self.new[q]
+            m = self.mux_of[g]
+            if m != 255 and not self.mux_bad[m]:
+                if self._mux_count(m) >= self.mux_min:
+                    self._kill_mux(m)
+                    continue
+            if m != 255 and self.mux_bad[m]:
+                continue            # reported with its mux
+            self.loc.set_ignored(g, 1)
+            self._report(self.newc[q], g, -1, -1)
+        self.nn = 0
+
+    def _mux_count(self, m):
+        # faulty pads of mux m (presence: pads found off only)
+        c = 0
+        for k in range(self._mux_len(m)):
+            g = self._mux_cell(m, k)
+            if g >= 0 and self.bad[g] and (self.mux_code < 0 or self.bad[g] == self.mux_code + 1):
+                c += 1
+        return c
+
+    def _kill_mux(self, m):
+        self.mux_bad[m] = 1
+        for k in range(self._mux_len(m)):
+            g = self._mux_cell(m, k)
+            if g < 0:
+                continue
+            if not self.bad[g]:
+                self.bad[g] = C_MUX + 1
+            self.loc.set_ignored(g, 1)
+        self._report(C_MUX, -1, m, -1)
+
+    def _mux_len(self, m):
+        if self.shift:
+            return 8 * BT.PRES_ROWS
+        return len(self.muxes[m])
+
+    def _mux_cell(self, m, k):
+        # the k-th pad of mux m (presence: of shift register m), or -1
+        if self.shift:
+            c = 8 * m + (k & 7)
+            if c >= BT.PRES_COLS:
+                return -1
+            return (k >> 3) * BT.PRES_COLS + c
+        return self.muxes[m][k]
+
+    # -- cup beams --------------------------------------------------------------------------
+    def _chatter(self):
+        fast = self.fast
+        now = time.ticks_ms()
+        for end in (0, 1):
+            i = F.CUP_A if end == 0 else F.CUP_B
+            if fast.off & (1 << i):
+                continue
+            c = fast.count[i]
+            d = c - self.cw_last[end]
+            if d < 0:
+                d = c               # the tracker cleared the counts since
+            self.cw_last[end] = c
+            if time.ticks_diff(now, self.cw_t[end]) > self.CHATTER_MS:
+                self.cw_t[end] = now
+                self.cw_n[end] = 0
+            self.cw_n[end] += d
+            if self.cw_n[end] >= self.CHATTER_EDGES:
+                fast.disable(i)
+                self._report(C_CHATTER, -1, -1, end)
+
+    # -- hall pads ----------------------------------------------------------------------------
+    def _init_hall(self):
+        n = BT.PAD_COLS * BT.PAD_ROWS
+        self.cols = BT.PAD_COLS
+        self.n_grid = n
+        self.pads = array('h', [g for g in range(n) if BT.PAD_PRESENT[g]])
+        self.prev = array('h', bytes(2 * n))
+        self.same = bytearray(n)
+        self.rail = bytearray(n)
+        self.flick = bytearray(n)
+        self.numb = bytearray(n)
+        self.bad = bytearray(n)          # fault code + 1 of a pad found faulty, 0: fine
+        self.mux_min = self.MUX_MIN
+        self.mux_code = -1               # any fault counts towards a dead mux
+        # the first-level mux of each pad, from the scan map (gen_tables: mux = adc * 16 + bank)
+        self.mux_of = bytearray(b"\xff" * n)
+        nm = BT.N_ADC * BT.BANKS
+        self.n_mux = nm
+        first = [[] for _ in range(nm)]
+        for bank in range(BT.BANKS):
+            for ch in range(BT.CHANNELS):
+                for adc in range(BT.N_ADC):
+                    g = BT.SCAN_GRID[(bank * BT.CHANNELS + ch) * BT.N_ADC + adc]
+                    if g >= 0:
+                        m = adc * BT.BANKS + bank
+                        self.mux_of[g] = m
+                        first[m].append(g)
+        self.muxes = tuple(array('h', p) for p in first)
+        self.mux_bad = bytearray(nm)
+        self.mux_same = bytearray(nm)
+        self.ou_g = array('h', bytes(2 * 8))       # pads left out of still chips' fits
+        self.ou_n = bytearray(8)
+        self.ou_seen = bytearray(8)
+        self.ou_cells = array('h', bytes(2 * 8))
+
+    def _hall(self):
+        grid = self.scan.grid
+        base = self.scan.baseline
+        pads = self.pads
+        prev = self.prev
+        bad = self.bad
+        ph = self.frames & 3
+        rail = self.RAIL
+        for k in range(ph, len(pads), 4):
+            g = pads[k]
+            if bad[g]:
+                continue
+            v = grid[g]
+            p = prev[g]
+            prev[g] = v
+            # at a rail
+            if v >= rail or v <= -rail:
+                if self.rail[g] < 255:
+                    self.rail[g] += 1
+                if self.rail[g] >= self.RAIL_CHECKS:
+                    self._flag(g, C_STUCK if v > 0 else C_DEAD)
+                    continue
+            else:
+                self.rail[g] = 0
+            # frozen
+            if v == p:
+                if self.same[g] < 255:
+                    self.same[g] += 1
+                if self.same[g] >= self.FROZEN_CHECKS:
+                    self._flag(g, C_STUCK)
+                    continue
+            else:
+                self.same[g] = 0
+            # a jump by itself
+            d = v - p
+            if d > self.JUMP or d < -self.JUMP:
+                if self._quiet(g, d) and self.flick[g] < 250:
+                    self.flick[g] += 2
+                    if self.flick[g] >= 2 * self.FLICKER_JUMPS:
+                        self._flag(g, C_FLICKER)
+                        continue
+        if (self.frames & 63) == 0:
+            for k in range(len(pads)):
+                g = pads[k]
+                if self.flick[g]:
+                    self.flick[g] -= 1
+        if ph == 0:
+            self._same_mux(grid, base)
+        self._numb(grid)
+        if ph == 3:
+            self._flush()           # a whole round of checks: a dead mux shows as one
+
+    def _quiet(self, g, d):
+        # the 4 neighbours of pad g barely changed since their last check, while g jumped by d:
+        # a magnet arriving right over a pad still moves its neighbours by 4.5 % of that
+        grid = self.scan.grid
+        c = g % BT.PAD_COLS
+        r = g // BT.PAD_COLS
+        q = (d if d > 0 else -d) >> 5
+        if q < self.QUIET:
+            q = self.QUIET
+        for dc, dr in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            cc = c + dc
+            rr = r + dr
+            if 0 <= cc < BT.PAD_COLS and 0 <= rr < BT.PAD_ROWS:
+                h = rr * BT.PAD_COLS + cc
+                if BT.PAD_PRESENT[h] and not self.bad[h]:
+                    d = grid[h] - self.prev[h]
+                    if d > q or d < -q:
+                        return False
+        return True
+
+    def _same_mux(self, grid, base):
+        # every pad of a mux reading one sensor: their raw readings all alike, although their
+        # zero points differ
+        for m in range(self.n_mux):
+            if self.mux_bad[m]:
+                continue
+            ps = self.muxes[m]
+            if len(ps) < 4:
+                continue
+            lo = 0x3FFFFFFF
+            hi = -0x3FFFFFFF
+            for g in ps:
+                b = base[g]
+                v = grid[g] + b
+                if v < lo:
+                    lo = v
+                if v > hi:
+                    hi = v
+            if hi - lo < self.SAME_SPREAD:
+                self.mux_same[m] += 1
+                if self.mux_same[m] >= self.SAME_CHECKS:
+                    self._kill_mux(m)
+            else:
+                self.mux_same[m] = 0
+
+    def _numb(self, grid):
+        # a still chip fitted better without one of its pads (locate._reject): that pad, the
+        # same one frame after frame, reads what no chip gives there: blind (near zero) or stuck
+        loc = self.loc
+        if not self.tr.at_rest():
+            for q in range(8):
+                self.ou_n[q] = 0
+            return
+        k = 0
+        for i in range(loc.n):
+            if loc.outlier[i] >= 0 and k < 8:
+                self.ou_cells[k] = loc.outlier[i]
+                k += 1
+        self._watch(self.ou_g, self.ou_n, self.ou_seen, self.ou_cells, k, self.NUMB_FRAMES, C_OFF)
+
+    # -- presence pads ----------------------------------------------------------------------------
+    def _init_presence(self):
+        n = BT.PRES_COLS * BT.PRES_ROWS
+        self.cols = BT.PRES_COLS
+        self.n_grid = n
+        self.bad = bytearray(n)
+        self.mux_min = 2               # stuck-off pads in one register: the register is dead
+        self.mux_code = C_OFF
+        self.full = bytearray(BT.PRES_SR)
+        self.new_holes = array('h', bytes(2 * 8))
+        self.mux_of = bytearray(n)
+        for g in range(n):
+            self.mux_of[g] = (g % BT.PRES_COLS) >> 3
+        self.n_mux = BT.PRES_SR
+        self.mux_bad = bytearray(BT.PRES_SR)
+        self.sr_on = bytearray(BT.PRES_SR)
+        self.sp_g = array('h', bytes(2 * 8))       # lone covered pads being watched
+        self.sp_n = bytearray(8)
+        self.sp_seen = bytearray(8)
+        self.ho_g = array('h', bytes(2 * 8))       # uncovered pads inside still chips
+        self.ho_n = bytearray(8)
+        self.ho_seen = bytearray(8)
+        self.version = -1
+
+    def _presence(self):
+        sc = self.scan
+        loc = self.loc
+        # a hand: on after HAND_FRAMES frames with one, off after as many without
+        h = 1 if loc.hand else 0
+        if h != self.hand_on:
+            self.hand_n += 1
+            if self.hand_n >= self.HAND_FRAMES:
+                self.hand_n = 0
+                self.hand_on = h
+                g = -1
+                if h:
+                    g = ((loc.hand_y - BT.PRES_Y0 + BT.PRES_PITCH // 2) // BT.PRES_PITCH) * BT.PRES_COLS \
+                        + (loc.hand_x - BT.PRES_X0 + BT.PRES_PITCH // 2) // BT.PRES_PITCH
+                    if g < 0 or g >= self.n_grid:
+                        g = -1
+                self._report(C_HAND, g, -1, -1)
+        else:
+            self.hand_n = 0
+        # lone covered pads that stay so
+        self._watch(self.sp_g, self.sp_n, self.sp_seen, loc.speck, loc.specks, self.SPECK_FRAMES, C_STUCK)
+        # uncovered pads deep inside still chips
+        self._holes()
+        # flickering pads: too many changes in a window (not while a hand's ragged edge is there)
+        if self.frames % self.TOGGLE_WINDOW == 0:
+            t = sc.toggles
+            if not self.hand_on and not loc.hand:
+                for g in range(self.n_grid):
+                    if t[g] >= self.TOGGLES and not self.bad[g]:
+                        self._flag(g, C_FLICKER)
+            for g in range(self.n_grid):
+                t[g] = 0
+        # a shift register reading every pad covered, frame after frame
+        if sc.version != self.version:
+            self.version = sc.version
+            for k in range(BT.PRES_SR):
+                full = 1
+                for r in range(BT.PRES_ROWS):
+                    i = r * BT.PRES_SR + k
+                    if sc.pmask[i] and sc.packed[i] != sc.pmask[i]:
+                        full = 0
+                        break
+                self.full[k] = full
+        for k in range(BT.PRES_SR):
+            if self.mux_bad[k] or not self.full[k]:
+                self.sr_on[k] = 0
+                continue
+            if self.sr_on[k] < 255:
+                self.sr_on[k] += 1
+            if self.sr_on[k] >= self.SR_FRAMES:
+                self._kill_mux(k)
+        self._flush()
+
+    def _watch(self, wg, wn, wseen, cells, n, frames, code):
+        # cells[:n] seen this frame: count frames in a row per cell (8 watched at most)
+        for q in range(8):
+            wseen[q] = 0
+        for k in range(n):
+            g = cells[k]
+            if self.bad[g]:
+                continue
+            free = -1
+            hit = -1
+            for q in range(8):
+                if wn[q] and wg[q] == g:
+                    hit = q
+                    break
+                if not wn[q] and free < 0:
+                    free = q
+            if hit < 0:
+                if free < 0:
+                    continue
+                hit = free
+                wg[hit] = g
+                wn[hit] = 0
+            wseen[hit] = 1
+            if wn[hit] < 255:
+                wn[hit] += 1
+            if wn[hit] >= frames:
+                self._flag(g, code)
+                wn[hit] = 0
+        for q in range(8):
+            if not wseen[q]:
+                wn[q] = 0
+
+    def _holes(self):
+        loc = self.loc
+        if not self.tr.at_rest() or not loc.settled:
+            for q in range(8):
+                self.ho_n[q] = 0
+            return
+        grid = self.scan.grid
+        P = BT.PRES_PITCH
+        buf = self.new_holes
+        nh = 0
+        for i in range(loc.n):
+            x = loc.x[i]
+            y = loc.y[i]
+            r = (loc.r_small if loc.kind[i] == 1 else loc.r_big) - P // 2
+            c0 = (x - r - BT.PRES_X0) // P
+            r0 = (y - r - BT.PRES_Y0) // P
+            for rr in range(r0, r0 + 2 * r // P + 2):
+                for cc in range(c0, c0 + 2 * r // P + 2):
+                    if rr < 0 or rr >= BT.PRES_ROWS or cc < 0 or cc >= BT.PRES_COLS:
+                        continue
+                    g = rr * BT.PRES_COLS + cc
+                    if grid[g] or not loc.usable[g]:
+                        continue
+                    dx = BT.PRES_X0 + cc * P - x
+                    dy = BT.PRES_Y0 + rr * P - y
+                    if dx * dx + dy * dy <= r * r and nh < 8:
+                        buf[nh] = g
+                        nh += 1
+        self._watch(self.ho_g, self.ho_n, self.ho_seen, buf, nh, self.HOLE_FRAMES, C_OFF)
+
+
+def _put(t, c, s):
+    for k in range(len(s)):
+        if c < len(t):
+            t[c] = s[k]
+            c += 1
+    return c
+
+
+def _num(t, c, v):
+    if v >= 10:
+        c = _num(t, c, v // 10)
+    if c < len(t):
+        t[c] = 48 + v % 10
+        c += 1
+    return c
+
