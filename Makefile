@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test tables check-tables firmware deploy wiring screens hil clean
+.PHONY: all venv sim test tables check-tables firmware deploy wiring screens hil bench clean
 
 all: test
 
@@ -42,6 +42,11 @@ browser:
 
 test: $(STAMP) browser
 	$(VPY) -m pytest -q -n 2 tests
+
+# The firmware's speed, memory and latency against their targets (docs/performance.md), as
+# a Markdown table; bench/*.py one by one for the details. A few minutes.
+bench: $(STAMP)
+	$(VPY) -m bench.perf
 
 # The wiring documents from wiring/pinmap.json and board/geometry.json (tools/wiring.py):
 # bom.csv, harness.yml + harness.svg (WireViz, needs Graphviz's dot: installed here when
