@@ -401,6 +401,7 @@ class FaultMonitor:
         self.ho_n = bytearray(8)
         self.ho_seen = bytearray(8)
         self.version = -1
+        self.hand_window = 0
 
     def _presence(self):
         sc = self.scan
@@ -425,10 +426,14 @@ class FaultMonitor:
         self._watch(self.sp_g, self.sp_n, self.sp_seen, loc.speck, loc.specks, self.SPECK_FRAMES, C_STUCK)
         # uncovered pads deep inside still chips
         self._holes()
-        # flickering pads: too many changes in a window (not while a hand's ragged edge is there)
+        # flickering pads: too many changes in a window (not in one a hand's ragged edge was in)
+        if loc.hand:
+            self.hand_window = 1
         if self.frames % self.TOGGLE_WINDOW == 0:
             t = sc.toggles
-            if not self.hand_on and not loc.hand:
+            hw = self.hand_window
+            self.hand_window = 0
+            if not hw:
                 for g in range(self.n_grid):
                     if t[g] >= self.TOGGLES and not self.bad[g]:
                         self._flag(g, C_FLICKER)

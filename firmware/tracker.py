@@ -295,10 +295,16 @@ class Tracker:
                 elif self.moved[i] and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR:
                     r.fate[i] = S.FATE_OFF
                     shot = True
+                elif self.moved[i] and loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
+                    # it slid out of the pads' sight where pads give no reading: off the board
+                    # or lying unseen. A shot all the same (gone), said to be unsure
+                    r.fate[i] = S.FATE_GONE
+                    shot = True
                 else:
                     r.fate[i] = S.FATE_GONE
                     taken = True
-                if loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
+                if r.fate[i] != S.FATE_CUP_A and r.fate[i] != S.FATE_CUP_B \
+                        and loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
                     r.sure[i] = 0           # it may only have gone out of the pads' sight
             if r.moved[i]:
                 o = self.move_order[i] if self.move_order[i] else 254

@@ -211,11 +211,9 @@ class Runner:
             if self.sb is not None:
                 self.sb.command(o["line"])
         elif kind == "fault":
-            # a part of the table breaks or mends (world.fault; issue 4); a hovering hand is
-            # waited out like a shot
+            # a part of the table breaks or mends (world.fault; issue 4); a hovering hand stays
+            # its ms while the steps after it run (wait_ms to watch it)
             w.fault(o, now)
-            if "hand" in o:
-                self.settle()
         elif kind == "stall":
             # the firmware hangs inside one loop turn for this long (a test of the watchdog)
             if self.sb is not None:
