@@ -224,3 +224,14 @@ def test_both_runtimes_play_trap_games_alike(game):
         runs[rt] = t.run().events
     assert runs["micropython"] == runs["cpython"]
     assert [e["ev"] for e in runs["micropython"]].count("shot") == 4
+
+
+def test_without_a_trapper_the_scoreboard_flips_the_coin_and_the_winner_traps():
+    t = setup(Table("trap1", players=2), 1)
+    t.checkpoint("after the flip")
+    r = t.run()
+    coin = r.last("coin")
+    game = r.last("game")
+    assert coin["winner"] in (1, 2)
+    assert game["coin"] is True and game["trapper"] == coin["winner"]
+    assert f"Trapper P{coin['winner']}" in r.display_at("after the flip")[2]
