@@ -61,7 +61,7 @@ BTN_TURN = const(3)
 
 GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2", b"Calibrate pads", b"Sensor test")
 # the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
-CAL_TEXT = (b"Clear the board", b"Small chip by centre", b"Big chip by centre", b"Save calibration")
+CAL_TEXT = (b"Clear the board", b"Small chip, centre", b"Big chip, centre", b"Save calibration")
 CAL_DONE = (b"Calibration saved", b"Flash error: not saved")
 ENDS = (b"a", b"b")
 TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
@@ -124,13 +124,14 @@ class Scoreboard:
             self.loc = PresenceLocator(self.scan)
         else:
             self.scan = HallScanner()
-            self.loc = Locator()
+            self.loc = Locator(self.scan)     # fits again only when a pad jumped
         self.tracker = TR.Tracker(self.loc, self.fast)
         self.faults = FA.FaultMonitor(self.scan, self.loc, self.fast, self.tracker, self.ev, self.shift)
         self.calibration = None     # calib.Calibration while calibrating
         self.calib_job = 0          # the calibration step service() is to run (1..4)
         self.cstep = 0
         self.padmap = None
+        self.tool_pending = 0       # CALIB / SENSORS to open once service() made its objects
         self.ui = Displays().open(self.cfg)
         self.oled = self.ui.oled            # None when the configuration has no OLED
         self.bowling = Bowling(self.ev)
@@ -233,6 +234,8 @@ class Scoreboard:
         # outside the loop turn (allocates): the journal opens the current game's new file; a
         # calibration step scans and measures
         self.need_service = 0
+        if self.tool_pending:
+            self.tool_service()
         if self.calib_job:
             self.calib_service()
         self.journal.service(self.trap if self.mode_of_game() == TRAP else self.bowling)
@@ -588,21 +591,32 @@ class Scoreboard:
         return st
 
     def start_tool(self, m):
+        # the tool's objects are made the first time, outside the loop turn (service())
+        if (m == CALIB and self.calibration is None) or (m == SENSORS and self.padmap is None
+                                                          and self.oled is not None):
+            self.tool_pending = m
+            self.need_service = 1
+            return
+        if m == SENSORS and self.padmap is None:
+            self.refuse(BTN_OK, WHY_NOT_HERE)   # no OLED to show the map on
+            return
         self.mode_before = MENU
         self.mode = m
         self.cstep = 0
-        if m == CALIB:
-            if self.calibration is None:
-                self.calibration = CAL.Calibration(self.scan, self.loc, self.shift)
-        elif self.oled is not None:
-            if self.padmap is None:
-                from padmap import PadMap
-                self.padmap = PadMap(self.oled, self.scan, self.loc, self.shift)
+        if m == SENSORS:
             self.oled.fill(0)
             self.padmap.reset()
-        if m == SENSORS and self.padmap is None:
-            self.mode = MENU            # no OLED to show the map on
-            self.refuse(BTN_OK, WHY_NOT_HERE)
+
+    def tool_service(self):
+        m = self.tool_pending
+        self.tool_pending = 0
+        if m == CALIB:
+            self.calibration = CAL.Calibration(self.scan, self.loc, self.shift)
+        else:
+            from padmap import PadMap
+            self.padmap = PadMap(self.oled, self.scan, self.loc, self.shift)
+        self.start_tool(m)
+        self.dirty = 1
 
     def leave_tool(self):
         if self.mode == SENSORS and self.oled is not None:

@@ -47,11 +47,11 @@ MAX_NEW = const(24)         # faulty pads found in one frame, at most
 class FaultMonitor:
     # hall pads (readings in LSB from the baseline)
     RAIL = 24000            # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
-    RAIL_CHECKS = 3         # checks in a row at a rail (a pad is checked every 4th frame)
+    RAIL_CHECKS = 4         # checks in a row at a rail (a pad is checked every 4th frame)
     FROZEN_CHECKS = 8       # checks in a row with exactly the same reading
     JUMP = 3000             # a jump this big, its neighbours quiet (1/32 of it): a flicker
     QUIET = 150
-    FLICKER_JUMPS = 4       # flickers (decaying) that make a pad flickering
+    FLICKER_JUMPS = 3       # flickers (decaying) that make a pad flickering
     NUMB_FRAMES = 8         # still frames in a row a chip's fit leaves the same pad out
     # LSB: the raw readings of all of a mux's pads this close together are one sensor read 16
     # times (the sensors' own zero points spread by hundreds of LSB; the noise, smoothed, is 15)

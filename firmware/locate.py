@@ -18,6 +18,8 @@
 #  5. a last joint fit; chips closer than MIN_SEP merged, weaker than MIN_STRENGTH dropped.
 # Absent pads (edges, corners, cup holes) and pads marked in `ignore` are left out of every fit:
 # a chip there is fitted from the pads it has.
+# Given the scanner, find() keeps its result while no pad jumps (see __init__): at rest a frame
+# costs a comparison, not a fit.
 #
 # Results for i < n: kind[i] (shot.KIND_SMALL / KIND_BIG), x[i], y[i] (0.1 mm, board
 # coordinates), strength[i] (|A|, LSB), err[i] (mean |residual| over the pads nearest the chip,
@@ -84,13 +86,25 @@ class Locator:
     UNC_BLIND = 20
     UNC_BLIND_R = 350
     UNC_BADFIT = 150
+    BLIND_PAIR = 7      # quarters of one chip's strength: a pair beside dead pads weaker is one
     # a chip about still (within OUTLIER_STILL of a chip of the frame before) fitting worse than
     # this (mean |residual|, LSB; about 10 normally) is fitted again without a suspect pad
     OUTLIER_ERR = 60
     OUTLIER_STILL = 100
     OUTLIER_GAIN = 3
 
-    def __init__(self):
+    def __init__(self, scan=None):
+        # scan (hall_scan.HallScanner, or None: fit every frame): find() fits a frame again
+        # only when a pad jumped since (scan.jumps), as the presence locator does with
+        # `version`. A frame without a jump after one with jumps is fitted once more (the
+        # chips as they came to rest, on settled readings), then the result is kept (same
+        # chips, same positions) until a pad jumps, a pad is left out or the references change.
+        self.scan = scan
+        self.last_jumps = -1    # scan.jumps at the last find()
+        self.still_fit = 0      # 1: the result is a fit of a frame with no jump since the one before
+        self.kept_near = 0      # near_threshold, ref_s, ref_b when that fit was made
+        self.kept_s = 0
+        self.kept_b = 0
         self.n = 0
         self.kind = bytearray(MAX_FOUND)
         self.x = array('i', bytes(4 * MAX_FOUND))
@@ -147,6 +161,7 @@ class Locator:
     def set_prior(self, sigma):
         """How well the chips' strength is known (LSB, one sigma; 0: not at all)."""
         self.prior_k8 = 256 * NOISE_LSB // sigma if sigma > 0 else 0
+        self.still_fit = 0
         if self.prior_k8 > 200:
             self.prior_k8 = 200
 
@@ -154,6 +169,7 @@ class Locator:
         """Leave pad g (grid index) out of every fit from now on (flag 1), or take it back."""
         self.ignore[g] = 1 if flag else 0
         self.usable[g] = 1 if (PAD_PRESENT[g] and not flag) else 0
+        self.still_fit = 0      # the kept result counted this pad
         # the usable pads next to ignored ones: a chip over a dead pad or row may show nowhere
         # beyond THRESHOLD, so these are candidates from NEAR_THRESHOLD on
         n = 0
@@ -282,6 +298,23 @@ class Locator:
     # -- the frame -----------------------------------------------------------------------------
     def find(self, grid):
         """Chips in one frame of signed pad readings (grid index order). Returns their number."""
+        sc = self.scan
+        if sc is not None:
+            j = sc.jumps
+            same = j == self.last_jumps
+            self.last_jumps = j
+            if (same and self.still_fit and self.kept_near == self.near_threshold
+                    and self.kept_s == self.ref_s and self.kept_b == self.ref_b):
+                return self.n   # nothing moved since a fit of a settled frame: keep it
+            n = self._find(grid)
+            self.still_fit = 1 if same else 0
+            self.kept_near = self.near_threshold
+            self.kept_s = self.ref_s
+            self.kept_b = self.ref_b
+            return n
+        return self._find(grid)
+
+    def _find(self, grid):
         res = self.res
         usable = self.usable
         cand = self.cand
@@ -401,6 +434,8 @@ class Locator:
             if self._group(i, n) > 1:
                 self._fit_group()
         n = self._prune(n, self.MIN_STRENGTH)
+        if self.n_near:
+            n = self._merge_blind(n)
         # issue 4: on a still board, a chip that fits badly may have one pad under it that
         # misreads (a sensor that went blind or stuck, before the fault monitor leaves it
         # out): fitted again without the pad that misses most, kept if that fits far better
@@ -522,6 +557,37 @@ class Locator:
                 i = 0           # fits moved chips: look at all again
             else:
                 i += 1
+        return n
+
+    def _merge_blind(self, n):
+        """Over ignored pads two chips of a kind side by side can fit the little that is seen
+        as well as the one chip that lies there: a pair whose strengths add up to well under
+        two chips' (BLIND_PAIR) is one chip; the weaker goes, the other takes in its share."""
+        lim = (2 * R_BIG + 60) * (2 * R_BIG + 60)
+        i = 0
+        while i < n:
+            j = self._closest_any(i, n, lim)
+            if j < 0 or (self.amp[i] > 0) != (self.amp[j] > 0):
+                i += 1
+                continue
+            a = self.amp[i] if self.amp[i] > 0 else -self.amp[i]
+            b = self.amp[j] if self.amp[j] > 0 else -self.amp[j]
+            r = self.ref_s if self.amp[i] > 0 else self.ref_b
+            if (a + b) * 4 >= self.BLIND_PAIR * r or not (
+                    self.blind(self.x[i], self.y[i], self.UNC_BLIND_R)
+                    or self.blind(self.x[j], self.y[j], self.UNC_BLIND_R)):
+                i += 1
+                continue
+            k = i if a < b else j          # the weaker
+            keep = j if k == i else i
+            self._restore(k)
+            n -= 1
+            self._copy(n, k)
+            if keep == n:
+                keep = k
+            self._group(keep, n)
+            self._fit_group()
+            i = 0
         return n
 
     def _closest_any(self, i, n, d2):

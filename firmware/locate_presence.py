@@ -49,6 +49,7 @@ class PresenceLocator:
     PER_CHIP = 2           # pads: what one chip more costs a fit (so that a set of fewer wins a tie)
     OVERLAP = 3            # pads: what two chips overlapping costs a fit
     OVERLAP_TOL = 30       # 0.1 mm: closer than touching by this much is overlapping
+    COARSE = 30            # 0.1 mm: the uncertainty of a fit while the pads change (2 mm steps)
     TOUCHING = 40          # 0.1 mm: more uncertainty for a chip in a group of several
     BLIND = 60             # 0.1 mm: more uncertainty for a chip over pads without a reading
     SPREAD = 6             # 0.1 mm: how far a pad's switching point strays from the chip's edge
@@ -197,7 +198,7 @@ class PresenceLocator:
                 self.x[n + i] = self.bx[i]
                 self.y[n + i] = self.by[i]
                 self.err[n + i] = self.cnt[i]
-                self.unc[n + i] = self.sx[i] if still else 4 * _P
+                self.unc[n + i] = self.sx[i] if still else self.COARSE
             self.resn[j] = m
             self.fine[j] = 1 if still else 0
             n += m

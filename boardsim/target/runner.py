@@ -209,7 +209,10 @@ class Runner:
         elif kind == "serial":
             # a line from the host on the serial console (main.py hands it to command())
             if self.sb is not None:
-                self.sb.command(o["line"])
+                try:
+                    self.sb.command(o["line"])
+                except flash.PowerLost:
+                    self.power_cut()        # a torn flash write: the power is gone
         elif kind == "fault":
             # a part of the table breaks or mends (world.fault; issue 4); a hovering hand stays
             # its ms while the steps after it run (wait_ms to watch it)
