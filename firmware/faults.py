@@ -199,7 +199,7 @@ class FaultMonitor:
     def _mux_len(self, m):
         if self.shift:
             return 8 * BT.PRES_ROWS
-        return len(self.muxes[m])
+        return BT.CHANNELS
 
     def _mux_cell(self, m, k):
         # the k-th pad of mux m (presence: of shift register m), or -1
@@ -208,7 +208,7 @@ class FaultMonitor:
             if c >= BT.PRES_COLS:
                 return -1
             return (k >> 3) * BT.PRES_COLS + c
-        return self.muxes[m][k]
+        return self.mux_pad[m * BT.CHANNELS + k]
 
     # -- cup beams --------------------------------------------------------------------------
     def _chatter(self):
@@ -236,12 +236,10 @@ class FaultMonitor:
         n = BT.PAD_COLS * BT.PAD_ROWS
         self.cols = BT.PAD_COLS
         self.n_grid = n
-        self.pads = array('h', [g for g in range(n) if BT.PAD_PRESENT[g]])
         self.prev = array('h', bytes(2 * n))
         self.same = bytearray(n)
         self.rail = bytearray(n)
         self.flick = bytearray(n)
-        self.numb = bytearray(n)
         self.bad = bytearray(n)          # fault code + 1 of a pad found faulty, 0: fine
         self.mux_min = self.MUX_MIN
         self.mux_code = -1               # any fault counts towards a dead mux
@@ -249,7 +247,8 @@ class FaultMonitor:
         self.mux_of = bytearray(b"\xff" * n)
         nm = BT.N_ADC * BT.BANKS
         self.n_mux = nm
-        first = [[] for _ in range(nm)]
+        # mux m's pads: mux_pad[16 m + channel] (-1: no pad)
+        self.mux_pad = array('h', b"\xff\xff" * (nm * BT.CHANNELS))
         for bank in range(BT.BANKS):
             for ch in range(BT.CHANNELS):
                 for adc in range(BT.N_ADC):
@@ -257,8 +256,7 @@ class FaultMonitor:
                     if g >= 0:
                         m = adc * BT.BANKS + bank
                         self.mux_of[g] = m
-                        first[m].append(g)
-        self.muxes = tuple(array('h', p) for p in first)
+                        self.mux_pad[m * BT.CHANNELS + ch] = g
         self.mux_bad = bytearray(nm)
         self.mux_same = bytearray(nm)
         self.ou_g = array('h', bytes(2 * 8))       # pads left out of still chips' fits
@@ -269,14 +267,13 @@ class FaultMonitor:
     def _hall(self):
         grid = self.scan.grid
         base = self.scan.baseline
-        pads = self.pads
         prev = self.prev
         bad = self.bad
         ph = self.frames & 3
         rail = self.RAIL
-        for k in range(ph, len(pads), 4):
-            g = pads[k]
-            if bad[g]:
+        present = BT.PAD_PRESENT
+        for g in range(ph, self.n_grid, 4):
+            if bad[g] or not present[g]:
                 continue
             v = grid[g]
             p = prev[g]
@@ -308,8 +305,7 @@ class FaultMonitor:
                         self._flag(g, C_FLICKER)
                         continue
         if (self.frames & 63) == 0:
-            for k in range(len(pads)):
-                g = pads[k]
+            for g in range(self.n_grid):
                 if self.flick[g]:
                     self.flick[g] -= 1
         if ph == 0:
@@ -344,19 +340,21 @@ class FaultMonitor:
         for m in range(self.n_mux):
             if self.mux_bad[m]:
                 continue
-            ps = self.muxes[m]
-            if len(ps) < 4:
-                continue
             lo = 0x3FFFFFFF
             hi = -0x3FFFFFFF
-            for g in ps:
+            k = 0
+            for c in range(BT.CHANNELS):
+                g = self.mux_pad[m * BT.CHANNELS + c]
+                if g < 0:
+                    continue
+                k += 1
                 b = base[g]
                 v = grid[g] + b
                 if v < lo:
                     lo = v
                 if v > hi:
                     hi = v
-            if hi - lo < self.SAME_SPREAD:
+            if k >= 4 and hi - lo < self.SAME_SPREAD:
                 self.mux_same[m] += 1
                 if self.mux_same[m] >= self.SAME_CHECKS:
                     self._kill_mux(m)
