@@ -15,6 +15,8 @@
 # stay 0). The baseline is ADC_ZERO until calibrate_empty() or set_baseline() says otherwise.
 #
 # Each pad's reading is smoothed (SMOOTH) while it holds still, and follows at once when it jumps.
+# `jumps` counts those jumps (wrapping at 2**30): the locator fits a frame again only when it
+# moved (locate.Locator.find; docs/performance.md).
 #
 # RAM: grid 2 B + baseline 2 B + running average 4 B per grid cell (722 cells: 5.8 KB).
 # Allocation-free after construction, except calibrate_empty() (boot only).
@@ -52,6 +54,7 @@ class HallScanner:
         self.ch = 0           # the channel code the channel pins select now
         self.frame = 0        # complete frames so far (wraps at 2**30)
         self.bank_steps = 0   # banks scanned in the frame under way
+        self.jumps = 0        # pad readings that jumped so far (wraps at 2**30)
 
     def step(self):
         """Scan one bank. True when that completed a frame (all 16 banks)."""
@@ -73,6 +76,7 @@ class HallScanner:
         row = code * (CHANNELS * N_ADC)
         ch = self.ch
         back = pos & 1
+        nj = 0
         for j in range(16):
             # the channel pins: one flips per channel. Even banks run the Gray code forwards
             # (code 0 to code 8), odd banks backwards (8 to 0), so at a change of bank the
@@ -100,9 +104,13 @@ class HallScanner:
                 d = v - acc[g]
                 if -jump < d < jump:
                     v = acc[g] + (d >> sh)
+                else:
+                    nj += 1
                 acc[g] = v
                 grid[g] = (v + 8) >> 4
         self.ch = ch
+        if nj:
+            self.jumps = (self.jumps + nj) & 0x3FFFFFFF
         pos = (pos + 1) & 15
         self.pos = pos
         if pos == 0:
