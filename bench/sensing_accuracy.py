@@ -4,11 +4,17 @@ firmware/hall_scan.py -> firmware/locate.py -> firmware/zones.py), judged agains
 true geometry (boardsim/geometry.py).
 
     .venv/bin/python -m bench.sensing_accuracy [--chips 10000] [--frames 24] [--spread 30]
+    .venv/bin/python -m bench.sensing_accuracy --front-end shift [--chips 2000] [--touching 300]
 
 Chips lie 120 mm or more apart (up to 8 a frame), so each is seen alone; --touching adds rows
 of two and three touching chips (three big chips across a Zenn line among them). Magnets differ:
 each chip's strength is drawn around the nominal with --spread per mille (one sigma). The board
 holds still for --frames frames before find(), as it does through the tracker's settle time.
+--front-end shift measures the presence pads instead (boardsim/target/presence_model.py, through
+the 74HC165s' SPI reads, firmware/shift_scan.py, firmware/locate_presence.py).
+
+Besides the error, each verdict is judged as the tracker judges it: sure when no zone border
+lies within the locator's uncertainty (unc) of the chip's rim. "Sure but wrong" must stay 0.
 """
 import argparse
 import math
@@ -30,6 +36,9 @@ import world_table as T  # noqa: E402
 from hall_model import HallModel  # noqa: E402
 from hall_scan import HallScanner  # noqa: E402
 from locate import Locator  # noqa: E402
+from presence_model import PresenceModel  # noqa: E402
+from shift_scan import PresenceScanner  # noqa: E402
+from locate_presence import PresenceLocator  # noqa: E402
 import board_table as BT  # noqa: E402
 import zones  # noqa: E402
 
@@ -54,6 +63,22 @@ class HallWorld:
         bank = lv[b[0]] | (lv[b[1]] << 1) | (lv[b[2]] << 2) | (lv[b[3]] << 3)
         pad = T.PAD_AT[(channel * T.BANKS + bank) * T.CHANNELS + ch]
         return T.ADC_ZERO if pad < 0 else self.hall.read(pad)
+
+
+class PresWorld:
+    def __init__(self):
+        sh = T.PINMAP["shift"]
+        self.pres = PresenceModel(T)
+        self.pres._levels = machine._level
+        self.pres.row_sel = tuple(sh["row_select"])
+        machine.watch(sh["load"], self.edge)
+
+    def edge(self, pin, level):
+        if level == 0:
+            self.pres.latch()
+
+    def spi_readinto(self, bus, buf):
+        self.pres.read(buf)
 
 
 def resting_spot(rng, kind):
@@ -101,6 +126,7 @@ class Stats:
         self.deep = self.deep_seen = 0
         self.wide = self.wide_false = 0
         self.wrong = []
+        self.sure = self.sure_wrong = self.unsure = self.unsure_wrong = 0
 
     def add(self, placed, found):
         left = list(found)
@@ -120,6 +146,14 @@ class Stats:
             mask = zones.disc_mask(f[1], f[2], R10[kind])
             got = names(mask)
             margin, truth, over, gaps = judge(x, y, kind, mask)
+            u = f[3]
+            r = R10[kind]
+            if zones.disc_mask(f[1], f[2], r + u) == zones.disc_mask(f[1], f[2], r - u):
+                self.sure += 1
+                self.sure_wrong += got != truth
+            else:
+                self.unsure += 1
+                self.unsure_wrong += got != truth
             if margin > 3.0:
                 self.far += 1
                 if got == truth:
@@ -146,6 +180,9 @@ class Stats:
             ("zone verdict right, > 3 mm from any border", pct(self.far_ok, self.far)),
             ("overlaps of >= 3 mm seen", pct(self.deep_seen, self.deep)),
             ("zones >= 3 mm away reported (false)", pct(self.wide_false, self.wide)),
+            ("verdicts said sure", pct(self.sure, self.sure + self.unsure)),
+            ("  of those wrong (must be 0)", pct(self.sure_wrong, self.sure)),
+            ("verdicts said unsure: wrong", pct(self.unsure_wrong, self.unsure)),
             ("position error mean", "%.2f mm" % (sum(e) / len(e)) if e else "-"),
             ("position error 95th percentile", "%.2f mm" % e[int(0.95 * len(e))] if e else "-"),
             ("position error 99th percentile", "%.2f mm" % e[int(0.99 * len(e))] if e else "-"),
@@ -193,23 +230,36 @@ def main(argv=None):
     ap.add_argument("--frames", type=int, default=24)
     ap.add_argument("--spread", type=float, default=30.0, help="magnet strength spread, per mille")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--front-end", choices=("hall", "shift"), default="hall")
     a = ap.parse_args(argv)
     rng = random.Random(a.seed)
-    world = HallWorld(seed=0x9E3779B9 ^ a.seed)
-    machine.attach(world)
-    scan = HallScanner()
-    scan.calibrate_empty(8)
-    loc = Locator()
+    shift = a.front_end == "shift"
+    if shift:
+        world = PresWorld()
+        machine.attach(world)
+        scan = PresenceScanner()
+        loc = PresenceLocator(scan)
+        a.frames = min(a.frames, 3)          # a still pattern does not change: two frames do
+    else:
+        world = HallWorld(seed=0x9E3779B9 ^ a.seed)
+        machine.attach(world)
+        scan = HallScanner()
+        scan.calibrate_empty(8)
+        loc = Locator()
+        loc.near_threshold = loc.NEAR_THRESHOLD      # calibrated zeros
 
     def amp():
         return max(500, int(round(rng.gauss(1000, a.spread))))
 
     def settle_and_find(chips):
-        world.hall.update([(int(round(x * 10)), int(round(y * 10)), POL[k], amp()) for x, y, k in chips])
+        if shift:
+            world.pres.update([(int(round(x * 10)), int(round(y * 10)), T.R[k], 1000) for x, y, k in chips])
+        else:
+            world.hall.update([(int(round(x * 10)), int(round(y * 10)), POL[k], amp()) for x, y, k in chips])
         for _ in range(a.frames):
             scan.scan_frame()
-        n = loc.find(scan.grid)
-        return [(loc.kind[i], loc.x[i], loc.y[i]) for i in range(n)]
+            n = loc.find(scan.grid)
+        return [(loc.kind[i], loc.x[i], loc.y[i], loc.unc[i]) for i in range(n)]
 
     t0 = time.time()
     alone = Stats()
@@ -229,16 +279,25 @@ def main(argv=None):
     rows = Stats()
     for row in touching_rows(rng, a.touching):
         rows.add(row, settle_and_find(row))
-        world.hall.update([])
+        if shift:
+            world.pres.update([])
+        else:
+            world.hall.update([])
         for _ in range(2):
             scan.scan_frame()
     t2 = time.time()
-    print("Sensing accuracy: pitch %g mm, magnet %g mm up, noise %d LSB, magnets +-%.1f %%, %d frames still"
-          % (float(B.pads["pitch"]), float(B.pads["magnet_height"]), T.NOISE_LSB, a.spread / 10, a.frames))
+    if shift:
+        print("Sensing accuracy, presence pads: pitch %g mm, window %g mm, thresholds +-%g, rim %g mm"
+              % (float(B.presence["pitch"]), float(B.presence["aperture"]),
+                 float(B.presence["threshold_spread"]), float(B.presence["rim"])))
+    else:
+        print("Sensing accuracy: pitch %g mm, magnet %g mm up, noise %d LSB, magnets +-%.1f %%, %d frames still"
+              % (float(B.pads["pitch"]), float(B.pads["magnet_height"]), T.NOISE_LSB, a.spread / 10, a.frames))
     print(alone.table("Chips lying alone (%d, %.0f s)" % (alone.chips, t1 - t0)))
     print(rows.table("Rows of 2 and 3 touching chips (%d rows, a quarter three big across a Zenn line; %.0f s)"
                      % (a.touching, t2 - t1)))
-    print("\nlearnt strength: small %d, big %d (nominal %d)" % (loc.ref_s, loc.ref_b, BT.ADC_PEAK))
+    if not shift:
+        print("\nlearnt strength: small %d, big %d (nominal %d)" % (loc.ref_s, loc.ref_b, BT.ADC_PEAK))
 
 
 if __name__ == "__main__":

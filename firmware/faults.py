@@ -22,7 +22,8 @@
 #
 # frame() runs once per frame after the tracker; allocation-free. It looks at a quarter of the
 # hall pads per frame (about 5 ms a frame on the RP2040).
-# RAM: hall about 5 KB (6 B per grid cell), presence about 5 KB (a byte per cell).
+# RAM: hall about 4.5 KB (5 B per grid cell and each mux's pads), presence about 5 KB (a byte per
+# cell).
 from micropython import const
 from array import array
 import time
@@ -165,7 +166,7 @@ class FaultMonitor:
             return
         for q in range(n):
             g = self.new[q]
-            m = self.mux_of[g]
+            m = ((g % BT.PRES_COLS) >> 3) if self.shift else self.mux_of[g]
             if m != 255 and not self.mux_bad[m]:
                 if self._mux_count(m) >= self.mux_min:
                     self._kill_mux(m)
@@ -386,9 +387,6 @@ class FaultMonitor:
         self.mux_code = C_OFF
         self.full = bytearray(BT.PRES_SR)
         self.new_holes = array('h', bytes(2 * 8))
-        self.mux_of = bytearray(n)
-        for g in range(n):
-            self.mux_of[g] = (g % BT.PRES_COLS) >> 3
         self.n_mux = BT.PRES_SR
         self.mux_bad = bytearray(BT.PRES_SR)
         self.sr_on = bytearray(BT.PRES_SR)
