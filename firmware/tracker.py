@@ -43,6 +43,12 @@ class Tracker:
     MOVE_STRENGTH = B.ADC_PEAK // 2
     # a chip that vanishes this close to the edge left the board; elsewhere a hand lifted it
     EDGE_NEAR = 700
+    # a chip that vanishes near the edge while still seen this strong slid off (a flick from
+    # near the edge can leave within a frame); a chip lifted by a hand fades out first
+    OFF_STRENGTH = B.ADC_PEAK * 3 // 4
+    # ... or seen this far (10 mm) from where it lay, however weak: a chip sliding over the
+    # edge leaves the pad grid and weakens; a lifted chip's fit does not wander that far
+    OFF_SLID = 100
     # a chip that slid and was lost comes back within this, even weak
     REFIND_NEAR = 400
     # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
@@ -64,6 +70,7 @@ class Tracker:
         self.tunc = array('i', (0,) * MAX)   # how well the locator knows that position (0.1 mm)
         self.seen = bytearray(MAX)
         self.moved = bytearray(MAX)
+        self.ts = array('i', (0,) * MAX)     # the strength each chip was last seen with
         self.move_order = bytearray(MAX)
         self.n_moved = 0
         self.claimed = bytearray(8)
@@ -193,6 +200,7 @@ class Tracker:
             self.ty[i] = self.y[i]
             self.seen[i] = self.present[i]
             self.moved[i] = 0
+            self.ts[i] = B.ADC_PEAK        # at rest it was seen lying flat
             self.move_order[i] = 0
 
     def _track(self, n, now):
@@ -248,6 +256,7 @@ class Tracker:
         self.claimed[j] = 1
         self.tx[i] = loc.x[j]
         self.ty[i] = loc.y[j]
+        self.ts[i] = loc.strength[j]
         self.tunc[i] = loc.unc[j]
         if (not self.moved[i] and loc.strength[j] >= self.MOVE_STRENGTH
                 and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL + loc.unc[j])):
@@ -294,8 +303,11 @@ class Tracker:
                     r.fate[i] = _cup_unwatched(fast, self.tx[i], self.ty[i])
                     r.sure[i] = 0
                     shot = True
-                elif self.moved[i] and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR:
+                elif ((self.moved[i] or self.ts[i] >= self.OFF_STRENGTH
+                       or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
+                      and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR):
                     r.fate[i] = S.FATE_OFF
+                    r.moved[i] = 1
                     shot = True
                 elif self.moved[i] and loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
                     # it slid out of the pads' sight where pads give no reading: off the board
