@@ -71,6 +71,7 @@ class Tracker:
         self.seen = bytearray(MAX)
         self.moved = bytearray(MAX)
         self.ts = array('i', (0,) * MAX)     # the strength each chip was last seen with
+        self.faded = bytearray(MAX)          # seen weak where it lay: a hand lifting it
         self.move_order = bytearray(MAX)
         self.n_moved = 0
         self.claimed = bytearray(8)
@@ -200,7 +201,8 @@ class Tracker:
             self.ty[i] = self.y[i]
             self.seen[i] = self.present[i]
             self.moved[i] = 0
-            self.ts[i] = B.ADC_PEAK        # at rest it was seen lying flat
+            self.ts[i] = 0                 # only what is seen during the activity counts
+            self.faded[i] = 0
             self.move_order[i] = 0
 
     def _track(self, n, now):
@@ -257,6 +259,8 @@ class Tracker:
         self.tx[i] = loc.x[j]
         self.ty[i] = loc.y[j]
         self.ts[i] = loc.strength[j]
+        if loc.strength[j] < self.MOVE_STRENGTH and _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID):
+            self.faded[i] = 1
         self.tunc[i] = loc.unc[j]
         if (not self.moved[i] and loc.strength[j] >= self.MOVE_STRENGTH
                 and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL + loc.unc[j])):
@@ -305,7 +309,8 @@ class Tracker:
                     shot = True
                 elif ((self.moved[i] or self.ts[i] >= self.OFF_STRENGTH
                        or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
-                      and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR):
+                      and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR
+                      and not self.faded[i]):
                     r.fate[i] = S.FATE_OFF
                     r.moved[i] = 1
                     shot = True
