@@ -247,6 +247,7 @@ def main(argv=None):
         scan.calibrate_empty(8)
         loc = Locator()
         loc.near_threshold = loc.NEAR_THRESHOLD      # calibrated zeros
+        loc.bad_err = loc.OUTLIER_ERR
 
     def amp():
         return max(500, int(round(rng.gauss(1000, a.spread))))

@@ -124,6 +124,7 @@ def apply(scan, loc, shift, base, s_small, s_big, ign):
         if base is not None:
             scan.set_baseline(base)
             loc.near_threshold = loc.NEAR_THRESHOLD     # zeros known: look lower by dead pads
+            loc.bad_err = loc.OUTLIER_ERR               # and tell a bad fit from an offset
         if s_small:
             loc.ref_s = s_small
         if s_big:
@@ -191,6 +192,7 @@ class Calibration:
         else:
             self.worst = sc.calibrate_empty(self.FRAMES)
             loc.near_threshold = loc.NEAR_THRESHOLD
+            loc.bad_err = loc.OUTLIER_ERR
             # a pad whose zero lies far from the middle is not a working sensor (a rail, a
             # broken wire): left out
             from board_table import ADC_ZERO

@@ -90,6 +90,10 @@ class Locator:
     # a chip about still (within OUTLIER_STILL of a chip of the frame before) fitting worse than
     # this (mean |residual|, LSB; about 10 normally) is fitted again without a suspect pad
     OUTLIER_ERR = 60
+    # uncalibrated, the sensors' own zeros (some 300 LSB apart) leave a still chip's fit a mean
+    # residual of up to about 200: a verdict is called unsure for a bad fit only beyond bad_err,
+    # OUTLIER_ERR once calibrated (calib.py), this before
+    OUTLIER_UNCALIBRATED = 400
     OUTLIER_STILL = 100
     OUTLIER_GAIN = 3
 
@@ -123,6 +127,8 @@ class Locator:
         self.n_near = 0
         self.near_threshold = self.NEAR_UNCALIBRATED
         self.unc = array('i', bytes(4 * MAX_FOUND))     # how well each centre is known
+        self.wander = array('i', bytes(4 * MAX_FOUND))  # how far a still chip's fit may move
+        self.bad_err = self.OUTLIER_UNCALIBRATED
         self.hand = 0                                   # hall pads never see a hand
         self.px = array('i', bytes(4 * MAX_FOUND))      # the chips of the frame before
         self.py = array('i', bytes(4 * MAX_FOUND))
@@ -291,7 +297,10 @@ class Locator:
             u = self.UNC_ALONE if self._closest_any(i, n, lim) < 0 else self.UNC_ROW
             if self.outlier[i] >= 0 or (self.n_near and self.blind(self.x[i], self.y[i], self.UNC_BLIND_R)):
                 u += self.UNC_BLIND
-            if self.err[i] > self.OUTLIER_ERR:
+            # wander: how far the fit may move frame to frame while the chip lies still (the
+            # tracker's tolerances), more for a fit that does not explain its pads well
+            self.wander[i] = u + (self.UNC_BADFIT if self.err[i] > self.OUTLIER_ERR else 0)
+            if self.err[i] > self.bad_err:
                 u += self.UNC_BADFIT        # the model does not explain the pads: anywhere near
             self.unc[i] = u
 

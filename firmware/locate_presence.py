@@ -63,6 +63,7 @@ class PresenceLocator:
         self.strength = array('i', bytes(4 * MAX_FOUND))
         self.err = array('i', bytes(4 * MAX_FOUND))
         self.unc = array('i', bytes(4 * MAX_FOUND))
+        self.wander = self.unc      # a still pattern's fit does not move: the tracker may use unc
         self.hand = 0
         self.hand_x = 0
         self.hand_y = 0

@@ -33,8 +33,8 @@ EV_CHANGED = const(4)
 
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest
-    # (both widened by the locator's uncertainty of the chip, unc: a chip seen by few pads,
-    # beside dead ones or on presence pads, wanders more while it lies still; issue 4)
+    # (both widened by how far the locator says a still chip's fit may wander, wander: a chip
+    # seen by few pads, beside dead ones or on presence pads, or fitted badly; issue 4)
     MOVE_TOL = 30         # 3 mm from its rest position: the chip moved
     STILL_TOL = 15        # 1.5 mm between two frames: still
     MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames)
@@ -150,7 +150,7 @@ class Tracker:
         for j in range(n):
             ok = False
             for k in range(n):
-                if self.pk[k] == loc.kind[j] and _near(self.px[k], self.py[k], loc.x[j], loc.y[j], self.STILL_TOL + loc.unc[j]):
+                if self.pk[k] == loc.kind[j] and _near(self.px[k], self.py[k], loc.x[j], loc.y[j], self.STILL_TOL + loc.wander[j]):
                     ok = True
                     break
             if not ok:
@@ -175,7 +175,7 @@ class Tracker:
             count += 1
             ok = False
             for j in range(n):
-                if loc.kind[j] == self.kind[i] and _near(self.x[i], self.y[i], loc.x[j], loc.y[j], self.MOVE_TOL + loc.unc[j]):
+                if loc.kind[j] == self.kind[i] and _near(self.x[i], self.y[i], loc.x[j], loc.y[j], self.MOVE_TOL + loc.wander[j]):
                     ok = True
                     break
             if not ok:
@@ -263,7 +263,7 @@ class Tracker:
             self.faded[i] = 1
         self.tunc[i] = loc.unc[j]
         if (not self.moved[i] and loc.strength[j] >= self.MOVE_STRENGTH
-                and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL + loc.unc[j])):
+                and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL + loc.wander[j])):
             self.moved[i] = 1
             self.n_moved += 1
             self.move_order[i] = self.n_moved
