@@ -27,6 +27,8 @@
 # character lights that character's decimal point instead of taking a cell.
 from micropython import const
 
+from digits import put_int
+
 REG_NOOP = const(0x00)
 REG_DIGIT0 = const(0x01)
 REG_DECODE = const(0x09)
@@ -48,34 +50,6 @@ FONT = (
     b"\x02\x7d\x1f\x0d\x3d\x6f\x47\x7b\x17\x04\x3c\x37\x06\x15\x15\x1d"     # '`'..'o'
     b"\x67\x73\x05\x5b\x0f\x1c\x1c\x1c\x37\x3b\x6d\x4e\x06\x78\x00\x00"     # 'p'..DEL
 )
-
-
-def put_int(buf, off, width, value, pad=0x20):
-    # value right-aligned into buf[off:off + width] as ASCII digits (a leading '-' when
-    # negative), padded with `pad`; all '-' when it does not fit. No str().
-    neg = value < 0
-    if neg:
-        value = -value
-    i = off + width - 1
-    while i >= off:
-        buf[i] = 48 + value % 10
-        value //= 10
-        i -= 1
-        if value == 0:
-            break
-    if neg:
-        if i >= off:
-            buf[i] = 45
-            i -= 1
-        else:
-            value = 1
-    if value:
-        i = off + width - 1
-        pad = 45
-    while i >= off:
-        buf[i] = pad
-        i -= 1
-    return off + width
 
 
 class MAX7219:
@@ -252,7 +226,7 @@ class MAX7219:
         # an int right-aligned in `width` columns (at most 8), without str()
         if width > 8:
             width = 8
-        put_int(self._num, 0, width, value, pad)
+        put_int(self._num, 0, width, value, pad, 45)     # '-' when it does not fit
         return self.text(row, col, self._num, 0, width)
 
     def dp(self, row, col, on=1):

@@ -20,7 +20,8 @@
 # 15Sh out_of_shots, SAnK trapper_sank_small.
 from micropython import const
 
-from max7219 import DIGITS, put_int
+from max7219 import DIGITS
+from digits import Row
 from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT)
 from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
@@ -60,34 +61,15 @@ def _short(buf):
     return buf
 
 
-class SegUI:
+class SegUI(Row):
+    # the row being composed is digits.Row's (_blank, _put, _num), DIGITS wide; a number too
+    # wide for its digits shows as '-'
     def __init__(self, seg):
+        Row.__init__(self, DIGITS, 45)
         self.d = seg
-        self._ln = bytearray(DIGITS)
         self._fault = None
 
     # -- rows -------------------------------------------------------------------------------
-    def _blank(self):
-        ln = self._ln
-        for i in range(DIGITS):
-            ln[i] = 32
-
-    def _put(self, col, buf, off=0, n=-1):
-        if n < 0:
-            n = len(buf) - off
-        ln = self._ln
-        for k in range(n):
-            if col >= DIGITS:
-                break
-            ln[col] = buf[off + k]
-            col += 1
-        return col
-
-    def _num(self, col, value, width):
-        if col + width > DIGITS:
-            return col
-        return put_int(self._ln, col, width, value)
-
     def _show(self, row, dps=0):
         self.d.line(row, self._ln, dps)
 

@@ -25,6 +25,7 @@ import micropython
 from micropython import const
 
 from font import FONT
+from digits import setbytes, put_int     # noqa: F401 (put_int: ssd1306.put_int as before)
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: the viper helpers below run as plain Python
@@ -115,52 +116,11 @@ def _glyphs(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, k: int, n: int, f
 
 
 @micropython.viper
-def setbytes(fb: ptr8, i: int, n: int, v: int) -> int:
-    # fb[i:i + n] = v (any bytearray); returns 1 if a byte changed
-    changed = 0
-    end = i + n
-    while i < end:
-        if int(fb[i]) != v:
-            fb[i] = v
-            changed = 1
-        i += 1
-    return changed
-
-
-@micropython.viper
 def _flip(fb: ptr8, i: int, n: int):
     end = i + n
     while i < end:
         fb[i] = int(fb[i]) ^ 0xFF
         i += 1
-
-
-def put_int(buf, off, width, value, pad=0x20):
-    # value right-aligned into buf[off:off + width] as ASCII digits, padded with `pad`; a
-    # leading '-' when negative; all '*' when it does not fit. Returns off + width. No str().
-    neg = value < 0
-    if neg:
-        value = -value
-    i = off + width - 1
-    while i >= off:
-        buf[i] = 48 + value % 10
-        value //= 10
-        i -= 1
-        if value == 0:
-            break
-    if neg:
-        if i >= off:
-            buf[i] = 45
-            i -= 1
-        else:
-            value = 1
-    if value:
-        i = off + width - 1
-        pad = 42
-    while i >= off:
-        buf[i] = pad
-        i -= 1
-    return off + width
 
 
 class SSD1306:

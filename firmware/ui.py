@@ -20,7 +20,8 @@
 # RAM: 21 + 4 bytes of buffers and the object itself.
 from micropython import const
 
-from ssd1306 import COLS, put_int, setbytes
+from ssd1306 import COLS
+from digits import Row
 from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, PROMPT_GAME_OVER)
 from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SHOOT as TP_SHOOT,
@@ -47,34 +48,15 @@ def _prompt_text(prompt):
     return b""
 
 
-class UI:
+class UI(Row):
+    # the row being composed is digits.Row's (_blank, _put, _num), COLS cells
     def __init__(self, oled):
+        Row.__init__(self, COLS)
         self.d = oled
-        self._ln = bytearray(COLS)     # the row being composed
         self._mk = bytearray(4)        # one frame's marks
         self._fault = None             # bytes shown on the status row, or None
 
     # -- rows ------------------------------------------------------------------------------
-    def _blank(self):
-        setbytes(self._ln, 0, COLS, 32)
-
-    def _put(self, col, buf, off=0, n=-1):
-        # buf[off:off + n] into the line at col, clipped; returns the column after it
-        if n < 0:
-            n = len(buf) - off
-        ln = self._ln
-        for k in range(n):
-            if col >= COLS:
-                break
-            ln[col] = buf[off + k]
-            col += 1
-        return col
-
-    def _num(self, col, value, width):
-        if col + width > COLS:
-            return col
-        return put_int(self._ln, col, width, value)
-
     def _show(self, row, bar=0, a=0, k=0):
         # the composed line onto row `row`: the whole row in negative when bar, else cells
         # a..a+k-1 in negative
