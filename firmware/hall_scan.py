@@ -18,36 +18,160 @@
 # `jumps` counts those jumps (wrapping at 2**30): the locator fits a frame again only when it
 # moved (locate.Locator.find; docs/performance.md).
 #
-# RAM: grid 2 B + baseline 2 B + running average 4 B per grid cell (722 cells: 5.8 KB).
+# How a step runs (docs/performance.md, "What would fix the rest", 3): two @micropython.viper
+# functions. read_bank() moves the channel pins and reads the bank's ADC values into `raw` (slot
+# order: channel code * 3 + ADC) through the same Pin.value() and ADC.read_u16() calls as
+# Python would make, in the same order; settle() does the baseline, clamp, smoothing and jump
+# count of the bank's 48 pads over the arrays. Which pin moves before each read, where its
+# reading goes and which ADCs have a pad there are tables made once (SEQ_*, per Gray position
+# of the bank and read). In plain Python the loop around the calls cost more than the calls
+# (about 3 ms a step on the Pico); in viper it is machine code. Under CPython both run as plain
+# Python (ptr8/16/32 are the arrays themselves). tests/test_scan_step.py checks the step against
+# a plain reference on random readings under both runtimes.
+#
+# RAM: grid 2 B + baseline 2 B + running average 4 B per grid cell (722 cells: 5.8 KB); raw 96 B,
+# tables 768 B.
 # Allocation-free after construction, except calibrate_empty() (boot only).
+import sys
 from array import array
 import machine
+import micropython
+from micropython import const
 
 import pins
 from board_table import (PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO,
                          PAD_PRESENT, NOISE_LSB)
 
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: read_bank() and settle() run as plain Python
+        return x
+
+    def ptr16(x):
+        return x
+
+    def ptr32(x):
+        return x
+
 N_GRID = PAD_COLS * PAD_ROWS
+_SLOTS = const(48)          # pads per bank: CHANNELS x N_ADC (checked in __init__)
+# acc[g] holds the smoothed reading x16 plus ACC_BIAS, so that it is never negative: a viper
+# load of a 32-bit word is sign-extended on the RP2040 but not on a 64-bit host (the unix port
+# the tests run), and a positive word reads the same on both. |reading x16| < 2**19.
+ACC_BIAS = const(1 << 20)
 
 # The 4-bit Gray code: position i -> code, and which bit flips to reach position i from i - 1
 # (cyclically: from 15 back to 0 flips bit 3). BIT: a one-bit difference -> that bit's number.
 GRAY = bytes((0, 1, 3, 2, 6, 7, 5, 4, 12, 13, 15, 14, 10, 11, 9, 8))
 FLIP = bytes((3, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0))
 BIT = bytes((0, 0, 1, 0, 2, 0, 0, 0, 3))
+NO_PIN = const(255)
+
+
+def _tables():
+    """Per bank position pos (0..15) and read j (0..15), index t = pos * 16 + j: SEQ_PIN[t] =
+    channel pin bit * 2 + its new level before the read (NO_PIN: none moves), SEQ_SLOT[t] = the
+    read's slot in the bank (channel code * N_ADC), SEQ_MASK[t] = the ADCs with a pad there (bit k:
+    ADC k). Even banks run the channel code forwards (0 to 8), odd ones backwards (8 to 0), so
+    a bank starts on the channel the last one ended on: one select pin moves between reads."""
+    pin = bytearray(256)
+    slot = bytearray(256)
+    mask = bytearray(256)
+    for pos in range(16):
+        code = GRAY[pos]
+        prev = GRAY[0] if pos & 1 == 0 else GRAY[15]
+        for j in range(16):
+            c = GRAY[15 - j] if pos & 1 else GRAY[j]
+            t = pos * 16 + j
+            if c == prev:
+                pin[t] = NO_PIN
+            else:
+                b = BIT[c ^ prev]
+                pin[t] = b * 2 + ((c >> b) & 1)
+            prev = c
+            slot[t] = c * N_ADC
+            m = 0
+            for k in range(N_ADC):
+                if SCAN_GRID[(code * CHANNELS + c) * N_ADC + k] >= 0:
+                    m |= 1 << k
+            mask[t] = m
+    return bytes(pin), bytes(slot), bytes(mask)
+
+
+@micropython.viper
+def read_bank(t0: int, chp, r0, r1, r2, raw: ptr16):
+    """A bank's 16 channels into raw (by slot): before each read the one channel pin that moves
+    (chp: the channel pins' Pin objects), then each ADC with a pad there (r0..r2: their bound
+    read_u16). t0 = the bank's Gray position * 16 (the SEQ_* tables). The calls are the same
+    Pin.value() and ADC.read_u16() as from Python; only the loop around them is machine code."""
+    sp = ptr8(SEQ_PIN)
+    ss = ptr8(SEQ_SLOT)
+    sm = ptr8(SEQ_MASK)
+    t = t0
+    end = t0 + 16
+    while t < end:
+        f = int(sp[t])
+        if f != NO_PIN:
+            chp[f >> 1].value(f & 1)
+        i = int(ss[t])
+        m = int(sm[t])
+        if m & 1:
+            raw[i] = int(r0())
+        if m & 2:
+            raw[i + 1] = int(r1())
+        if m & 4:
+            raw[i + 2] = int(r2())
+        t += 1
+
+
+@micropython.viper
+def settle(raw: ptr16, row: int, base: ptr16, acc: ptr32, grid: ptr16, jump: int, sh: int) -> int:
+    """One bank's readings raw[s] (slot row + s of SCAN_GRID) into grid and acc: less the
+    baseline, clamped to +-32767, smoothed by 2**-sh while within `jump` (x16) of the average,
+    taken at once otherwise. Returns how many pads jumped."""
+    sg = ptr16(SCAN_GRID)
+    nj = 0
+    s = 0
+    while s < _SLOTS:
+        g = int(sg[row + s])
+        if (g & 0x8000) == 0:             # -1 (no pad): 0xFFFF through a ptr16
+            v = int(raw[s]) - int(base[g])
+            if v > 32767:
+                v = 32767
+            elif v < -32767:
+                v = -32767
+            v = v << 4
+            a = int(acc[g]) - ACC_BIAS
+            d = v - a
+            if d > 0 - jump and d < jump:
+                v = a + (d >> sh)
+            else:
+                nj += 1
+            acc[g] = v + ACC_BIAS
+            grid[g] = (v + 8) >> 4
+        s += 1
+    return nj
+
+
+SEQ_PIN, SEQ_SLOT, SEQ_MASK = _tables()
 
 
 class HallScanner:
     SMOOTH = 2     # 2**-SMOOTH: the weight of a new reading in a pad's running average (0: off)
     def __init__(self):
-        if CHANNELS != 16 or BANKS != 16:
-            raise ValueError("hall_scan: 16 x 16 multiplexers expected (Gray tables)")
+        if CHANNELS != 16 or BANKS != 16 or CHANNELS * N_ADC != _SLOTS:
+            raise ValueError("hall_scan: 16 x 16 multiplexers, 3 ADCs expected (Gray tables)")
         Pin = machine.Pin
         self.ch_pins = [Pin(p, Pin.OUT, value=0) for p in pins.MUX_CHANNEL_SELECT]
         self.bank_pins = [Pin(p, Pin.OUT, value=0) for p in pins.MUX_BANK_SELECT]
         self.adcs = [machine.ADC(Pin(p)) for p in pins.MUX_ADC]
+        a = self.adcs
+        self.rd0 = a[0].read_u16      # bound once here: making one in step() would allocate
+        self.rd1 = a[1].read_u16
+        self.rd2 = a[2].read_u16
+        self.raw = array('H', bytes(2 * _SLOTS))     # the bank's readings, by slot
         self.grid = array('h', bytes(2 * N_GRID))
         self.baseline = array('H', (ADC_ZERO for _ in range(N_GRID)))
-        self.acc = array('i', bytes(4 * N_GRID))     # smoothed readings, x16
+        self.acc = array('i', (ACC_BIAS for _ in range(N_GRID)))   # smoothed x16, + ACC_BIAS
         self.jump = (5 * NOISE_LSB) << 4
         self.pos = 0          # Gray position of the bank scanned next (0..15)
         self.bank = 0         # the bank code the bank pins select now
@@ -65,50 +189,12 @@ class HallScanner:
             self.bank ^= 1 << b
             self.bank_pins[b].value((self.bank >> b) & 1)
         # A real board needs the second-level mux and the sensor's output to settle here (a few
-        # us: the RP2040's ADC samples a 1 pF cap through the two muxes' on-resistance). In the
-        # simulator nothing needs to settle.
-        grid = self.grid
-        base = self.baseline
-        acc = self.acc
-        adcs = self.adcs
-        sh = self.SMOOTH
-        jump = self.jump
-        row = code * (CHANNELS * N_ADC)
-        ch = self.ch
-        back = pos & 1
-        nj = 0
-        for j in range(16):
-            # the channel pins: one flips per channel. Even banks run the Gray code forwards
-            # (code 0 to code 8), odd banks backwards (8 to 0), so at a change of bank the
-            # channel stays and only the bank pin moves
-            c = GRAY[15 - j] if back else GRAY[j]
-            if c != ch:
-                b = BIT[c ^ ch]
-                ch = c
-                self.ch_pins[b].value((c >> b) & 1)
-            # (settle: as above, a few us on a real board after switching a channel)
-            s = row + c * N_ADC
-            for k in range(N_ADC):
-                g = SCAN_GRID[s + k]
-                if g < 0:
-                    continue
-                v = adcs[k].read_u16() - base[g]
-                if v > 32767:
-                    v = 32767
-                elif v < -32767:
-                    v = -32767
-                # smoothing: a pad that holds still is averaged (noise / 2.6 at SMOOTH 2); one that
-                # jumps by more than 5 x NOISE_LSB (a chip arriving or moving) takes the new
-                # reading at once, so motion is never smeared
-                v <<= 4
-                d = v - acc[g]
-                if -jump < d < jump:
-                    v = acc[g] + (d >> sh)
-                else:
-                    nj += 1
-                acc[g] = v
-                grid[g] = (v + 8) >> 4
-        self.ch = ch
+        # us: the RP2040's ADC samples a 1 pF cap through the two muxes' on-resistance), and
+        # after each channel pin in read_bank(). In the simulator nothing needs to settle.
+        raw = self.raw
+        read_bank(pos << 4, self.ch_pins, self.rd0, self.rd1, self.rd2, raw)
+        self.ch = GRAY[0] if pos & 1 else GRAY[15]
+        nj = settle(raw, code * _SLOTS, self.baseline, self.acc, self.grid, self.jump, self.SMOOTH)
         if nj:
             self.jumps = (self.jumps + nj) & 0x3FFFFFFF
         pos = (pos + 1) & 15
@@ -150,7 +236,7 @@ class HallScanner:
                 worst = abs(d)
         for p in range(N_GRID):
             self.grid[p] = 0
-            self.acc[p] = 0
+            self.acc[p] = ACC_BIAS
         self.SMOOTH = smooth
         return worst
 
