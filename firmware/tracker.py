@@ -49,6 +49,10 @@ class Tracker:
     # ... or seen this far (10 mm) from where it lay, however weak: a chip sliding over the
     # edge leaves the pad grid and weakens; a lifted chip's fit does not wander that far
     OFF_SLID = 100
+    # a chip seen at rest weaker than this share (in 1/4) of its rest strength is fading: a
+    # hand lifting it. The board is then no longer at rest, so the lift is followed frame by
+    # frame and the chip is seen weak before it vanishes (a chip flicked off keeps its strength)
+    FADE_Q = 3
     # a chip that slid and was lost comes back within this, even weak
     REFIND_NEAR = 400
     # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
@@ -72,6 +76,11 @@ class Tracker:
         self.moved = bytearray(MAX)
         self.ts = array('i', (0,) * MAX)     # the strength each chip was last seen with
         self.faded = bytearray(MAX)          # seen weak where it lay: a hand lifting it
+        self.rs = array('i', (0,) * MAX)     # the strength each chip came to rest with
+        # the hall pads measure a chip's strength (a magnet lifted fades); presence pads see
+        # every chip alike (strength ADC_PEAK), so a chip vanishing from them tells nothing
+        # by its strength. The hall locator is the one that learns reference strengths.
+        self.graded = 1 if hasattr(locator, 'ref_s') else 0
         self.move_order = bytearray(MAX)
         self.n_moved = 0
         self.claimed = bytearray(8)
@@ -176,6 +185,8 @@ class Tracker:
             ok = False
             for j in range(n):
                 if loc.kind[j] == self.kind[i] and _near(self.x[i], self.y[i], loc.x[j], loc.y[j], self.MOVE_TOL + loc.wander[j]):
+                    if loc.strength[j] * 4 < self.rs[i] * self.FADE_Q:
+                        return False        # fading where it lies: being lifted
                     ok = True
                     break
             if not ok:
@@ -201,7 +212,12 @@ class Tracker:
             self.ty[i] = self.y[i]
             self.seen[i] = self.present[i]
             self.moved[i] = 0
-            self.ts[i] = 0                 # only what is seen during the activity counts
+            # the strength it was last seen with: at rest, no weaker than FADE_Q / 4 of its
+            # rest strength (weaker, the activity would have begun), so a chip that vanishes
+            # before any frame of the activity sees it was seen strong just before: it did not
+            # fade in place as a lifted chip does (hall pads). Presence pads tell nothing by
+            # strength: only what is seen during the activity counts there
+            self.ts[i] = self.rs[i] if self.graded else 0
             self.faded[i] = 0
             self.move_order[i] = 0
 
@@ -349,6 +365,7 @@ class Tracker:
             if self.present[i] and self.seen[i]:
                 self.x[i] = self.tx[i]
                 self.y[i] = self.ty[i]
+                self.rs[i] = self.ts[i]
             else:
                 self.present[i] = 0
         for j in range(n):
@@ -366,6 +383,7 @@ class Tracker:
             self.kind[slot] = loc.kind[j]
             self.x[slot] = loc.x[j]
             self.y[slot] = loc.y[j]
+            self.rs[slot] = loc.strength[j]
             placed = True
         for i in range(MAX):
             if self.present[i]:
