@@ -12,18 +12,103 @@
 # those rows) and `version` changes whenever a cell changed (the locator reuses its work on a
 # still board).
 #
+# How a step runs (docs/performance.md, "What would fix the rest", 3): two @micropython.viper
+# functions. read_rows() strobes the step's rows and reads each into its part of `rowbuf`
+# through the same Pin.value() and SPI.readinto() calls as Python would make, in the same
+# order; unpack() compares them with the packed rows and updates only the cells that changed.
+# In plain Python the byte and bit loops cost more than the bus (1.7 ms a step on the Pico);
+# in viper they are machine code. Under CPython both run as plain Python. tests/test_scan_step.py
+# checks the step against a plain reference on random rows under both runtimes.
+#
 # A real board needs the phototransistors to settle after a row strobe (some 20 us); the
 # simulator needs nothing. RAM: 2 x 4.6 KB of cells (state, changes), 1.2 KB of packed rows and
 # masks.
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
+import sys
+import micropython
 from micropython import const
 import machine
 
 import pins
 from board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PRESENT
 
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: unpack() runs as plain Python over the bytearrays
+        return x
+
 N_CELLS = PRES_COLS * PRES_ROWS
 ROWS_PER_STEP = const(6)
+_SR = const(6)              # PRES_SR and PRES_COLS as constants of this module, for the viper
+_COLS = const(48)           # code (checked in __init__)
+
+
+@micropython.viper
+def read_rows(row: int, code: int, sel, load, spi, views) -> int:
+    """Strobe rows row .. row + ROWS_PER_STEP - 1 and read each into views[i] (sel: the row
+    select pins, load: the 165s' parallel load, code: the Gray code the select pins show).
+    Only the select pins that differ move: one from row to row (three from the last row, 95,
+    to 0).
+    Returns the code the select pins show after."""
+    i = 0
+    while i < ROWS_PER_STEP:
+        r = row + i
+        want = r ^ (r >> 1)
+        d = want ^ code
+        b = 0
+        while d:
+            if d & 1:
+                sel[b].value((want >> b) & 1)
+            d >>= 1
+            b += 1
+        code = want
+        # (settle: the row's phototransistors, some 20 us on a real board)
+        load.value(0)         # the 165s take in the row
+        load.value(1)
+        spi.readinto(views[i])
+        i += 1
+    return code
+
+
+@micropython.viper
+def unpack(row: int, buf: ptr8, packed: ptr8, pmask: ptr8, grid: ptr8, rows_on: ptr8,
+           toggles: ptr8) -> int:
+    """The rows read (buf: ROWS_PER_STEP rows of _SR bytes, from `row`) against the packed
+    rows: each byte that changed (pads only) is stored, and its changed bits set or clear their
+    cells in grid, count in rows_on and toggles (up to 255). Returns the cells changed."""
+    changed = 0
+    q = 0
+    r = row
+    end = row + ROWS_PER_STEP
+    while r < end:
+        k0 = r * _SR
+        k = 0
+        while k < _SR:
+            v = int(buf[q + k]) & int(pmask[k0 + k])
+            old = int(packed[k0 + k])
+            if v != old:
+                packed[k0 + k] = v
+                diff = v ^ old
+                g0 = r * _COLS + 8 * k
+                j = 0
+                while j < 8:
+                    bit = 7 - j
+                    if (diff >> bit) & 1:
+                        g = g0 + j
+                        if (v >> bit) & 1:
+                            grid[g] = 1
+                            rows_on[r] = int(rows_on[r]) + 1
+                        else:
+                            grid[g] = 0
+                            rows_on[r] = int(rows_on[r]) - 1
+                        changed += 1
+                        t = int(toggles[g])
+                        if t < 255:
+                            toggles[g] = t + 1
+                    j += 1
+            k += 1
+        q += _SR
+        r += 1
+    return changed
 
 
 class PresenceScanner:
@@ -32,6 +117,8 @@ class PresenceScanner:
     def __init__(self):
         if PRES_ROWS % ROWS_PER_STEP:
             raise ValueError("shift_scan: rows per step must divide the rows")
+        if PRES_SR != _SR or PRES_COLS != _COLS or PRES_COLS != 8 * PRES_SR:
+            raise ValueError("shift_scan: _SR and _COLS must be board_table's PRES_SR, PRES_COLS")
         Pin = machine.Pin
         self.sel = [Pin(p, Pin.OUT, value=0) for p in pins.SHIFT_ROW_SELECT]
         self.load = Pin(pins.SHIFT_LOAD, Pin.OUT, value=1)
@@ -47,7 +134,9 @@ class PresenceScanner:
                 r = g // PRES_COLS
                 c = g - r * PRES_COLS
                 self.pmask[r * PRES_SR + (c >> 3)] |= 0x80 >> (c & 7)
-        self.rowbuf = bytearray(PRES_SR)
+        self.rowbuf = bytearray(ROWS_PER_STEP * PRES_SR)    # the step's rows as read
+        mv = memoryview(self.rowbuf)
+        self.views = [mv[i * PRES_SR:(i + 1) * PRES_SR] for i in range(ROWS_PER_STEP)]
         self.row = 0          # the row strobed next
         self.code = 0         # the Gray code the row select pins show now
         self.frame = 0        # complete frames so far (wraps at 2**30)
@@ -58,51 +147,13 @@ class PresenceScanner:
 
     def step(self):
         """Strobe ROWS_PER_STEP rows. True when that completed a frame (every row)."""
-        sel = self.sel
-        load = self.load
-        spi = self.spi
-        buf = self.rowbuf
-        packed = self.packed
-        pmask = self.pmask
-        grid = self.grid
-        code = self.code
         row = self.row
-        for _ in range(ROWS_PER_STEP):
-            want = row ^ (row >> 1)
-            d = want ^ code
-            b = 0
-            while d:
-                if d & 1:
-                    sel[b].value((want >> b) & 1)
-                d >>= 1
-                b += 1
-            code = want
-            # (settle: the row's phototransistors, some 20 us on a real board)
-            load.value(0)         # the 165s take in the row
-            load.value(1)
-            spi.readinto(buf)
-            k0 = row * PRES_SR
-            for k in range(PRES_SR):
-                v = buf[k] & pmask[k0 + k]
-                old = packed[k0 + k]
-                if v == old:
-                    continue
-                packed[k0 + k] = v
-                diff = v ^ old
-                g0 = row * PRES_COLS + 8 * k
-                for j in range(8):
-                    if (diff >> (7 - j)) & 1:
-                        if (v >> (7 - j)) & 1:
-                            grid[g0 + j] = 1
-                            self.rows_on[row] += 1
-                        else:
-                            grid[g0 + j] = 0
-                            self.rows_on[row] -= 1
-                        self.changed += 1
-                        if self.toggles[g0 + j] < 255:
-                            self.toggles[g0 + j] += 1
-            row += 1
-        self.code = code
+        self.code = read_rows(row, self.code, self.sel, self.load, self.spi, self.views)
+        n = unpack(row, self.rowbuf, self.packed, self.pmask, self.grid, self.rows_on,
+                   self.toggles)
+        if n:
+            self.changed += n
+        row += ROWS_PER_STEP
         if row >= PRES_ROWS:
             row = 0
         self.row = row

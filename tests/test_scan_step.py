@@ -34,6 +34,18 @@ import board_table as BT
 
 job = json.loads(sys.stdin.readline())
 SEED = job["seed"]
+# module globals, not a function's locals: the fake tables' methods run under the heap lock, and
+# a closure over more than a few variables allocates when called
+N = BT.PAD_COLS * BT.PAD_ROWS
+SG = BT.SCAN_GRID
+CH = pins.MUX_CHANNEL_SELECT
+BK = pins.MUX_BANK_SELECT
+ROWS = BT.PRES_ROWS
+NSR = BT.PRES_SR
+COLS = BT.PRES_COLS
+SEL = pins.SHIFT_ROW_SELECT
+LOAD = pins.SHIFT_LOAD
+MAXLOG = 64
 
 
 class Rng:
@@ -59,11 +71,6 @@ def bits_of(lv, pinlist):
 # -- hall ----------------------------------------------------------------------------------------
 def hall():
     import hall_scan as HS
-    N = BT.PAD_COLS * BT.PAD_ROWS
-    SG = BT.SCAN_GRID
-    CH = pins.MUX_CHANNEL_SELECT
-    BK = pins.MUX_BANK_SELECT
-    MAXLOG = 64
 
     class World:
         # per pad a level the readings stay near (+- noise), moved now and then (a jump), now
@@ -180,7 +187,144 @@ def hall():
     return {"bad": bad, "reads": reads, "max_flips": maxflips, "jumps": sc.jumps, "hash": h}
 
 
-print(json.dumps(hall()))
+# -- presence --------------------------------------------------------------------------------------
+def presence():
+    import shift_scan as SS
+
+    class World:
+        # per row its true bytes, changed now and then (bits flipped at random); each read
+        # logged: the select code latched, the load's falling edges since the read before, the
+        # bytes returned; the load's level at the read
+        def __init__(self, rng):
+            self.rng = rng
+            self.rows = bytearray(ROWS * NSR)
+            self.code = -1
+            self.edges = 0
+            self.n = 0
+            self.log = array('i', bytes(4 * (3 + NSR) * MAXLOG))
+            self.mode = 0
+            self.bad_load = 0
+
+        def edge(self, pin, level):
+            if level == 0:
+                self.edges += 1
+                self.code = bits_of(machine._level, SEL)
+
+        def spi_readinto(self, bus, buf):
+            r = self.rng
+            row = 0
+            c = self.code
+            while c:                       # the Gray code back to the row
+                row ^= c
+                c >>= 1
+            if machine._level[LOAD] != 1:
+                self.bad_load += 1
+            i = self.n * (3 + NSR)
+            if self.n < MAXLOG:
+                self.log[i] = self.code
+                self.log[i + 1] = self.edges
+            for k in range(len(buf)):
+                j = (row % ROWS) * NSR + k
+                if r.below(100) < self.mode:
+                    self.rows[j] ^= 1 << r.below(8)
+                if r.below(100) < self.mode // 4:
+                    self.rows[j] = r.below(256)
+                buf[k] = self.rows[j]
+                if self.n < MAXLOG:
+                    self.log[i + 3 + k] = buf[k]
+            self.edges = 0
+            self.n += 1
+
+    rng = Rng(SEED)
+    w = World(rng)
+    machine.attach(w)
+    sc = SS.PresenceScanner()
+    machine.watch(LOAD, w.edge)
+    # the reference: the scanner as it was, a row at a time
+    NC = COLS * ROWS
+    grid = bytearray(NC)
+    rows_on = bytearray(ROWS)
+    packed = bytearray(ROWS * NSR)
+    toggles = bytearray(NC)
+    pmask = sc.pmask
+    changed = 0
+    version = 0
+    frame = 0
+    row = 0
+    bad = []
+    prev = 0
+    maxflips = 0
+    wrapflips = 0
+    c = (ROWS - 1) ^ ((ROWS - 1) >> 1)      # the last row's code back to row 0's (0)
+    while c:
+        wrapflips += c & 1
+        c >>= 1
+    for step in range(job["steps"]):
+        w.mode = (0, 3, 40)[step // 16 % 3]
+        w.n = 0
+        micropython.heap_lock()
+        try:
+            done = sc.step()
+        finally:
+            micropython.heap_unlock()
+        if w.n != SS.ROWS_PER_STEP or w.bad_load:
+            bad.append(["reads", step, w.n, w.bad_load])
+            break
+        for i in range(w.n):
+            e = w.log[i * (3 + NSR):(i + 1) * (3 + NSR)]
+            want = row ^ (row >> 1)
+            if e[0] != want or e[1] != 1:
+                bad.append(["order", step, i, e[0], want, e[1]])
+            d = want ^ prev
+            fl = 0
+            while d:
+                fl += d & 1
+                d >>= 1
+            if row and fl > maxflips:
+                maxflips = fl
+            if not row and step and fl != wrapflips:
+                bad.append(["wrap", step, fl])
+            prev = want
+            for k in range(NSR):
+                v = e[3 + k] & pmask[row * NSR + k]
+                old = packed[row * NSR + k]
+                if v == old:
+                    continue
+                packed[row * NSR + k] = v
+                for j in range(8):
+                    if ((v ^ old) >> (7 - j)) & 1:
+                        g = row * COLS + 8 * k + j
+                        if (v >> (7 - j)) & 1:
+                            grid[g] = 1
+                            rows_on[row] += 1
+                        else:
+                            grid[g] = 0
+                            rows_on[row] -= 1
+                        changed += 1
+                        if toggles[g] < 255:
+                            toggles[g] += 1
+            row += 1
+        if row >= ROWS:
+            row = 0
+            frame += 1
+            if changed:
+                version += 1
+                changed = 0
+        if done != (row == 0) or sc.frame != frame or sc.version != version:
+            bad.append(["frame", step, sc.frame, frame, sc.version, version])
+        if (sc.grid != grid or sc.rows_on != rows_on or sc.packed != packed
+                or sc.toggles != toggles or sc.changed != changed):
+            bad.append(["cells", step])
+        if len(bad) > 5:
+            break
+    h = 0
+    for g in range(NC):
+        h = (h * 31 + sc.grid[g] * 7 + sc.toggles[g]) & 0xFFFFFF
+    return {"bad": bad, "max_flips": maxflips, "version": sc.version, "hash": h,
+            "toggled": sum(1 for g in range(NC) if sc.toggles[g])}
+
+
+print(json.dumps(presence() if job.get("front_end") == "shift" else hall()))
 '''
 
 
@@ -217,6 +361,17 @@ def test_hall_step_matches_the_reference(runtime, tmp_path):
         other = {s: run("cpython", {"seed": 7 + s, "smooth": s, "steps": 96}, tmp_path)
                  for s in (2,)}
         assert other[2]["hash"] == out[2]["hash"]
+
+
+@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+def test_presence_step_matches_the_reference(runtime, tmp_path):
+    job = {"front_end": "shift", "seed": 5, "steps": 3 * 16 * 2}
+    r = run(runtime, job, tmp_path)
+    assert r["bad"] == [], r["bad"]
+    assert r["max_flips"] == 1          # one select pin from row to row (not to 0: checked there)
+    assert r["version"] >= 3 and r["toggled"] > 500
+    if runtime == "micropython":
+        assert run("cpython", job, tmp_path)["hash"] == r["hash"]
 
 
 def test_the_hall_comparison_can_fail(tmp_path):
