@@ -127,9 +127,11 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True):
         base = first["base"]
         fw = FIRMWARE
         if not source:
+            # every module, not only those still imported after boot: boot imports some and
+            # drops them again (config, calib), and the fit run below needs them
             fw = os.path.join(tmp, "mpy")
             os.makedirs(fw)
-            build_host_mpy(fw, mods)
+            build_host_mpy(fw, [n[:-3] for n in firmware_sources() if n != "main.py"])
         # 2. the figures, with room to spare, and the loop's allocations over the games
         big = base + 2 * heap + 1024 * 1024       # the flash image is built with copies
         res, _ = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},

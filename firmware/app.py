@@ -26,16 +26,18 @@ import tracker as TR
 from events import EventWriter
 from fastin import FastInputs
 from buttons import Buttons, NONE, LONG
-from hall_scan import HallScanner
-from locate import Locator
 import faults as FA
-import calib as CAL
 from rules_bowling import Bowling
 from rules_trap import END_TURN
 import journal as J
 from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
-import config
 from displays import Displays
+
+# Only what config.json chooses is imported (issue 8: every module's code takes heap on the
+# Pico): the front end's scanner and locator, the displays' drivers (displays.py). config.py and
+# calib.py run at boot and are dropped again after it (_forget); calib.py comes back when the
+# calibration is asked for (service(), command()), padmap.py with the sensor test.
+CONFIG_PATH = "config.json"     # config.PATH
 
 # modes
 MENU = const(0)
@@ -62,7 +64,6 @@ BTN_TURN = const(3)
 GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2", b"Calibrate pads", b"Sensor test")
 # the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
 CAL_TEXT = (b"Clear the board", b"Small chip, centre", b"Big chip, centre", b"Save calibration")
-CAL_DONE = (b"Calibration saved", b"Flash error: not saved")
 ENDS = (b"a", b"b")
 TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
 ROLE = (b"Winner traps", b"Winner flees")
@@ -101,7 +102,7 @@ PIN_TEXT = (b"- gutter", b"1 pin", b"2 pins", b"3 pins", b"4 pins", b"5 pins", b
 
 
 class Scoreboard:
-    def __init__(self, out=None, config_path=config.PATH):
+    def __init__(self, out=None, config_path=CONFIG_PATH):
         if out is None:
             out = sys.stdout
         self.out = out
@@ -114,8 +115,9 @@ class Scoreboard:
         self.fast = FastInputs()
         self.buttons = Buttons()
         # config.json on flash (config.py): which pads, which displays, ...; faults reported below
-        self.cfg = config.load(self.config_path)
-        self.shift = self.cfg.get("front_end") == "shift"
+        import config
+        cfg = config.load(self.config_path)
+        self.shift = cfg.get("front_end") == "shift"
         if self.shift:
             # the presence pads (docs/sensing.md, "The second front end")
             from shift_scan import PresenceScanner
@@ -123,6 +125,8 @@ class Scoreboard:
             self.scan = PresenceScanner()
             self.loc = PresenceLocator(self.scan)
         else:
+            from hall_scan import HallScanner
+            from locate import Locator
             self.scan = HallScanner()
             self.loc = Locator(self.scan)     # fits again only when a pad jumped
         self.tracker = TR.Tracker(self.loc, self.fast)
@@ -132,7 +136,7 @@ class Scoreboard:
         self.cstep = 0
         self.padmap = None
         self.tool_pending = 0       # CALIB / SENSORS to open once service() made its objects
-        self.ui = Displays().open(self.cfg)
+        self.ui = Displays().open(cfg)
         self.oled = self.ui.oled            # None when the configuration has no OLED
         self.bowling = Bowling(self.ev)
         self.trap = Trap(self.ev)
@@ -156,12 +160,14 @@ class Scoreboard:
         self.ncv = 0
         self.ctitle = bytearray(b"Correct P1 F10 B3")
         wd = _reset_was_watchdog()
-        cal = self.load_calibration()
         self.ev.begin(b"boot")
         self.ev.str_(b"reset", b"watchdog" if wd else b"power")
-        self.ev.str_(b"calib", CAL.STATUS_NAMES[cal])    # the pads' calibration (calib.py)
+        self.ev.str_(b"calib", self.load_calibration())     # the pads' calibration (calib.py)
         self.ev.end()
-        self.config_faults()
+        self.config_faults(cfg)
+        cfg = None
+        _forget("config")
+        _forget("calib")
         self.restore(wd)
         self.redraw()
         self.ui.flush()
@@ -243,18 +249,18 @@ class Scoreboard:
     def mode_of_game(self):
         return self.mode_before if self.mode == MENU else self.mode
 
-    def config_faults(self):
+    def config_faults(self, cfg):
         # each config.json problem as an event; the first one on the displays (until a button
         # is pressed). The settings concerned run on their defaults.
         self.cfg_fault = False
-        for key, msg in self.cfg.faults:
+        for key, msg in cfg.faults:
             self.ev.begin(b"fault")
             self.ev.str_(b"what", b"config")
             self.ev.str_(b"key", key.encode())
             self.ev.str_(b"msg", msg.encode())
             self.ev.end()
-        if self.cfg.faults:
-            key = self.cfg.faults[0][0]
+        if cfg.faults:
+            key = cfg.faults[0][0]
             self.notice = ("Config? " + (key if key else "bad file")).encode()
             self.cfg_fault = True
 
@@ -585,10 +591,11 @@ class Scoreboard:
         # calib.bin on flash: the pads' zeros, the chips' strength or seen size, pads left out
         # (the boot event says loaded, missing or damaged). Damaged: said on the status row too;
         # missing is a new table's state and runs well on defaults: the event says it
-        st, k = CAL.load(self.scan, self.loc, self.shift)
-        if st == CAL.DAMAGED and self.notice is None:
+        import calib
+        st, k = calib.load(self.scan, self.loc, self.shift)
+        if st == calib.DAMAGED and self.notice is None:
             self.notice = b"Calibration damaged"
-        return st
+        return calib.STATUS_NAMES[st]
 
     def start_tool(self, m):
         # the tool's objects are made the first time, outside the loop turn (service())
@@ -611,7 +618,8 @@ class Scoreboard:
         m = self.tool_pending
         self.tool_pending = 0
         if m == CALIB:
-            self.calibration = CAL.Calibration(self.scan, self.loc, self.shift)
+            import calib
+            self.calibration = calib.Calibration(self.scan, self.loc, self.shift)
         else:
             from padmap import PadMap
             self.padmap = PadMap(self.oled, self.scan, self.loc, self.shift)
@@ -649,15 +657,10 @@ class Scoreboard:
     def command(self, line):
         # a line from the serial console (main.py; tools/calibrate): "calib empty|small|big|save"
         # runs that calibration step now, outside the loop turn, and writes its calib event
-        w = line.split()
-        if len(w) == 2 and w[0] in ("calib", b"calib"):
-            job = {"empty": 1, "small": 2, "big": 3, "save": 4}.get(w[1] if isinstance(w[1], str) else w[1].decode(), 0)
-            if job:
-                if self.calibration is None:
-                    self.calibration = CAL.Calibration(self.scan, self.loc, self.shift)
-                self.calib_job = job
-                self.calib_service(False)
-                return
+        # (calib.command); anything else is refused
+        import calib
+        if calib.command(self, line):
+            return
         ev = self.ev
         ev.begin(b"refused")
         ev.str_(b"command", line.strip().encode() if isinstance(line, str) else line.strip())
@@ -665,45 +668,22 @@ class Scoreboard:
         ev.end()
 
     def calib_service(self, menu=True):
-        # one calibration step, outside the loop turn (it scans frames and allocates)
-        job = self.calib_job
-        c = self.calibration
-        ev = self.ev
-        ev.begin(b"calib")
-        if job == 1:
-            bad = c.empty()
-            ev.str_(b"step", b"empty")
-            ev.int_(b"bad", bad)
-            ev.int_(b"worst", c.worst)
-            ok = True
-            self.notice = b"Board empty: " + str(bad).encode() + b" bad"
-        elif job == 2 or job == 3:
-            v = c.chip(S.KIND_SMALL if job == 2 else S.KIND_BIG)
-            ev.str_(b"step", b"small" if job == 2 else b"big")
-            ev.int_(b"value", v)
-            ok = v > 0
-            n = c.counts[S.KIND_SMALL if job == 2 else S.KIND_BIG]
-            ev.int_(b"samples", n)
-            self.notice = (b"Measured " + str(v).encode() + b" (" + str(n).encode() + b")") if ok \
-                else b"No such chip at centre"
-            # a chip step stays: ok again adds another spot, next goes on
-            ev.bool_(b"ok", ok)
-            ev.end()
-            self.calib_job = 0
-            self.dirty = 1
-            return
-        else:
-            ok = CAL.save(self.scan, self.loc, self.shift)
-            ev.str_(b"step", b"save")
-            self.notice = CAL_DONE[0 if ok else 1]
-        ev.bool_(b"ok", ok)
-        ev.end()
-        self.calib_job = 0
-        if ok and menu:
+        # one calibration step, outside the loop turn (it scans frames and allocates): its event
+        # and notice (calib.step); the menu goes on to the next step after the empty board and
+        # the save
+        import calib
+        if calib.step(self) and menu:
             self.cstep += 1
             if self.cstep >= len(CAL_TEXT):
                 self.leave_tool()
         self.dirty = 1
+
+
+def _forget(name):
+    # a module used at boot only: out of sys.modules, so that its code is collected once
+    # nothing refers to it any more (imported again when it is asked for later)
+    if name in sys.modules:
+        del sys.modules[name]
 
 
 def _reset_was_watchdog():

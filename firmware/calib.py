@@ -25,6 +25,7 @@ from micropython import const
 from array import array
 
 from journal import crc16
+from shot import KIND_SMALL, KIND_BIG
 
 CALIB_FILE = "calib.bin"
 MAGIC = b"ZCAL"
@@ -34,6 +35,8 @@ LOADED = const(0)
 MISSING = const(1)
 DAMAGED = const(2)
 STATUS_NAMES = (b"loaded", b"missing", b"damaged")
+DONE = (b"Calibration saved", b"Flash error: not saved")
+JOBS = ("empty", "small", "big", "save")    # app.Scoreboard.calib_job 1..4
 
 
 def _u16(b, i):
@@ -278,3 +281,60 @@ def _isqrt(n):
 
 def _near_centre(x, y):
     return x * x + y * y <= 300 * 300
+
+
+# -- the steps as the scoreboard runs them (app.py: service(), command()) ---------------------------
+def command(sb, line):
+    """A console line for app.Scoreboard `sb`: "calib empty|small|big|save" runs that step now
+    (step()). False when the line is no such command."""
+    w = line.split()
+    if len(w) != 2 or w[0] not in ("calib", b"calib"):
+        return False
+    name = w[1] if isinstance(w[1], str) else w[1].decode()
+    if name not in JOBS:
+        return False
+    if sb.calibration is None:
+        sb.calibration = Calibration(sb.scan, sb.loc, sb.shift)
+    sb.calib_job = JOBS.index(name) + 1
+    sb.calib_service(False)
+    return True
+
+
+def step(sb):
+    """The calibration step sb.calib_job asks for (1 empty board, 2 small chip, 3 big chip,
+    4 save) on sb.calibration, with its calib event and the notice that says how it went.
+    True when the empty board or the save went well (the menu goes on to the next step; a chip
+    step stays, so that ok again adds another spot)."""
+    job = sb.calib_job
+    c = sb.calibration
+    ev = sb.ev
+    ev.begin(b"calib")
+    if job == 1:
+        bad = c.empty()
+        ev.str_(b"step", b"empty")
+        ev.int_(b"bad", bad)
+        ev.int_(b"worst", c.worst)
+        ok = True
+        sb.notice = b"Board empty: " + str(bad).encode() + b" bad"
+    elif job == 2 or job == 3:
+        kind = KIND_SMALL if job == 2 else KIND_BIG
+        v = c.chip(kind)
+        ev.str_(b"step", b"small" if job == 2 else b"big")
+        ev.int_(b"value", v)
+        ok = v > 0
+        n = c.counts[kind]
+        ev.int_(b"samples", n)
+        sb.notice = (b"Measured " + str(v).encode() + b" (" + str(n).encode() + b")") if ok \
+            else b"No such chip at centre"
+        ev.bool_(b"ok", ok)
+        ev.end()
+        sb.calib_job = 0
+        return False
+    else:
+        ok = save(sb.scan, sb.loc, sb.shift)
+        ev.str_(b"step", b"save")
+        sb.notice = DONE[0 if ok else 1]
+    ev.bool_(b"ok", ok)
+    ev.end()
+    sb.calib_job = 0
+    return ok

@@ -33,8 +33,8 @@ import b_harness as H   # noqa: E402
 # the firmware's modules in dependency order (leaves first), so each is charged for its own
 # code; modules not listed here (new ones) come after these, by name, and app.py last
 ORDER = ("pins", "board_table", "shot", "font", "zones", "events", "fastin", "buttons",
-         "hall_scan", "locate", "tracker", "rules_bowling", "rules_trap", "journal", "digits", "ssd1306",
-         "ui", "max7219", "seg_ui", "config", "displays")
+         "hall_scan", "locate", "tracker", "rules_bowling", "rules_trap", "journal", "digits",
+         "ssd1306", "ui", "max7219", "seg_ui", "config", "displays")
 
 
 class StepCounter:
