@@ -62,11 +62,13 @@ def firmware_sources():
 
 
 def build_host_mpy(out, modules):
-    """These firmware modules as .mpy for the unix port (x64: ssd1306.py has viper code)."""
+    """These firmware modules as .mpy for the unix port (x64: digits.py and ssd1306.py have
+    viper code), with the options of the Pico's build (tools/build_firmware.py: OPT)."""
+    from tools.build_firmware import OPT
     exe = os.path.join(os.path.dirname(T.MICROPYTHON), "mpy-cross")
     for m in modules:
         name = m + ".py"
-        r = subprocess.run([exe, "-march=x64", "-O2", "-o", os.path.join(out, name[:-3] + ".mpy"),
+        r = subprocess.run([exe, "-march=x64", OPT, "-o", os.path.join(out, name[:-3] + ".mpy"),
                             os.path.join(FIRMWARE, name)], capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(f"mpy-cross -march=x64 failed on {name}:\n{r.stderr}")

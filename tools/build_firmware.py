@@ -4,6 +4,14 @@ the firmware holds after boot.
 
 main.py stays source (MicroPython runs main.py, not main.mpy); everything it imports is .mpy.
 
+Compiled with -O3 (OPT): asserts are left out (as at -O1) and so are the line-number tables.
+On the Pico every imported module's bytecode is copied into the heap, and the line numbers are
+part of it: -O3 takes 5 KB less heap of the firmware and 7 % off the .mpy files (measured,
+docs/performance.md). The price: a traceback names the file and the function but says
+"line 1". The simulator and the tests run the sources, with line numbers; for a Pico on the
+bench whose traceback needs them, build with --lines
+(`.venv/bin/python -m tools.build_firmware --lines`) and copy build/firmware/ to it.
+
 RAM after boot: the firmware, compiled to .mpy for the unix port (mpy-cross -march=x64, so
 that nothing is compiled on the heap, as on the Pico), boots in the simulator under the
 MicroPython unix port and runs three pad frames; gc.mem_alloc() after a collection, less what
@@ -23,6 +31,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 OUT = os.path.join(ROOT, "build", "firmware")
 SOURCE_ONLY = ("main.py", "boot.py")
+OPT = "-O3"             # no asserts, no line-number tables (above)
+OPT_LINES = "-O2"       # no asserts, line numbers kept (--lines)
 
 
 def mpy_cross():
@@ -30,7 +40,7 @@ def mpy_cross():
     return exe if os.path.exists(exe) else "mpy-cross"
 
 
-def build(out=OUT, quiet=False):
+def build(out=OUT, quiet=False, opt=OPT):
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
@@ -44,7 +54,7 @@ def build(out=OUT, quiet=False):
             shutil.copy(src, dst)
         else:
             dst = os.path.join(out, name[:-3] + ".mpy")
-            r = subprocess.run([mpy_cross(), "-march=armv6m", "-O2", "-o", dst, src],
+            r = subprocess.run([mpy_cross(), "-march=armv6m", opt, "-o", dst, src],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(f"mpy-cross failed on {name}:\n{r.stderr}")
@@ -109,7 +119,7 @@ def ram_after_boot(display="oled", heap=HEAP):
         os.makedirs(lib)
         for name in sorted(os.listdir(FIRMWARE)):
             if name.endswith(".py") and name not in SOURCE_ONLY:
-                r = subprocess.run([mpy_cross(), "-march=x64", "-O2", "-o",
+                r = subprocess.run([mpy_cross(), "-march=x64", OPT, "-o",
                                     os.path.join(lib, name[:-3] + ".mpy"),
                                     os.path.join(FIRMWARE, name)], capture_output=True, text=True)
                 if r.returncode != 0:
@@ -168,8 +178,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--no-ram", action="store_true", help="skip the RAM measurement")
+    ap.add_argument("--lines", action="store_true",
+                    help="keep line numbers in tracebacks (-O2: 5 KB more heap on the Pico)")
     a = ap.parse_args(argv)
-    build(a.out)
+    build(a.out, opt=OPT_LINES if a.lines else OPT)
     if not a.no_ram:
         for line in report_ram():
             print(line)
