@@ -127,24 +127,7 @@ def interactive(r):
 
 
 def record(r, path):
-    with open(path) as f:
-        lines = f.read().split("\n")
-    booted = False
-    for i, line in enumerate(lines):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            o = json.loads(line)
-        except ValueError:
-            fail(2, "timeline line %d: bad JSON" % (i + 1))
-        if not booted and o.get("op") != "boot":
-            r.op({"op": "boot"})
-        booted = True
-        r.op(o)
-    if not booted:
-        r.op({"op": "boot"})
-    r.run_ms(200)
+    runner.play_file(r, path)
     r.state_line()
 
 

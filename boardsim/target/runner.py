@@ -306,12 +306,10 @@ def fail(code, msg):
     sys.exit(code)
 
 
-def main(argv):
-    if len(argv) < 2:
-        fail(2, "usage: runner.py TIMELINE [--display]")
-    r = Runner(display="--display" in argv,
-               config=argv[argv.index("--config") + 1] if "--config" in argv else None)
-    with open(argv[1]) as f:
+def play_file(r, path):
+    """Play a timeline file on runner r: boot first unless the file does (after any flash
+    ops, which prepare the flash the firmware boots from), then 200 ms for the last step."""
+    with open(path) as f:
         lines = f.read().split("\n")
     booted = False
     for i, line in enumerate(lines):
@@ -329,6 +327,14 @@ def main(argv):
     if not booted:
         r.op({"op": "boot"})
     r.run_ms(200)
+
+
+def main(argv):
+    if len(argv) < 2:
+        fail(2, "usage: runner.py TIMELINE [--display]")
+    r = Runner(display="--display" in argv,
+               config=argv[argv.index("--config") + 1] if "--config" in argv else None)
+    play_file(r, argv[1])
     if "--stats" in argv:
         sys.stderr.write("runner: %d steps, %d ms simulated\n" % (r.steps, vclock.now_ms()))
     if "--final" in argv:
