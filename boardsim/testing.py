@@ -91,29 +91,37 @@ class Table:
     def timeline(self):
         return compile_scenario(parse(self.scenario()))
 
-    def run(self, heapsize=None, config=None):
-        """config: the firmware's config.json as a dict (firmware/config.py), or None."""
-        fd, final = tempfile.mkstemp(prefix="boardsim-final-", suffix=".json")
-        os.close(fd)
-        args = ["--final", final]
-        cfg = None
-        if config is not None:
-            fd, cfg = tempfile.mkstemp(prefix="boardsim-config-", suffix=".json")
-            with os.fdopen(fd, "w") as f:
-                f.write(config if isinstance(config, str) else json.dumps(config))
-            args += ["--config", cfg]
-        out = io.StringIO()
-        try:
-            runtime.run(self.timeline(), self.runtime, stdout=out, heapsize=heapsize,
-                        runner_args=args)
-            with open(final) as f:
-                state = json.load(f)
-        finally:
-            os.unlink(final)
-            if cfg is not None:
-                os.unlink(cfg)
-        events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()]
-        return Result(events, state)
+    def run(self, heapsize=None, config=None, flash=None):
+        """config: the firmware's config.json as a dict (firmware/config.py), or None.
+        flash: {name: bytes} put on the Pico's flash before the first boot."""
+        tl = self.timeline()
+        for name, data in (flash or {}).items():
+            tl.insert(0, {"op": "flash", "write": name, "hex": data.hex()})
+        return run_timeline(tl, self.runtime, heapsize=heapsize, config=config)
+
+
+def run_timeline(tl, runtime_name="micropython", heapsize=None, config=None):
+    """A compiled timeline through the runner: its events and final state as a Result."""
+    fd, final = tempfile.mkstemp(prefix="boardsim-final-", suffix=".json")
+    os.close(fd)
+    args = ["--final", final]
+    cfg = None
+    if config is not None:
+        fd, cfg = tempfile.mkstemp(prefix="boardsim-config-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            f.write(config if isinstance(config, str) else json.dumps(config))
+        args += ["--config", cfg]
+    out = io.StringIO()
+    try:
+        runtime.run(tl, runtime_name, stdout=out, heapsize=heapsize, runner_args=args)
+        with open(final) as f:
+            state = json.load(f)
+    finally:
+        os.unlink(final)
+        if cfg is not None:
+            os.unlink(cfg)
+    events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()]
+    return Result(events, state)
 
 
 class Result:

@@ -3,13 +3,11 @@ docs/controls.md) and the sensor test screen (firmware/padmap.py), through the r
 the simulated table under MicroPython: from the host over the serial console, from the menu
 with the buttons, saved on the flash (a torn save never leaves a broken file), loaded at boot,
 and a missing or damaged file falling back to the defaults with a clear message."""
-import io
 import json
 import os
 import sys
-import tempfile
 
-from boardsim import runtime
+from boardsim.testing import run_timeline
 from tools import calibrate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,25 +20,8 @@ import world_table as WT  # noqa: E402
 
 def play(tl, config=None):
     """A raw timeline through the runner: (events, final state)."""
-    fd, final = tempfile.mkstemp(prefix="calib-final-", suffix=".json")
-    os.close(fd)
-    args = ["--final", final]
-    cfg = None
-    if config:
-        fd, cfg = tempfile.mkstemp(prefix="calib-config-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(config, f)
-        args += ["--config", cfg]
-    out = io.StringIO()
-    try:
-        runtime.run(tl, "micropython", stdout=out, runner_args=args)
-        with open(final) as f:
-            state = json.load(f)
-    finally:
-        os.unlink(final)
-        if cfg:
-            os.unlink(cfg)
-    return [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()], state
+    r = run_timeline(tl, config=config)
+    return r.events, r.state
 
 
 def press(*buttons):

@@ -5,16 +5,12 @@ status row) and keep scoring with what still works. The same complete bowling ga
 with the faults and without; the game_over line is worked out here from the rules, so both runs
 are compared with it (and so with each other): no score lost, none invented. Where the pads
 cannot be sure, the shot line says "sure": false."""
-import io
-import json
 import os
 import sys
-import tempfile
 
 import pytest
 
-from boardsim import runtime
-from boardsim.testing import Table, Result
+from boardsim.testing import Table
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _d in ("firmware", os.path.join("boardsim", "target")):
@@ -36,29 +32,7 @@ def hall_calibration():
 
 
 def run(t, flash=None, config=None):
-    """Table.run with files put on the flash before the first boot."""
-    tl = t.timeline()
-    for name, data in (flash or {}).items():
-        tl.insert(0, {"op": "flash", "write": name, "hex": data.hex()})
-    fd, final = tempfile.mkstemp(prefix="faults-final-", suffix=".json")
-    os.close(fd)
-    args = ["--final", final]
-    cfg = None
-    if config:
-        fd, cfg = tempfile.mkstemp(prefix="faults-config-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump(config, f)
-        args += ["--config", cfg]
-    out = io.StringIO()
-    try:
-        runtime.run(tl, "micropython", stdout=out, runner_args=args)
-        with open(final) as f:
-            state = json.load(f)
-    finally:
-        os.unlink(final)
-        if cfg:
-            os.unlink(cfg)
-    return Result([json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()], state)
+    return t.run(flash=flash, config=config)
 
 
 def mux_of(col, row):
