@@ -326,16 +326,20 @@ class Trap:
         return 3 - self.trapper
 
     # -- the state machine ------------------------------------------------------------------
-    def _initial(self):
+    def _new_round(self):
+        """A round's start: the trapper to set up, no shots yet, the small chip to be placed."""
         self.role = ROLE_TRAPPER
-        self.trapper = self.first
-        self.round = 0
         self.shots = 0
         self.turn_shots = 0
         self.turn_mask = 0
         self.small = LOC_FIELD
         self.need = 0
         self.fresh = True
+
+    def _initial(self):
+        self.trapper = self.first
+        self.round = 0
+        self._new_round()
         self.over = False
         self.winner = 0
         self.reason = R_NONE
@@ -556,13 +560,7 @@ class Trap:
         # the next round: roles swap, a new set-up
         self.round = rd + 1
         self.trapper = 3 - self.trapper
-        self.role = ROLE_TRAPPER
-        self.shots = 0
-        self.turn_shots = 0
-        self.turn_mask = 0
-        self.small = LOC_FIELD
-        self.need = 0
-        self.fresh = True
+        self._new_round()
         self.lpass = _PASS_ROUND
 
     def _trap1_over(self, r):
