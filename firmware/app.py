@@ -67,7 +67,6 @@ CAL_TEXT = (b"Clear the board", b"Small chip, centre", b"Big chip, centre", b"Sa
 ENDS = (b"a", b"b")
 TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
 ROLE = (b"Winner traps", b"Winner flees")
-DIGITS = (b"1", b"2", b"3", b"4", b"5", b"6")
 FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
 
 IDLE_MS_AT_REST = const(2)
@@ -95,10 +94,6 @@ WHY_TEXT = (b"Wait: chips moving", b"Nothing to take back", b"Not now", b"Button
 
 J_TEXT = (None, b"Foreign journal file", b"Journal damaged", b"Journal: bad entry",
           b"Flash error: no save", b"Journal full: no save")
-
-# the correction screen (ok in a bowling game): what the last ball may be set to
-PIN_TEXT = (b"- gutter", b"1 pin", b"2 pins", b"3 pins", b"4 pins", b"5 pins", b"6 pins",
-            b"7 pins", b"8 pins", b"9 pins", b"X strike")
 
 
 class Scoreboard:
@@ -159,6 +154,8 @@ class Scoreboard:
         self.cvals = bytearray(11)  # the correction screen's values, its title
         self.ncv = 0
         self.ctitle = bytearray(b"Correct P1 F10 B3")
+        self.digit = bytearray(1)               # the players menu's choice ("1" .. "6")
+        self.pins = bytearray(b"2 pins")        # the correction screen's "2 pins" .. "9 pins"
         wd = _reset_was_watchdog()
         self.ev.begin(b"boot")
         self.ev.str_(b"reset", b"watchdog" if wd else b"power")
@@ -452,7 +449,15 @@ class Scoreboard:
         g = self.bowling
         v = self.cvals[self.choice]
         if g.lfresh:
-            return PIN_TEXT[v]
+            if v == 0:
+                return b"- gutter"
+            if v == 10:
+                return b"X strike"
+            if v == 1:
+                return b"1 pin"
+            p = self.pins
+            p[0] = 48 + v
+            return p
         if v == 0:
             return b"- no basket"
         if v == 10 - g.lbase:
@@ -566,7 +571,9 @@ class Scoreboard:
             if p == PAGE_GAME:
                 u.draw_menu(b"Game", GAMES[c], b"next / ok")
             elif p == PAGE_PLAYERS:
-                u.draw_menu(b"Players", DIGITS[c], b"next / ok")
+                d = self.digit
+                d[0] = 49 + c
+                u.draw_menu(b"Players", d, b"next / ok")
             elif p == PAGE_END:
                 u.draw_menu(b"Shooter end", ENDS[c], b"next / ok")
             elif p == PAGE_TRAPPER:

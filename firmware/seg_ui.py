@@ -29,36 +29,39 @@ from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMAL
 
 _P = const(80)
 
-# the OLED menu's words (app.py) and what the digits show for them
+# the OLED menu's words (app.py) and what the digits show for them: one bytes object (a
+# tuple of pairs took 36 objects of heap), each entry [length of the long word, length
+# of the short one, the long word, the short one]; SegUI._word() looks one up
 _SHORT = (
-    (b"Game", b"PLAy"),
-    (b"Zenn Bowling", b"boWLing"),
-    (b"Trap Zenn 1", b"trAP 1"),
-    (b"Trap Zenn 2", b"trAP 2"),
-    (b"Players", b"PLAyErS"),
-    (b"Shooter end", b"End"),
-    (b"Trapper", b"trAPPEr"),
-    (b"Coin flip", b"Coin"),
-    (b"Player 1", b"P1"),
-    (b"Player 2", b"P2"),
-    (b"P1 won the flip", b"P1 FLiP"),
-    (b"P2 won the flip", b"P2 FLiP"),
-    (b"Winner traps", b"trAP"),
-    (b"Winner flees", b"FLEE"),
-    (b"New game?", b"nEW ?"),
-    (b"ok = yes", b"oK = yES"),
-    (b"other = no", b"ELSE no"),
-    (b"next / ok", b"nEXt oK"),
+    b"\x04\x04" b"Game" b"PLAy"
+    b"\x0c\x07" b"Zenn Bowling" b"boWLing"
+    b"\x0b\x06" b"Trap Zenn 1" b"trAP 1"
+    b"\x0b\x06" b"Trap Zenn 2" b"trAP 2"
+    b"\x07\x07" b"Players" b"PLAyErS"
+    b"\x0b\x03" b"Shooter end" b"End"
+    b"\x07\x07" b"Trapper" b"trAPPEr"
+    b"\x09\x04" b"Coin flip" b"Coin"
+    b"\x08\x02" b"Player 1" b"P1"
+    b"\x08\x02" b"Player 2" b"P2"
+    b"\x0f\x07" b"P1 won the flip" b"P1 FLiP"
+    b"\x0f\x07" b"P2 won the flip" b"P2 FLiP"
+    b"\x0c\x04" b"Winner traps" b"trAP"
+    b"\x0c\x04" b"Winner flees" b"FLEE"
+    b"\x09\x05" b"New game?" b"nEW ?"
+    b"\x08\x08" b"ok = yes" b"oK = yES"
+    b"\x0a\x07" b"other = no" b"ELSE no"
+    b"\x09\x07" b"next / ok" b"nEXt oK"
 )
 
 _REASON = (b"", b"StUC", b"hit", b"oFF", b"CUP", b"15Sh", b"SAnK")
 
 
-def _short(buf):
-    for long_, short in _SHORT:
-        if long_ == buf:
-            return short
-    return buf
+def _same(t, j, buf, n):
+    # t[j:j + n] == buf[:n], without a slice
+    for k in range(n):
+        if t[j + k] != buf[k]:
+            return False
+    return True
 
 
 class SegUI(Row):
@@ -73,8 +76,21 @@ class SegUI(Row):
     def _show(self, row, dps=0):
         self.d.line(row, self._ln, dps)
 
-    def _text_row(self, row, buf):
+    def _word(self, row, buf):
+        # a whole row: the digits' word for the OLED's `buf` (_SHORT), or buf itself
         self._blank()
+        t = _SHORT
+        n = len(buf)
+        i = 0
+        end = len(t)
+        while i < end:
+            a = t[i]
+            j = i + 2
+            if a == n and _same(t, j, buf, n):
+                self._put(0, t, j + a, t[i + 1])
+                self._show(row)
+                return
+            i = j + a + t[i + 1]
         self._put(0, buf)
         self._show(row)
 
@@ -109,10 +125,10 @@ class SegUI(Row):
 
     # -- menu -------------------------------------------------------------------------------
     def draw_menu(self, title, choice, hint):
-        self._text_row(0, _short(title))
-        self._text_row(1, _short(choice))
+        self._word(0, title)
+        self._word(1, choice)
         if not self._status(2):
-            self._text_row(2, _short(hint))
+            self._word(2, hint)
         self._rest(3)
 
     def _rest(self, r0):
