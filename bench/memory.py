@@ -6,9 +6,11 @@ figures; tests/test_budgets.py holds them to bounds.
     .venv/bin/python -m bench.memory [--display NAME] [--source]
 
 Measured on the MicroPython unix port (64-bit), importing the firmware from .mpy files built
-for it (mpy-cross -march=x64; --source: from the .py files, as the simulator does). Objects
-there are pointer-heavy and pointers are 8 bytes, so the heap figures are an upper bound of the
-Pico's (32-bit pointers). The simulated table (world.py and its tables) is on the same heap but
+for it (mpy-cross -march=x64 with the Pico build's options; --source: from the .py files, as
+the simulator does), in each configuration that changes the hardware (display x front end).
+Objects there are pointer-heavy and pointers are 8 bytes, so the heap figures are an upper
+bound of the Pico's (32-bit pointers); pico_estimate() gives an estimate of the Pico's, printed
+apart and labelled as one. The simulated table (world.py and its tables) is on the same heap but
 is measured first and left out; the run gets -X heapsize=<192K + that>, so that the firmware
 itself has 192 KB.
 """
@@ -107,22 +109,72 @@ def display_choices():
     return list(s[1])
 
 
-def config_file(tmp, display):
-    if display is None:
+def front_end_choices():
+    """The values config.json's "front_end" may take (firmware/config.py), or [None]."""
+    s = settings().get("front_end")
+    if s is None or not isinstance(s[1], tuple):
+        return [None]
+    return list(s[1])
+
+
+def configurations():
+    """(display, front end) pairs worth measuring: every display on the first (default)
+    front end, then every other front end with every display."""
+    ds = display_choices()
+    fs = front_end_choices()
+    return [(d, fs[0]) for d in ds] + [(d, f) for f in fs[1:] for d in ds]
+
+
+def config_file(tmp, display, front_end=None):
+    if display is None and front_end is None:
         return None
-    path = os.path.join(tmp, f"config-{display}.json")
+    cfg = {}
+    if display is not None:
+        cfg["display"] = display
+    if front_end is not None:
+        cfg["front_end"] = front_end
+    path = os.path.join(tmp, f"config-{display}-{front_end}.json")
     with open(path, "w") as f:
-        json.dump({"display": display}, f)
+        json.dump(cfg, f)
     return path
 
 
+# -- the Pico's heap, estimated ----------------------------------------------------------------
+def pico_estimate(res, sizes):
+    """The heap the firmware would hold after boot on the Pico (RP2040, 32-bit), estimated from
+    this 64-bit measurement `res` and the armv6m .mpy sizes `sizes` (code_size()). An estimate:
+    docs/performance.md, "Memory", says how far to trust it.
+
+    What is as large on both: a module's bytecode and native code, its strings' characters and
+    its bytes constants' data. Those come from the .mpy file, so the file's size (the armv6m
+    build, which holds all of them plus a few bytes of headers and of qstrs the interpreter
+    has already: so a little too much) is taken whole. The rest of the code's heap is objects
+    and tables of pointers (functions, classes, dicts, tuples, constant tables, the qstr
+    pool's entries), in 32-byte blocks here: pointers, object headers and small-int slots are
+    4 bytes on the Pico, 8 here, and its blocks are 16 bytes, so that rest is halved. Of what
+    boot() keeps, the bytearrays and arrays (res["buffers"]) are taken whole and the rest is
+    halved. Returns {"code", "boot", "firmware", "free"}."""
+    same = 0
+    for m in res["modules"]:
+        same += sizes.get(m + ".mpy", (0, 0))[1]
+    same = min(same, res["code"])
+    code = same + (res["code"] - same) // 2
+    buf = min(res.get("buffers", 0), res["boot"])
+    boot = buf + (res["boot"] - buf) // 2
+    return {"code": code, "boot": boot, "firmware": code + boot,
+            "free": res["heap"] - code - boot}
+
+
 # -- the measurement ---------------------------------------------------------------------------
-def measure(display=None, source=False, tls=None, heap=HEAP, locked=True):
-    """The memory figures of the firmware booted with config.json {"display": display}."""
+def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_end=None,
+            sizes=None):
+    """The memory figures of the firmware booted with config.json {"display": display,
+    "front_end": front_end} (None: not in the file). With `sizes` (code_size()), "pico" holds
+    the Pico estimate (pico_estimate())."""
     tmp = tempfile.mkdtemp(prefix="zenn-mem-")
     tls = timelines() if tls is None else tls
     try:
-        cfg = config_file(tmp, display)
+        cfg = config_file(tmp, display, front_end)
         # 1. which firmware modules boot imports, and what the simulated table takes
         first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
         mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, m + ".py"))]
@@ -165,18 +217,26 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True):
     res["alloc_per_iteration"] = res["alloc_total"] / max(1, res["iterations"])
     res["collections_total"] = sum(res["collections"].values())
     res["display"] = display
+    res["front_end"] = front_end
     res["source"] = source
+    if sizes:
+        res["pico"] = pico_estimate(res, sizes)
     return res
+
+
+def _name(r):
+    return "%s/%s" % (r["display"], r["front_end"])
 
 
 def report(results, sizes):
     print("Memory (MicroPython unix port, 64-bit; firmware imported from %s)"
           % ("source" if results[0]["source"] else ".mpy built for it"))
     print()
-    print(f"{'display':10} {'iterations':>10} {'alloc B/it':>10} {'locked':>7} {'code B':>8} "
-          f"{'boot B':>8} {'firmware B':>10} {'free of 192K':>12} {'boots in 192K':>13}")
+    print(f"{'display/front end':18} {'iterations':>10} {'alloc B/it':>10} {'locked':>7} "
+          f"{'code B':>8} {'boot B':>8} {'firmware B':>10} {'free of 192K':>12} "
+          f"{'boots in 192K':>13}")
     for r in results:
-        print(f"{str(r['display']):10} {r['iterations']:10d} {r['alloc_per_iteration']:10.1f} "
+        print(f"{_name(r):18} {r['iterations']:10d} {r['alloc_per_iteration']:10.1f} "
               f"{'FAIL' if r.get('locked_error') else 'ok':>7} "
               f"{r['code']:8d} {r['boot']:8d} {r['firmware']:10d} {r['free']:12d} "
               f"{'yes' if r['boots_in_heap'] else 'no':>13}")
@@ -186,12 +246,24 @@ def report(results, sizes):
     print("  around each step (ok: no MemoryError)")
     for r in results:
         if r.get("locked_error"):
-            print(f"  {r['display']}: {r['locked_error']}")
+            print(f"  {_name(r)}: {r['locked_error']}")
         if not r["boots_in_heap"]:
-            print(f"  {r['display']} with 192K: {r['boot_failure']}")
+            print(f"  {_name(r)} with 192K: {r['boot_failure']}")
+    if any("pico" in r for r in results):
+        print()
+        print("Pico (RP2040, 32-bit) ESTIMATE of the same, from the figures above and the .mpy "
+              "sizes")
+        print("(bench/memory.py pico_estimate(); docs/performance.md says how far to trust it):")
+        print(f"{'display/front end':18} {'code B':>8} {'boot B':>8} {'firmware B':>10} "
+              f"{'free of 192K':>12}")
+        for r in results:
+            p = r.get("pico")
+            if p:
+                print(f"{_name(r):18} {p['code']:8d} {p['boot']:8d} {p['firmware']:10d} "
+                      f"{p['free']:12d}")
     print()
     r = max(results, key=lambda r: r["firmware"])
-    print(f"code RAM per module ({r['display']}; in import order, each with the modules it "
+    print(f"code RAM per module ({_name(r)}; in import order, each with the modules it "
           f"pulls in first):")
     for m, b in sorted(r["modules"].items(), key=lambda kv: -kv[1]):
         print(f"  {m:16} {b:7d}")
@@ -205,16 +277,21 @@ def report(results, sizes):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--display", help="one display choice (config.json); default: each")
+    ap.add_argument("--front-end", help="one front end (config.json); default: each")
     ap.add_argument("--source", action="store_true", help="import the .py files, not .mpy")
     a = ap.parse_args(argv)
-    choices = [a.display] if a.display else display_choices()
-    tls = timelines()
-    results = [measure(d, a.source, tls) for d in choices]
+    choices = [c for c in configurations()
+               if (a.display is None or c[0] == a.display)
+               and (a.front_end is None or c[1] == a.front_end)]
+    if not choices:
+        choices = [(a.display, a.front_end)]
     try:
         sizes = code_size()
     except SystemExit as e:
         print(f"code size: {e}")
         sizes = {}
+    tls = timelines()
+    results = [measure(d, a.source, tls, front_end=f, sizes=sizes) for d, f in choices]
     report(results, sizes)
 
 

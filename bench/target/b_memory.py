@@ -20,12 +20,15 @@ Job (one JSON line on stdin):
              also counts the modules it imports that were not imported yet)
   boot       heap Scoreboard.boot() keeps (its objects, and modules it imports lazily)
   firmware   code + boot: the firmware's heap after boot, the simulated table left out
+  buffers    bytes held in bytearrays and arrays reachable from the Scoreboard after boot
+             (the same size on the Pico: bench/memory.py's estimate keeps them whole)
   steps      {timeline: steps run}
   alloc      {timeline: bytes step() kept allocated}, alloc_steps {timeline: steps that did},
              collections {timeline: steps inside which a collection ran} (see StepCounter)
 """
 import gc
 import sys
+from array import array
 
 import micropython      # noqa: E402
 import b_harness as H   # noqa: E402
@@ -89,6 +92,43 @@ def fill_heap(leave):
     return held
 
 
+def buffers(root, sim=()):
+    """Bytes in the bytearrays and arrays reachable from `root` through instance attributes,
+    lists, tuples and dicts (each counted once): the part of the objects boot() makes that
+    is raw data, as large on the Pico as here. Modules, classes and functions are code; what
+    is reachable from `sim` (the simulated table) is not the firmware's."""
+    seen = set()
+    _walk(sim, seen)
+    return _walk(root, seen)
+
+
+def _walk(root, seen):
+    todo = [root]
+    total = 0
+    while todo:
+        o = todo.pop()
+        if id(o) in seen:
+            continue
+        seen.add(id(o))
+        t = type(o)
+        if t is bytearray or t is array:
+            total += len(bytes(o))
+        elif t is list or t is tuple:
+            todo.extend(o)
+        elif t is dict:
+            todo.extend(o.values())
+        elif t is bytes or t is str or t is int or t is bool or t is float or o is None:
+            pass
+        elif t.__name__ in ("module", "type", "function", "bound_method", "closure",
+                            "memoryview"):
+            pass
+        else:
+            d = getattr(o, "__dict__", None)
+            if d is not None:
+                todo.extend(d.values())
+    return total
+
+
 def emit_meminfo():
     gc.collect()
     print("MEMINFO-BEGIN")
@@ -143,7 +183,7 @@ def main():
     sb = H.boot(r)
     boot = H.heap() - prev
     res = {"base": base, "code": code, "modules": mods, "boot": boot, "firmware": code + boot,
-           "steps": {}, "alloc": {}, "alloc_steps": {}, "collections": {}}
+           "buffers": buffers(sb, [r.world, r.flash, r.out]), "steps": {}, "alloc": {}, "alloc_steps": {}, "collections": {}}
     # allocations in the loop: every timeline, one after the other, on this booted firmware
     counter = StepCounter(sb)
     sb.step = counter.step
