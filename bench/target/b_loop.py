@@ -14,6 +14,9 @@ Parts are timed where the firmware runs them, on the board a scenario left:
 - the redraws of every display, and the rules, on game states made for them;
 - and while a chip slides (motion timelines): find, tracker.frame, on_board (the rules and the
   journal at a verdict) and redraw as step() calls them, timed call by call.
+The scan step's @micropython.viper functions are timed apart (viper_part()): the step again
+with them doing nothing, and the one that makes no calls on its own; and a viper reference loop
+(vref) beside the others, whose Pico cycles bench/viper_cycles.py counts.
 Every time is in us per call, the best of many short batches (best()); "hw" is {kind: calls
 per call of the part}.
 """
@@ -55,6 +58,24 @@ class Replay:
                         lv[self.sel_ch[b]] = (ch >> b) & 1
                         lv[self.sel_bank[b]] = (bank >> b) & 1
                     self.vals[(adc * T.BANKS + bank) * T.CHANNELS + ch] = world.adc_read(adc)
+        # the presence pads: what each row reads, latched row by row through the row select
+        # pins (as the 74HC165s take it in); SPI reads on the shift bus answer from this
+        self.rows = None
+        pres = getattr(world, "pres", None)
+        if pres is not None and pres.row_sel is not None:
+            self.row_sel = pres.row_sel
+            self.nsr = pres.nsr
+            self.nrows = pres.rows
+            self.rows = bytearray(self.nrows * self.nsr)
+            buf = bytearray(self.nsr)
+            for r in range(self.nrows):
+                g = r ^ (r >> 1)
+                for b in range(len(self.row_sel)):
+                    lv[self.row_sel[b]] = (g >> b) & 1
+                pres.latch()
+                pres.read(buf)
+                for k in range(self.nsr):
+                    self.rows[r * self.nsr + k] = buf[k]
         for i in range(len(saved)):
             lv[i] = saved[i]
         self.n = array('i', bytes(4 * 8))   # adc, i2c calls, i2c bytes, spi calls, spi bytes, spi reads
@@ -89,7 +110,23 @@ class Replay:
     def spi_readinto(self, bus, buf):
         self.n[5] += 1
         self.n[6] += len(buf)
-        self.world.spi_readinto(bus, buf)
+        if self.rows is None or bus != self.world.shift_bus:
+            self.world.spi_readinto(bus, buf)
+            return
+        # the row the select pins show (a Gray code), as recorded
+        lv = machine._level
+        s = self.row_sel
+        code = 0
+        for b in range(len(s)):
+            code |= lv[s[b]] << b
+        r = code
+        code >>= 1
+        while code:
+            r ^= code
+            code >>= 1
+        k0 = (r % self.nrows) * self.nsr
+        for k in range(len(buf)):
+            buf[k] = self.rows[k0 + k] if k < self.nsr else 0
 
     def __getattr__(self, name):
         return getattr(self.world, name)
@@ -190,6 +227,28 @@ def best(fn, group=1, budget_us=400000):
     return b / calls
 
 
+# The viper reference loop: per iteration the work of hall_scan.settle() for one pad at rest
+# (two array loads, a subtraction, shifts, two compares, a store), so that its time here and its
+# cycles on the RP2040 (bench/viper_cycles.py counts them from the armv6m code mpy-cross emits)
+# give the ratio viper code is scaled by. Keep it as it is: its cycle count is recorded in
+# bench/loop_cost.py (PICO_VREF_CYCLES).
+@micropython.viper
+def vref(a: ptr16, b: ptr32, n: int) -> int:
+    s = 0
+    i = 0
+    while i < n:
+        k = i & 63
+        v = (int(a[k]) - 32768) << 4
+        d = v - (int(b[k]) - 1048576)
+        if d > 0 - 3200 and d < 3200:
+            v = v + (d >> 2)
+        else:
+            s += 1
+        b[k] = v + 1048576
+        i += 1
+    return s
+
+
 def ref_empty(n):
     t0 = H.real_us()
     for i in range(n):
@@ -232,6 +291,19 @@ def ref_spi(bus, buf, n):
     return H.since(t0)
 
 
+def ref_spi_read(bus, buf, n):
+    t0 = H.real_us()
+    for i in range(n):
+        bus.readinto(buf)
+    return H.since(t0)
+
+
+def ref_vref(a, b, n):
+    t0 = H.real_us()
+    vref(a, b, n)
+    return H.since(t0)
+
+
 def ref_best(fn, *args):
     """The best of MAX_BATCHES short runs of a reference loop (args end with its length)."""
     b = None
@@ -256,6 +328,9 @@ def references(world, n):
         small = bytearray(7)
         page = bytearray(129)
         frame = bytearray(6)
+        shift = machine.SPI(getattr(world, "shift_bus", 1))
+        va = array('H', (32768 + (i * 37) % 200 for i in range(64)))
+        vb = array('i', (1048576 + ((i * 37) % 200) * 16 for i in range(64)))
         e = ref_best(ref_empty, n) / n
         m = n // 4
         out = {"empty": e,
@@ -264,7 +339,10 @@ def references(world, n):
                "adc": ref_best(ref_adc, adc, m) / m - e,
                "i2c": ref_best(ref_i2c, i2c, small, m) / m - e,
                "i2c_129": ref_best(ref_i2c, i2c, page, m) / m - e,
-               "spi": ref_best(ref_spi, spi, frame, m) / m - e}
+               "spi": ref_best(ref_spi, spi, frame, m) / m - e,
+               "spi_read": ref_best(ref_spi_read, shift, frame, m) / m - e,
+               # the viper reference loop, per iteration
+               "vref": ref_best(ref_vref, va, vb, 4 * n) / (4 * n)}
     finally:
         inst.restore()
     return out
@@ -286,17 +364,111 @@ def static_parts(r, reps):
     inst = Installed(r.world)
     try:
         sc = sb.scan
-        out["scan_step"] = {"us": best(sc.step, 16), "hw": hw_counts(inst, sc.step, 16),
-                            "front_end": type(sc).__name__}
+        part = {"us": best(sc.step, 16), "hw": hw_counts(inst, sc.step, 16),
+                "front_end": type(sc).__name__}
+        vp = viper_part(inst, sc, part)
+        if vp is not None:
+            part["viper"] = vp
+        out["scan_step"] = part
         out["buttons"] = {"us": best(sb.buttons.poll), "hw": hw_counts(inst, sb.buttons.poll, 4)}
         svc = sb.ui.service
         out["service_idle"] = {"us": best(svc), "hw": hw_counts(inst, svc, 4)}
         out["step"] = {"us": best(sb.step, 16), "hw": hw_counts(inst, sb.step, 16)}
+        if vp is not None:
+            out["step"]["viper"] = vp       # the loop step scans once: the same viper work
     finally:
         inst.restore()
     # the pads saw a noise-free frame meanwhile: let the firmware see the real table again
     r.run_ms(300)
     return out
+
+
+# -- the scanners' viper functions ---------------------------------------------------------------
+# Stand-ins of the same arity that do nothing (read_rows gives back the select code it was
+# given, so the scanner's idea of the pins stays true).
+@micropython.viper
+def _nop6(a, b, c, d, e, f) -> int:
+    return 0
+
+
+@micropython.viper
+def _nop7(a, b, c, d, e, f, g) -> int:
+    return 0
+
+
+@micropython.viper
+def _nop_rows(a, code: int, c, d, e, f) -> int:
+    return code
+
+
+KERNELS = {"HallScanner": ("hall_scan", (("read_bank", _nop6), ("settle", _nop7))),
+           "PresenceScanner": ("shift_scan", (("read_rows", _nop_rows), ("unpack", _nop7)))}
+
+
+class _Call7:
+    """f(a..g) as a method: a bound method, made before the heap is locked, calls it without
+    allocating (a closure over this many variables would allocate at each call)."""
+
+    def __init__(self, f, args):
+        self.f = f
+        self.a, self.b, self.c, self.d, self.e, self.g, self.h = args
+
+    def run(self):
+        self.f(self.a, self.b, self.c, self.d, self.e, self.g, self.h)
+
+
+def _direct(sc):
+    """The scanner's viper function without calls to Python (hall settle(), presence unpack()),
+    called as step() calls it on the bank or rows the last step read (nothing changed since, as
+    on a board at rest): us per step, the best of short batches, averaged over a frame's 16
+    steps (banks differ in their pads)."""
+    t = 0.0
+    for _ in range(16):
+        sc.step()
+        if type(sc).__name__ == "HallScanner":
+            import hall_scan as M
+            pos = (sc.pos - 1) & 15
+            c = _Call7(M.settle, (sc.raw, M.GRAY[pos] * 48, sc.baseline, sc.acc, sc.grid,
+                                  sc.jump, sc.SMOOTH))
+        else:
+            import shift_scan as M
+            row = (sc.row or M.PRES_ROWS) - M.ROWS_PER_STEP
+            c = _Call7(M.unpack, (row, sc.rowbuf, sc.packed, sc.pmask, sc.grid, sc.rows_on,
+                                  sc.toggles))
+        t += best(c.run, 1, 40000)
+    return t / 16
+
+
+def viper_part(inst, sc, part):
+    """The scan step's viper functions: {"kind": the scanner, "unix_us": what they take of the
+    step here, the stand-in calls they make included, "hw": those calls, "direct_us": the one
+    that makes no calls (timed on its own)}. unix_us: the step timed again with the viper
+    functions swapped for ones that do nothing, less that."""
+    k = KERNELS.get(type(sc).__name__)
+    if k is None:
+        return None
+    mod = sys.modules[k[0]]
+    for name, _ in k[1]:
+        if not hasattr(mod, name):
+            return None                   # a scanner without them (an older firmware)
+    saved = [(name, getattr(mod, name)) for name, _ in k[1]]
+    for name, nop in k[1]:
+        setattr(mod, name, nop)
+    try:
+        t0 = best(sc.step, 16)
+        hw0 = hw_counts(inst, sc.step, 16)
+    finally:
+        for name, f in saved:
+            setattr(mod, name, f)
+    hw = part["hw"]
+    hw_v = {}
+    for kind in hw:
+        n = hw[kind] - hw0.get(kind, 0)
+        if n > 0:
+            hw_v[kind] = n
+    v = part["us"] - t0
+    return {"kind": type(sc).__name__, "unix_us": v if v > 0 else 0.0, "hw": hw_v,
+            "direct_us": _direct(sc), "bytecode_us": t0}
 
 
 # -- the displays ------------------------------------------------------------------------------
