@@ -8,63 +8,23 @@ reference is the host geometry (boardsim/geometry.py). docs/sensing.md has the d
 accuracy measured by bench/sensing_accuracy.py --front-end shift.
 """
 import ast
-import json
 import math
-import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from shapely.geometry import Point
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from boardsim.geometry import Board, ZONE_NAMES  # noqa: E402
+from conftest import driver_for  # noqa: E402
 
-DRIVER = ROOT / "tests" / "support" / "presence_driver.py"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PATH = os.pathsep.join(str(ROOT / d) for d in ("tests/support", "firmware", "boardsim/target"))
+DRIVER = "presence_driver.py"      # tests/support; the drv fixture (conftest.py) runs it
 KIND = {"small": 1, "big": 2}
 
 B = Board.load()
 R = {k: int(round(B.chip_radius(k) * 10)) for k in ("small", "big")}
-
-
-class Driver:
-    def __init__(self, runtime):
-        env = dict(os.environ)
-        if runtime == "micropython":
-            cmd = [str(MICROPYTHON), "-X", "heapsize=4000000", str(DRIVER)]
-            env["MICROPYPATH"] = PATH
-        else:
-            cmd = [sys.executable, str(DRIVER)]
-            env["PYTHONPATH"] = PATH
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                  text=True, cwd=str(ROOT))
-
-    def __call__(self, **case):
-        self.p.stdin.write(json.dumps(case) + "\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        assert line, "driver died"
-        r = json.loads(line)
-        assert "error" not in r, r["error"]
-        return r
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=10)
-
-
-@pytest.fixture(scope="module", params=["micropython", "cpython"])
-def drv(request):
-    if request.param == "micropython" and not MICROPYTHON.exists():
-        pytest.skip("no MicroPython unix port in .venv")
-    d = Driver(request.param)
-    yield d
-    d.close()
 
 
 def tenth(v):
@@ -212,13 +172,11 @@ def test_chips_over_ignored_pads_are_found_less_surely(drv):
 
 
 def test_both_runtimes_give_the_same_numbers():
-    if not MICROPYTHON.exists():
-        pytest.skip("no MicroPython unix port in .venv")
     rng = random.Random(73)
     sets = [touching(rng, [rng.choice(("small", "big")) for _ in range(rng.choice((1, 2)))]) for _ in range(10)]
     out = {}
     for rt in ("micropython", "cpython"):
-        d = Driver(rt)
+        d = driver_for(rt, DRIVER)
         try:
             out[rt] = locate(d, sets, frames=2)
         finally:

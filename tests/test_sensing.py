@@ -8,24 +8,19 @@ is the host geometry (boardsim/geometry.py, shapely). A last test checks, under 
 intermediate in locate.py or zones.py reaches 2**30 (the RP2040's small ints).
 """
 import ast
-import json
 import math
-import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from shapely.geometry import Point
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from boardsim.geometry import Board, ZONE_NAMES  # noqa: E402
+from conftest import driver_for  # noqa: E402
 
-DRIVER = ROOT / "tests" / "support" / "sensing_driver.py"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PATH = os.pathsep.join(str(ROOT / d) for d in ("tests/support", "firmware", "boardsim/target"))
+DRIVER = "sensing_driver.py"      # tests/support; the drv fixture (conftest.py) runs it
 KIND_SMALL, KIND_BIG = 1, 2
 POL = {"small": 1, "big": -1}
 KIND = {"small": KIND_SMALL, "big": KIND_BIG}
@@ -33,42 +28,6 @@ KIND = {"small": KIND_SMALL, "big": KIND_BIG}
 B = Board.load()
 R = {k: int(round(B.chip_radius(k) * 10)) for k in ("small", "big")}
 REST = {n: s for n, s in B.zones.items() if not n.endswith(".cup")}
-
-
-class Driver:
-    def __init__(self, runtime):
-        env = dict(os.environ)
-        if runtime == "micropython":
-            cmd = [str(MICROPYTHON), "-X", "heapsize=4000000", str(DRIVER)]
-            env["MICROPYPATH"] = PATH
-        else:
-            cmd = [sys.executable, str(DRIVER)]
-            env["PYTHONPATH"] = PATH
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-                                  text=True, cwd=str(ROOT))
-
-    def __call__(self, **case):
-        self.p.stdin.write(json.dumps(case) + "\n")
-        self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        assert line, "driver died"
-        r = json.loads(line)
-        assert "error" not in r, r["error"]
-        return r
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait(timeout=10)
-
-
-@pytest.fixture(scope="module", params=["micropython", "cpython"])
-def drv(request):
-    if request.param == "micropython" and not MICROPYTHON.exists():
-        pytest.skip("no MicroPython unix port in .venv")
-    d = Driver(request.param)
-    d.runtime = request.param
-    yield d
-    d.close()
 
 
 def names(mask):
@@ -106,13 +65,9 @@ def border_gap(x, y, r):
 
 # -- the harness ------------------------------------------------------------------------------------
 def test_the_driver_notices_an_allocation():
-    if not MICROPYTHON.exists():
-        pytest.skip("no MicroPython unix port in .venv")
-    d = Driver("micropython")
+    d = driver_for("micropython", DRIVER)
     try:
-        d.p.stdin.write('{"op": "alloc"}\n')
-        d.p.stdin.flush()
-        assert "MemoryError" in json.loads(d.p.stdout.readline()).get("error", "")
+        assert "MemoryError" in d.run_many([{"op": "alloc"}], expect_error=True)[0].get("error", "")
     finally:
         d.close()
 
@@ -438,8 +393,6 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
 def test_both_runtimes_give_the_same_numbers():
     """The model's noise, the scanner and the locator are integer code: MicroPython and CPython
     must agree to the last LSB (a scenario then plays the same under both)."""
-    if not MICROPYTHON.exists():
-        pytest.skip("no MicroPython unix port in .venv")
     rng = random.Random(61)
     cases = []
     for _ in range(8):
@@ -449,7 +402,7 @@ def test_both_runtimes_give_the_same_numbers():
         cases.append(dict(op="grid", sets=sets, noise=40))
     out = {}
     for rt in ("micropython", "cpython"):
-        d = Driver(rt)
+        d = driver_for(rt, DRIVER)
         try:
             out[rt] = [d(**c) for c in cases]
         finally:

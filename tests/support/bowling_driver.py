@@ -1,7 +1,7 @@
 # Test driver for firmware/events.py and firmware/rules_bowling.py. Runs unchanged under the
 # MicroPython unix port (MICROPYPATH=firmware:tests/support) and CPython (PYTHONPATH with
 # firmware and a `micropython` stand-in). One JSON case per input line, one JSON result per
-# output line, so a whole test session shares one interpreter process.
+# output line (the loop: driver.py), so a whole test module shares one interpreter process.
 #
 # Every call into the firmware is made with the heap locked: under MicroPython any allocation
 # raises MemoryError, which is reported as {"error": ...}.
@@ -18,36 +18,12 @@
 # Result: {"steps": [{"r": ret, "st": [player, frame, ball, over, prompt, last_split, nlog],
 #                     "ev": [line, ...]}, ...],
 #          "final": {"marks": [[str]*10]*players, "cum": [[int]*10], "total": [int], "split": [[bool]*10]}}
-import sys
-import json
 import micropython
+from driver import Sink, serve, unlock_all
 from array import array
 from shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
 from events import EventWriter
 from rules_bowling import Bowling, MAX_PLAYERS, FRAMES
-
-
-class Sink:
-    # a stream that copies what it is given into a preallocated buffer (no allocation)
-    def __init__(self, size):
-        self.buf = bytearray(size)
-        self.n = 0
-        self.writes = 0
-
-    def write(self, b, off, n):
-        buf = self.buf
-        i = self.n
-        for k in range(off, off + n):
-            buf[i] = b[k]
-            i += 1
-        self.n = i
-        self.writes += 1
-        return n
-
-    def take(self):
-        s = bytes(self.buf[:self.n]).decode()
-        self.n = 0
-        return s
 
 
 sink = Sink(65536)
@@ -61,11 +37,6 @@ cums = array('i', [0] * (MAX_PLAYERS * FRAMES))
 tots = array('i', [0] * MAX_PLAYERS)
 splits = bytearray(MAX_PLAYERS * FRAMES)
 out = array('i', [0])
-
-
-def unlock_all():
-    while micropython.heap_unlock():
-        pass
 
 
 def fill(op):
@@ -230,25 +201,4 @@ def run_case(case):
     return {"steps": steps, "final": fin}
 
 
-def main():
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            break
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            result = run_case(json.loads(line))
-        except Exception as e:
-            unlock_all()
-            result = {"error": "case: %s: %s" % (type(e).__name__, e)}
-        sys.stdout.write(json.dumps(result))
-        sys.stdout.write("\n")
-        try:
-            sys.stdout.flush()
-        except AttributeError:
-            pass
-
-
-main()
+serve(run_case)

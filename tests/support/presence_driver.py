@@ -2,7 +2,7 @@
 # stand-in (row select pins, the 74HC165s' load pin, SPI.readinto), firmware/shift_scan.py,
 # firmware/locate_presence.py and firmware/zones.py. Runs unchanged under the MicroPython unix
 # port and CPython (MICROPYPATH / PYTHONPATH = tests/support:firmware:boardsim/target); one
-# JSON case per input line, one JSON result per output line.
+# JSON case per input line, one JSON result per output line (the loop: driver.py).
 #
 # Every scan step and find() runs with the heap locked: under MicroPython an allocation raises
 # MemoryError, reported as {"error": ...}.
@@ -15,9 +15,8 @@
 #   {"op": "fault", "cell": g, "mode": m} / {"op": "fault", "sr": k, "mode": m} / {"op": "clear"}
 #   {"op": "radii", "small": r, "big": r}                  the locator's seen radii
 #   {"op": "alloc"}                                        allocates under the lock
-import sys
-import json
 import micropython
+from driver import serve
 import machine
 import world_table as T
 from presence_model import PresenceModel
@@ -118,22 +117,4 @@ def case(c):
     return {"error": "unknown op " + op}
 
 
-def main():
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            break
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            r = case(json.loads(line))
-        except MemoryError:
-            r = {"error": "MemoryError: allocated with the heap locked"}
-        except Exception as e:
-            r = {"error": "%s: %s" % (type(e).__name__, e)}
-        sys.stdout.write(json.dumps(r) + "\n")
-        sys.stdout.flush()
-
-
-main()
+serve(case)

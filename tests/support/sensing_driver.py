@@ -2,7 +2,7 @@
 # (boardsim/target/machine.py), firmware/hall_scan.py, firmware/locate.py, firmware/zones.py.
 # Runs unchanged under the MicroPython unix port (MICROPYPATH=tests/support:firmware:boardsim/target)
 # and CPython (the same directories on PYTHONPATH). One JSON case per input line, one JSON result
-# per output line, so a whole test session shares one interpreter process.
+# per output line (the loop: driver.py), so a whole test module shares one interpreter process.
 #
 # Every firmware call in a loop (HallScanner.step, Locator.find, zones.*) runs with the heap
 # locked: under MicroPython an allocation raises MemoryError, reported as {"error": ...}.
@@ -18,9 +18,8 @@
 #   {"op": "gray"}                                     -> {"max_flips": most select pins changed
 #        between two ADC reads of different pads, "reads": reads so far}
 #   {"op": "alloc"}                                    allocates under the lock (harness check)
-import sys
-import json
 import micropython
+from driver import serve
 import machine
 import world_table as T
 from hall_model import HallModel
@@ -163,22 +162,4 @@ def case(c):
     return {"error": "unknown op " + op}
 
 
-def main():
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            break
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            r = case(json.loads(line))
-        except MemoryError:
-            r = {"error": "MemoryError: allocated with the heap locked"}
-        except Exception as e:
-            r = {"error": "%s: %s" % (type(e).__name__, e)}
-        sys.stdout.write(json.dumps(r) + "\n")
-        sys.stdout.flush()
-
-
-main()
+serve(case)

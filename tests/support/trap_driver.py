@@ -1,7 +1,7 @@
 # Test driver for firmware/rules_trap.py. Runs unchanged under the MicroPython unix port
 # (MICROPYPATH=firmware:tests/support) and CPython (PYTHONPATH with firmware and the
 # `micropython` stand-in in boardsim/target). One JSON case per input line, one JSON result per
-# output line, so a whole test session shares one interpreter process.
+# output line (the loop: driver.py), so a whole test module shares one interpreter process.
 #
 # Every call into the engine is made with the heap locked: under MicroPython any allocation
 # raises MemoryError, which is reported as {"error": ...}. Each case starts on a fresh engine.
@@ -16,9 +16,8 @@
 #   {"op": "setup", "chips": [[kind, zones], ...]}     setup_ok on a tracker stand-in
 #   {"op": "alloc"}                                    allocates under the lock (harness check)
 # Result: {"steps": [{"r": ret, "st": {...}, "ev": [line, ...]}, ...]}
-import sys
-import json
 import micropython
+from driver import Sink, serve, unlock_all
 from array import array
 from shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
 from events import EventWriter
@@ -37,27 +36,6 @@ ST_KEYS = ("role", "player", "trapper", "round", "shots", "shots_left", "turn_sh
            "lfoul", "lres", "nlog", "folded")
 
 
-class Sink:
-    # a stream that copies what it is given into a preallocated buffer (no allocation)
-    def __init__(self, size):
-        self.buf = bytearray(size)
-        self.n = 0
-
-    def write(self, b, off, n):
-        buf = self.buf
-        i = self.n
-        for k in range(off, off + n):
-            buf[i] = b[k]
-            i += 1
-        self.n = i
-        return n
-
-    def take(self):
-        s = bytes(self.buf[:self.n]).decode()
-        self.n = 0
-        return s
-
-
 class TrackerStub:
     def __init__(self):
         self.present = bytearray(MAX_CHIPS)
@@ -72,11 +50,6 @@ trk = TrackerStub()
 st = array('i', [0] * len(ST_KEYS))
 out = array('i', [0])
 game = None
-
-
-def unlock_all():
-    while micropython.heap_unlock():
-        pass
 
 
 def mask_of(names):
@@ -213,25 +186,4 @@ def run_case(case):
     return {"steps": steps}
 
 
-def main():
-    while True:
-        line = sys.stdin.readline()
-        if not line:
-            break
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            result = run_case(json.loads(line))
-        except Exception as e:
-            unlock_all()
-            result = {"error": "case: %s: %s" % (type(e).__name__, e)}
-        sys.stdout.write(json.dumps(result))
-        sys.stdout.write("\n")
-        try:
-            sys.stdout.flush()
-        except AttributeError:
-            pass
-
-
-main()
+serve(run_case)
