@@ -109,16 +109,6 @@ class MAX7219:
         self.dirty = 0
         self._all(REG_SHUTDOWN, 1)
 
-    def brightness(self, level):
-        self.intensity = level & 15
-        self._all(REG_INTENSITY, self.intensity)
-
-    def poweroff(self):
-        self._all(REG_SHUTDOWN, 0)
-
-    def poweron(self):
-        self._all(REG_SHUTDOWN, 1)
-
     def service(self):
         # send at most one frame: the next dirty column, on every module at once. Returns the
         # column sent, or -1. Round robin, so a busy column cannot starve the others.
@@ -214,13 +204,6 @@ class MAX7219:
             if (dps >> c) & 1:
                 v |= DP
             self._set(row, c, v)
-
-    def blank(self, row, col=0, n=DIGITS):
-        if row < 0 or row >= self.n:
-            return
-        for c in range(col, col + n):
-            if 0 <= c < DIGITS:
-                self._set(row, c, 0)
 
     def number(self, row, col, value, width, pad=0x20):
         # an int right-aligned in `width` columns (at most 8), without str()

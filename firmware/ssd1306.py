@@ -170,20 +170,6 @@ class SSD1306:
         self.flush()
         self.write_cmd(SET_DISP | 0x01)
 
-    def poweroff(self):
-        self.write_cmd(SET_DISP)
-
-    def poweron(self):
-        self.write_cmd(SET_DISP | 0x01)
-
-    def contrast(self, value):
-        self.write_cmd(SET_CONTRAST)
-        self.write_cmd(value & 0xFF)
-
-    def invert(self, on):
-        # the whole panel in negative (in the panel itself, the frame buffer is untouched)
-        self.write_cmd(SET_NORM_INV | (1 if on else 0))
-
     # -- sending -----------------------------------------------------------------------------
     def _send(self, p):
         w = self._win
