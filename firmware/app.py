@@ -47,19 +47,19 @@ CALIB = const(3)            # the pads' calibration (issue 4, docs/controls.md)
 SENSORS = const(4)          # the sensor test screen: the pad map
 
 # menu pages
-PAGE_GAME = const(0)
-PAGE_PLAYERS = const(1)
-PAGE_END = const(2)
-PAGE_TRAPPER = const(3)
-PAGE_ROLE = const(4)
-PAGE_RESTART = const(5)
-PAGE_CORRECT = const(6)
+_PAGE_GAME = const(0)
+_PAGE_PLAYERS = const(1)
+_PAGE_END = const(2)
+_PAGE_TRAPPER = const(3)
+_PAGE_ROLE = const(4)
+_PAGE_RESTART = const(5)
+_PAGE_CORRECT = const(6)
 
 # buttons (order of pins.BUTTONS)
-BTN_NEXT = const(0)
-BTN_OK = const(1)
-BTN_UNDO = const(2)
-BTN_TURN = const(3)
+_BTN_NEXT = const(0)
+_BTN_OK = const(1)
+_BTN_UNDO = const(2)
+_BTN_TURN = const(3)
 
 GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2", b"Calibrate pads", b"Sensor test")
 # the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
@@ -69,7 +69,7 @@ TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
 ROLE = (b"Winner traps", b"Winner flees")
 FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
 
-IDLE_MS_AT_REST = const(2)
+_IDLE_MS_AT_REST = const(2)
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
 
 BUTTON_NAMES = (b"next", b"ok", b"undo", b"turn")
@@ -78,17 +78,17 @@ STUCK_TEXT = (b"Stuck button: next", b"Stuck button: ok", b"Stuck button: undo",
 
 # chips on the board that the game has no use for (conditions, bits; shown while they last,
 # the lowest bit first)
-CH_TOO_MANY = const(1)      # more chips than the tracker has slots
-CH_TWO_SMALL = const(2)     # two small chips
-CH_BIG = const(4)           # a big chip during Zenn Bowling
+_CH_TOO_MANY = const(1)      # more chips than the tracker has slots
+_CH_TWO_SMALL = const(2)     # two small chips
+_CH_BIG = const(4)           # a big chip during Zenn Bowling
 CH_NAMES = (b"too_many", b"two_small", b"big_chip")
 CH_TEXT = (b"Too many chips!", b"Two small chips!", b"Big chip: take it off")
 
 # a button that cannot act now (a notice, with a "refused" event)
-WHY_MOVING = const(0)
-WHY_NOTHING = const(1)
-WHY_NOT_NOW = const(2)
-WHY_NOT_HERE = const(3)
+_WHY_MOVING = const(0)
+_WHY_NOTHING = const(1)
+_WHY_NOT_NOW = const(2)
+_WHY_NOT_HERE = const(3)
 WHY_NAMES = (b"moving", b"nothing", b"not_now", b"not_here")
 WHY_TEXT = (b"Wait: chips moving", b"Nothing to take back", b"Not now", b"Button not used here")
 
@@ -139,7 +139,7 @@ class Scoreboard:
         self.flip_winner = 1
         self.game = None
         self.mode = MENU
-        self.page = PAGE_GAME
+        self.page = _PAGE_GAME
         self.choice = 0
         self.game_choice = 0
         self.players = 1
@@ -230,7 +230,7 @@ class Scoreboard:
             self.redraw()
         self.ui.service()
         if self.tracker.at_rest():
-            return IDLE_MS_AT_REST
+            return _IDLE_MS_AT_REST
         return 0
 
     def service(self):
@@ -265,7 +265,7 @@ class Scoreboard:
     def on_board(self, e):
         if e == TR.EV_SHOT:
             self.notice = None
-            if self.mode == MENU and (self.page == PAGE_RESTART or self.page == PAGE_CORRECT):
+            if self.mode == MENU and (self.page == _PAGE_RESTART or self.page == _PAGE_CORRECT):
                 self.mode = self.mode_before    # a shot drops the question; the shot counts
             self.dirty = 1
         sure = 1
@@ -306,11 +306,11 @@ class Scoreboard:
         if m != MENU:
             tr = self.tracker
             if self.loc.n > TR.MAX:
-                c |= CH_TOO_MANY
+                c |= _CH_TOO_MANY
             if tr.count(S.KIND_SMALL) > 1:
-                c |= CH_TWO_SMALL
+                c |= _CH_TWO_SMALL
             if m == BOWLING and tr.count(S.KIND_BIG) > 0:
-                c |= CH_BIG
+                c |= _CH_BIG
         d = c ^ self.chips
         if d == 0:
             return
@@ -361,44 +361,44 @@ class Scoreboard:
             self.menu_button(b)
         elif self.mode == CALIB or self.mode == SENSORS:
             self.tool_button(b)
-        elif b == BTN_NEXT + LONG:
+        elif b == _BTN_NEXT + LONG:
             # a long press on next asks for a new game; ok confirms, anything else goes back
             self.mode_before = self.mode
             self.mode = MENU
-            self.page = PAGE_RESTART
-        elif b >= LONG or b == BTN_NEXT:
+            self.page = _PAGE_RESTART
+        elif b >= LONG or b == _BTN_NEXT:
             pass                            # its short press acted already; next alone: nothing
         elif not self.tracker.at_rest():
-            self.refuse(b, WHY_MOVING)      # the shot under way would land on the wrong ball
+            self.refuse(b, _WHY_MOVING)      # the shot under way would land on the wrong ball
         elif self.mode == BOWLING:
-            if b == BTN_UNDO:
+            if b == _BTN_UNDO:
                 if self.bowling.undo():
                     self.journal.undo()
                 else:
-                    self.refuse(b, WHY_NOTHING)
-            elif b == BTN_OK:
+                    self.refuse(b, _WHY_NOTHING)
+            elif b == _BTN_OK:
                 self.open_correct()
             else:
-                self.refuse(b, WHY_NOT_HERE)
+                self.refuse(b, _WHY_NOT_HERE)
         elif self.mode == TRAP:
-            if b == BTN_UNDO:
+            if b == _BTN_UNDO:
                 if self.trap.undo():
                     self.journal.undo()
                 else:
-                    self.refuse(b, WHY_NOTHING)
-            elif b == BTN_TURN:
+                    self.refuse(b, _WHY_NOTHING)
+            elif b == _BTN_TURN:
                 if self.trap.end_turn():
                     self.journal.out(END_TURN)
                 else:
-                    self.refuse(b, WHY_NOT_NOW)
+                    self.refuse(b, _WHY_NOT_NOW)
             else:
-                self.refuse(b, WHY_NOT_HERE)
+                self.refuse(b, _WHY_NOT_HERE)
 
     # -- the correction screen (docs/controls.md) ------------------------------------------------
     def open_correct(self):
         g = self.bowling
         if g.nlog == 0:
-            self.refuse(BTN_OK, WHY_NOTHING)
+            self.refuse(_BTN_OK, _WHY_NOTHING)
             return
         v = self.cvals
         n = 0
@@ -427,17 +427,17 @@ class Scoreboard:
         t[16] = 49 + g.lb
         self.mode_before = BOWLING
         self.mode = MENU
-        self.page = PAGE_CORRECT
+        self.page = _PAGE_CORRECT
 
     def correct_button(self, b):
         # next: the next value; ok: set it; undo or turn: leave the ball as it is
         if b >= LONG:
             return
-        if b == BTN_NEXT:
+        if b == _BTN_NEXT:
             self.choice = (self.choice + 1) % self.ncv
             return
         self.mode = self.mode_before
-        if b == BTN_OK:
+        if b == _BTN_OK:
             g = self.bowling
             pins = self.cvals[self.choice]
             if pins != g.lpins:
@@ -466,12 +466,12 @@ class Scoreboard:
 
     def menu_button(self, b):
         p = self.page
-        if p == PAGE_CORRECT:
+        if p == _PAGE_CORRECT:
             self.correct_button(b)
             return
-        if p == PAGE_RESTART:
-            if b == BTN_OK:
-                self.page = PAGE_GAME
+        if p == _PAGE_RESTART:
+            if b == _BTN_OK:
+                self.page = _PAGE_GAME
                 self.choice = 0
                 self.mode_before = MENU
                 self.journal.end()          # the game is left: not restored at the next boot
@@ -481,40 +481,40 @@ class Scoreboard:
             return
         if b >= LONG:
             return
-        if b == BTN_UNDO or b == BTN_TURN:
-            self.refuse(b, WHY_NOT_HERE)
+        if b == _BTN_UNDO or b == _BTN_TURN:
+            self.refuse(b, _WHY_NOT_HERE)
             return
-        if b == BTN_NEXT:
-            n = len(GAMES) if p == PAGE_GAME else 3
-            if p == PAGE_PLAYERS:
+        if b == _BTN_NEXT:
+            n = len(GAMES) if p == _PAGE_GAME else 3
+            if p == _PAGE_PLAYERS:
                 n = 6
-            elif p == PAGE_END or p == PAGE_ROLE:
+            elif p == _PAGE_END or p == _PAGE_ROLE:
                 n = 2
             self.choice = (self.choice + 1) % n
-        elif b == BTN_OK:
+        elif b == _BTN_OK:
             c = self.choice
             self.choice = 0
-            if p == PAGE_GAME:
+            if p == _PAGE_GAME:
                 if c >= 3:
                     self.start_tool(CALIB if c == 3 else SENSORS)
                     return
                 self.game_choice = c
-                self.page = PAGE_PLAYERS if c == 0 else PAGE_TRAPPER
-            elif p == PAGE_PLAYERS:
+                self.page = _PAGE_PLAYERS if c == 0 else _PAGE_TRAPPER
+            elif p == _PAGE_PLAYERS:
                 self.players = c + 1
-                self.page = PAGE_END
-            elif p == PAGE_END:
+                self.page = _PAGE_END
+            elif p == _PAGE_END:
                 self.mode = BOWLING
                 self.bowling.start(self.players, c)
                 self.journal.new_game(J.G_BOWLING, self.players, c, 0)
                 self.check_chips()
-            elif p == PAGE_TRAPPER:
+            elif p == _PAGE_TRAPPER:
                 if c == 0:
                     self.flip_winner = self.flip_coin()
-                    self.page = PAGE_ROLE
+                    self.page = _PAGE_ROLE
                 else:
                     self.start_trap(c, False)
-            elif p == PAGE_ROLE:
+            elif p == _PAGE_ROLE:
                 w = self.flip_winner
                 self.start_trap(w if c == 0 else 3 - w, True)
 
@@ -568,21 +568,21 @@ class Scoreboard:
         if self.mode == MENU:
             p = self.page
             c = self.choice
-            if p == PAGE_GAME:
+            if p == _PAGE_GAME:
                 u.draw_menu(b"Game", GAMES[c], b"next / ok")
-            elif p == PAGE_PLAYERS:
+            elif p == _PAGE_PLAYERS:
                 d = self.digit
                 d[0] = 49 + c
                 u.draw_menu(b"Players", d, b"next / ok")
-            elif p == PAGE_END:
+            elif p == _PAGE_END:
                 u.draw_menu(b"Shooter end", ENDS[c], b"next / ok")
-            elif p == PAGE_TRAPPER:
+            elif p == _PAGE_TRAPPER:
                 u.draw_menu(b"Trapper", TRAPPER[c], b"next / ok")
-            elif p == PAGE_ROLE:
+            elif p == _PAGE_ROLE:
                 u.draw_menu(FLIP_WON[self.flip_winner - 1], ROLE[c], b"next / ok")
-            elif p == PAGE_RESTART:
+            elif p == _PAGE_RESTART:
                 u.draw_menu(b"New game?", b"ok = yes", b"other = no")
-            elif p == PAGE_CORRECT:
+            elif p == _PAGE_CORRECT:
                 u.draw_menu(self.ctitle, self.correct_text(), b"next / ok / undo=no")
         elif self.mode == BOWLING:
             u.draw_bowling(self.bowling)
@@ -612,7 +612,7 @@ class Scoreboard:
             self.need_service = 1
             return
         if m == SENSORS and self.padmap is None:
-            self.refuse(BTN_OK, WHY_NOT_HERE)   # no OLED to show the map on
+            self.refuse(_BTN_OK, _WHY_NOT_HERE)   # no OLED to show the map on
             return
         self.mode_before = MENU
         self.mode = m
@@ -637,7 +637,7 @@ class Scoreboard:
         if self.mode == SENSORS and self.oled is not None:
             self.oled.fill(0)
         self.mode = MENU
-        self.page = PAGE_GAME
+        self.page = _PAGE_GAME
         self.choice = 0
 
     def tool_button(self, b):
@@ -646,18 +646,18 @@ class Scoreboard:
         if b >= LONG:
             return
         if self.mode == SENSORS:
-            if b == BTN_OK or b == BTN_UNDO:
+            if b == _BTN_OK or b == _BTN_UNDO:
                 self.leave_tool()
             return
         if self.calib_job:
             return
-        if b == BTN_UNDO:
+        if b == _BTN_UNDO:
             self.leave_tool()
-        elif b == BTN_NEXT:
+        elif b == _BTN_NEXT:
             self.cstep += 1
             if self.cstep >= len(CAL_TEXT):
                 self.leave_tool()
-        elif b == BTN_OK:
+        elif b == _BTN_OK:
             self.calib_job = self.cstep + 1
             self.need_service = 1
 

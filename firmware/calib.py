@@ -283,7 +283,7 @@ def _near_centre(x, y):
     return x * x + y * y <= 300 * 300
 
 
-# -- the steps as the scoreboard runs them (app.py: service(), command()) ---------------------------
+# -- the steps as the scoreboard runs them (app.py: service(), command()) ----------------------
 def command(sb, line):
     """A console line for app.Scoreboard `sb`: "calib empty|small|big|save" runs that step now
     (step()). False when the line is no such command."""

@@ -29,13 +29,13 @@ from micropython import const
 
 from digits import put_int
 
-REG_NOOP = const(0x00)
-REG_DIGIT0 = const(0x01)
-REG_DECODE = const(0x09)
-REG_INTENSITY = const(0x0A)
-REG_SCAN_LIMIT = const(0x0B)
-REG_SHUTDOWN = const(0x0C)
-REG_TEST = const(0x0F)
+_REG_NOOP = const(0x00)
+_REG_DIGIT0 = const(0x01)
+_REG_DECODE = const(0x09)
+_REG_INTENSITY = const(0x0A)
+_REG_SCAN_LIMIT = const(0x0B)
+_REG_SHUTDOWN = const(0x0C)
+_REG_TEST = const(0x0F)
 
 DIGITS = const(8)            # characters per module (one row)
 DP = const(0x80)
@@ -97,17 +97,17 @@ class MAX7219:
 
     def init_display(self):
         # test mode off, raw segments, all eight digits scanned, brightness, digits blank, on
-        self._all(REG_TEST, 0)
-        self._all(REG_DECODE, 0)
-        self._all(REG_SCAN_LIMIT, DIGITS - 1)
-        self._all(REG_INTENSITY, self.intensity)
+        self._all(_REG_TEST, 0)
+        self._all(_REG_DECODE, 0)
+        self._all(_REG_SCAN_LIMIT, DIGITS - 1)
+        self._all(_REG_INTENSITY, self.intensity)
         for i in range(len(self.want)):
             self.want[i] = 0
             self.sent[i] = 0
         for c in range(DIGITS):
-            self._all(REG_DIGIT0 + DIGITS - 1 - c, 0)
+            self._all(_REG_DIGIT0 + DIGITS - 1 - c, 0)
         self.dirty = 0
-        self._all(REG_SHUTDOWN, 1)
+        self._all(_REG_SHUTDOWN, 1)
 
     def service(self):
         # send at most one frame: the next dirty column, on every module at once. Returns the
@@ -135,7 +135,7 @@ class MAX7219:
     def _column(self, c):
         f = self._frame
         n = self.n
-        reg = REG_DIGIT0 + DIGITS - 1 - c
+        reg = _REG_DIGIT0 + DIGITS - 1 - c
         for m in range(n):
             i = m * DIGITS + c
             j = 2 * (n - 1 - m)                 # the farthest module's bytes go first
@@ -144,7 +144,7 @@ class MAX7219:
                 f[j] = reg
                 f[j + 1] = v
             else:
-                f[j] = REG_NOOP
+                f[j] = _REG_NOOP
                 f[j + 1] = 0
         if not self._send():
             return False

@@ -43,46 +43,46 @@ _INV = const(0x80)           # cell cache flag: the cell was drawn inverted
 _UNKNOWN = const(0)          # cell cache value: pixels drawn over the cell, content unknown
 
 # fundamental commands (datasheet section 9 / 10)
-SET_CONTRAST = const(0x81)
-SET_ENTIRE_ON = const(0xA4)  # | 1: all pixels on regardless of RAM
-SET_NORM_INV = const(0xA6)   # | 1: inverse display
-SET_DISP = const(0xAE)       # | 1: display on
-SET_MEM_ADDR = const(0x20)
-SET_COL_ADDR = const(0x21)
-SET_PAGE_ADDR = const(0x22)
-SET_SCROLL_OFF = const(0x2E)
-SET_DISP_START_LINE = const(0x40)
-SET_SEG_REMAP = const(0xA0)  # | 1: column 127 mapped to SEG0
-SET_MUX_RATIO = const(0xA8)
-SET_COM_OUT_DIR = const(0xC0)  # | 8: scan from COM[N-1] to COM0
-SET_DISP_OFFSET = const(0xD3)
-SET_COM_PIN_CFG = const(0xDA)
-SET_DISP_CLK_DIV = const(0xD5)
-SET_PRECHARGE = const(0xD9)
-SET_VCOM_DESEL = const(0xDB)
-SET_CHARGE_PUMP = const(0x8D)
+_SET_CONTRAST = const(0x81)
+_SET_ENTIRE_ON = const(0xA4)  # | 1: all pixels on regardless of RAM
+_SET_NORM_INV = const(0xA6)   # | 1: inverse display
+_SET_DISP = const(0xAE)       # | 1: display on
+_SET_MEM_ADDR = const(0x20)
+_SET_COL_ADDR = const(0x21)
+_SET_PAGE_ADDR = const(0x22)
+_SET_SCROLL_OFF = const(0x2E)
+_SET_DISP_START_LINE = const(0x40)
+_SET_SEG_REMAP = const(0xA0)  # | 1: column 127 mapped to SEG0
+_SET_MUX_RATIO = const(0xA8)
+_SET_COM_OUT_DIR = const(0xC0)  # | 8: scan from COM[N-1] to COM0
+_SET_DISP_OFFSET = const(0xD3)
+_SET_COM_PIN_CFG = const(0xDA)
+_SET_DISP_CLK_DIV = const(0xD5)
+_SET_PRECHARGE = const(0xD9)
+_SET_VCOM_DESEL = const(0xDB)
+_SET_CHARGE_PUMP = const(0x8D)
 
 # Power-up sequence of the datasheet's application note (SSD1306 rev 1.1, "software
 # initialization"), for a 128x64 module with the internal charge pump, mounted as the common
 # modules are (segment remap and COM scan reversed gives an upright picture).
 # The display stays off here; init_display() clears the RAM before switching it on.
 _INIT = (
-    SET_DISP,                   # display off while configuring
-    SET_DISP_CLK_DIV, 0x80,     # oscillator default, divide ratio 1
-    SET_MUX_RATIO, HEIGHT - 1,  # 64 rows
-    SET_DISP_OFFSET, 0x00,
-    SET_DISP_START_LINE | 0x00,
-    SET_CHARGE_PUMP, 0x14,      # internal charge pump on (must precede display on)
-    SET_MEM_ADDR, 0x00,         # horizontal addressing: the pointer runs along a page, then on
-    SET_SEG_REMAP | 0x01,
-    SET_COM_OUT_DIR | 0x08,
-    SET_COM_PIN_CFG, 0x12,      # alternative COM pin configuration (128x64 panels)
-    SET_CONTRAST, 0xCF,
-    SET_PRECHARGE, 0xF1,        # phase 1: 1 clock, phase 2: 15 clocks (internal Vcc)
-    SET_VCOM_DESEL, 0x30,       # ~0.83 x Vcc
-    SET_ENTIRE_ON,              # output follows the RAM
-    SET_NORM_INV,               # not inverted
-    SET_SCROLL_OFF,
+    _SET_DISP,                   # display off while configuring
+    _SET_DISP_CLK_DIV, 0x80,     # oscillator default, divide ratio 1
+    _SET_MUX_RATIO, HEIGHT - 1,  # 64 rows
+    _SET_DISP_OFFSET, 0x00,
+    _SET_DISP_START_LINE | 0x00,
+    _SET_CHARGE_PUMP, 0x14,      # internal charge pump on (must precede display on)
+    _SET_MEM_ADDR, 0x00,         # horizontal addressing: the pointer runs along a page, then on
+    _SET_SEG_REMAP | 0x01,
+    _SET_COM_OUT_DIR | 0x08,
+    _SET_COM_PIN_CFG, 0x12,      # alternative COM pin configuration (128x64 panels)
+    _SET_CONTRAST, 0xCF,
+    _SET_PRECHARGE, 0xF1,        # phase 1: 1 clock, phase 2: 15 clocks (internal Vcc)
+    _SET_VCOM_DESEL, 0x30,       # ~0.83 x Vcc
+    _SET_ENTIRE_ON,              # output follows the RAM
+    _SET_NORM_INV,               # not inverted
+    _SET_SCROLL_OFF,
 )
 
 
@@ -137,7 +137,7 @@ class SSD1306:
         self._cmd = bytearray(2)
         self._cmd[0] = 0x80                         # Co = 1, D/C# = 0: one command byte
         # the address window for one page, as one command stream (Co = 0, D/C# = 0)
-        self._win = bytearray((0x00, SET_COL_ADDR, 0, WIDTH - 1, SET_PAGE_ADDR, 0, 0))
+        self._win = bytearray((0x00, _SET_COL_ADDR, 0, WIDTH - 1, _SET_PAGE_ADDR, 0, 0))
         self._num = bytearray(12)                   # scratch for number()
         self._cells = bytearray(COLS * ROWS)        # cell cache: char | _INV, or _UNKNOWN
         self._rinv = bytearray(ROWS)                # 0xFF where invert_row() is on
@@ -168,7 +168,7 @@ class SSD1306:
         self.fill(0)
         self.dirty = 0xFF
         self.flush()
-        self.write_cmd(SET_DISP | 0x01)
+        self.write_cmd(_SET_DISP | 0x01)
 
     # -- sending -----------------------------------------------------------------------------
     def _send(self, p):
