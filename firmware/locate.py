@@ -96,6 +96,16 @@ class Locator:
     OUTLIER_UNCALIBRATED = 400
     OUTLIER_STILL = 100
     OUTLIER_GAIN = 3
+    # while pads jump (_follow): a chip of the frame before within FOLLOW_MATCH of an extremum
+    # seeds it with its strength, within FOLLOW_NEAR with its position too, and is fitted only
+    # if its pads miss by FOLLOW_ERR (mean |residual|, LSB) more than they did (a chip lying
+    # still is left as it was); FOLLOW_ITERS iterations a fit, FOLLOW_FITS fits a frame at most
+    # (docs/performance.md: <= 100 ms a frame on the Pico)
+    FOLLOW_MATCH = 900
+    FOLLOW_NEAR = 60
+    FOLLOW_ERR = 60
+    FOLLOW_ITERS = 2
+    FOLLOW_FITS = 8
 
     def __init__(self, scan=None):
         # scan (hall_scan.HallScanner, or None: fit every frame): find() fits a frame again
@@ -159,6 +169,26 @@ class Locator:
         self.ref_b = ADC_PEAK
         self.prior_k8 = 0
         self.set_prior(self.PRIOR_SIGMA)
+        # while pads jump (find, _follow): the chips of the frame before, which seed this one's
+        self.qx = array('i', bytes(4 * MAX_FOUND))
+        self.qy = array('i', bytes(4 * MAX_FOUND))
+        self.qa = array('i', bytes(4 * MAX_FOUND))
+        self.qclaim = bytearray(MAX_FOUND)
+        self.qe = array('i', bytes(4 * MAX_FOUND))
+        self.werr = array('i', bytes(4 * MAX_FOUND))    # _win_err of each chip found
+        self.moved = bytearray(MAX_FOUND)   # 1: fitted by _follow since the last full fit
+        self.serr = array('i', bytes(4 * MAX_FOUND))    # err at the last full fit
+        self.qs = array('i', bytes(4 * MAX_FOUND))
+        self.qo = array('h', bytes(2 * MAX_FOUND))
+        self.qm = bytearray(MAX_FOUND)
+        self.followed = 0    # 1: the result is _follow's
+        self.fe = array('i', bytes(4 * MAX_FOUND))      # _follow: fit chip i beyond this
+        self.iters = 0       # Gauss-Newton iterations of a fit at most (0: MAX_ITER and more)
+        self.fits = 0        # single-chip fits made by the last _follow (the bench reads it)
+        self.c0 = 0          # _span's square
+        self.c1 = 0
+        self.r0 = 0
+        self.r1 = 0
         self.sx = 0          # chip n as it was before a split was tried
         self.sy = 0
         self.sa = 0
@@ -223,8 +253,11 @@ class Locator:
         under a chip looks like that). Keeps the best if the fit gets OUTLIER_GAIN times better
         (outlier[i]: that pad), else everything is put back as it was."""
         usable = self.usable
-        c0 = (self.x[i] - PAD_X0) // PAD_PITCH - 2
-        r0 = (self.y[i] - PAD_Y0) // PAD_PITCH - 2
+        self._span(self.x[i], self.y[i], 2, 5)
+        c0 = self.c0
+        c1 = self.c1
+        r0 = self.r0
+        r1 = self.r1
         gk = self._group(i, n)
         gm = self.gm
         keep = self.keep
@@ -237,13 +270,8 @@ class Locator:
         best = before
         bg = -1
         t = self.THRESHOLD
-        for r in range(r0, r0 + 5):
-            if r < 0 or r >= PAD_ROWS:
-                continue
-            for c in range(c0, c0 + 5):
-                if c < 0 or c >= PAD_COLS:
-                    continue
-                g = r * PAD_COLS + c
+        for r in range(r0, r1):
+            for g in range(r * PAD_COLS + c0, r * PAD_COLS + c1):
                 if not usable[g]:
                     continue
                 v = grid[g]
@@ -294,7 +322,7 @@ class Locator:
         (99 %: 1.14 mm), more where pads are missing or the fit is bad."""
         lim = self.TOUCH * self.TOUCH
         for i in range(n):
-            u = self.UNC_ALONE if self._closest_any(i, n, lim) < 0 else self.UNC_ROW
+            u = self.UNC_ALONE if self._nearest(i, n, -1, lim) < 0 else self.UNC_ROW
             if self.outlier[i] >= 0 or (self.n_near and self.blind(self.x[i], self.y[i], self.UNC_BLIND_R)):
                 u += self.UNC_BLIND
             # wander: how far the fit may move frame to frame while the chip lies still (the
@@ -315,7 +343,12 @@ class Locator:
             if (same and self.still_fit and self.kept_near == self.near_threshold
                     and self.kept_s == self.ref_s and self.kept_b == self.ref_b):
                 return self.n   # nothing moved since a fit of a settled frame: keep it
-            n = self._find(grid)
+            if not same:
+                # pads jump: chips move (or are put down, lifted), and the frame is smeared
+                # (its banks were read over 16 steps): follow the chips of the frame before
+                self.still_fit = 0
+                return self._follow(grid)
+            n = self._settle(grid) if self.followed else self._find(grid)
             self.still_fit = 1 if same else 0
             self.kept_near = self.near_threshold
             self.kept_s = self.ref_s
@@ -323,10 +356,13 @@ class Locator:
             return n
         return self._find(grid)
 
-    def _find(self, grid):
+    def _take(self, grid):
+        """The frame into the residual (usable pads only) and its candidate pads into cand.
+        Returns the lowest reading a candidate has (THRESHOLD, lower beside ignored pads)."""
         res = self.res
         usable = self.usable
         cand = self.cand
+        cused = self.cused
         t = self.THRESHOLD
         nc = 0
         for g in range(N_GRID):
@@ -334,7 +370,7 @@ class Locator:
             res[g] = v
             if (v > t or v < -t) and nc < MAX_CAND:
                 cand[nc] = g
-                self.cused[nc] = 0
+                cused[nc] = 0
                 nc += 1
         tl = t
         if self.n_near:
@@ -344,12 +380,21 @@ class Locator:
                 v = res[g]
                 if (t >= v > tl or -t <= v < -tl) and nc < MAX_CAND:
                     cand[nc] = g
-                    self.cused[nc] = 0
+                    cused[nc] = 0
                     nc += 1
         self.n_cand = nc
-        sep2 = self.MIN_SEP * self.MIN_SEP
-        # 1. a chip at every local extremum of the frame, strongest first
-        n = 0
+        return tl
+
+    def _hold(self):
+        """A fit's strengths at most 1/16 over the larger reference strength."""
+        r = self.ref_s if self.ref_s > self.ref_b else self.ref_b
+        self.amax = r + (r >> 4)
+
+    def _extrema(self, n, tl):
+        """A chip (slots n, n + 1, ...) seeded at every candidate that is a local extremum of the
+        residual, strongest first. Returns the new count."""
+        cand = self.cand
+        nc = self.n_cand
         while n < MAX_FOUND:
             k = self._strongest(nc, tl)
             if k < 0:
@@ -360,11 +405,20 @@ class Locator:
                 self._seed(g, n)
                 self.sub[n] = 0
                 n += 1
+        return n
+
+    def _find(self, grid):
+        tl = self._take(grid)
+        nc = self.n_cand
+        cand = self.cand
+        t = self.THRESHOLD
+        sep2 = self.MIN_SEP * self.MIN_SEP
+        # 1. a chip at every local extremum of the frame, strongest first
+        n = self._extrema(0, tl)
         # 2. fit them, each jointly with its neighbours; twice, so neighbours settle together
         # (tightly held to the reference strength: a chip that has no extremum of its own, next
         # to these, must stay in the residual for step 3, not be shared out among them)
-        r = self.ref_s if self.ref_s > self.ref_b else self.ref_b
-        self.amax = r + (r >> 4)
+        self._hold()
         for _ in range(2):
             for i in range(n):
                 self._group(i, n)
@@ -395,7 +449,7 @@ class Locator:
                 self.y[i] = self.y0[i]
             ok = self._fit_group()
             a = self.amp[n]
-            j = self._closest(n, sep2)
+            j = self._nearest(n, n, -1, sep2)
             if ok and j >= 0 and (a > 0) == (self.amp[j] > 0):
                 # it ran into chip j, which had taken in part of it: start the two again
                 # touching, either side of their midpoint, and fit them once more
@@ -403,7 +457,7 @@ class Locator:
                 gk = self._group(n, n)
                 ok = self._fit_group()
                 a = self.amp[n]
-                j = self._closest(n, sep2)
+                j = self._nearest(n, n, -1, sep2)
             if not ok or -t < a < t or j >= 0:
                 # nothing there, or a leftover of a chip already fitted: drop it, refit the rest
                 self._restore(n)
@@ -426,7 +480,7 @@ class Locator:
                 self._copy(i, n)
                 self.sub[i] = 0
                 if self._split(n, i):
-                    if self._clear(n, i, n + 2, sep2) and self._clear(n + 1, i, n + 2, sep2):
+                    if self._nearest(n, n + 2, i, sep2) < 0 and self._nearest(n + 1, n + 2, i, sep2) < 0:
                         self._copy(n + 1, i)
                         n += 1
                         self._group(i, n)
@@ -445,6 +499,14 @@ class Locator:
         n = self._prune(n, self.MIN_STRENGTH)
         if self.n_near:
             n = self._merge_blind(n)
+        for i in range(n):
+            self.moved[i] = 1       # all fitted afresh
+        return self._finish(n, grid, True)
+
+    def _finish(self, n, grid, settled):
+        """The results of chips 0 .. n - 1 (settled: a full fit, which may refit a chip without
+        a misreading pad and teaches the reference strengths; moved[i]: chip i was fitted
+        afresh, the others keep their outlier). Returns n."""
         # issue 4: on a still board, a chip that fits badly may have one pad under it that
         # misreads (a sensor that went blind or stuck, before the fault monitor leaves it
         # out): fitted again without the pad that misses most, kept if that fits far better
@@ -452,22 +514,34 @@ class Locator:
         for i in range(n):
             self.rx[i] = self.x[i]
             self.ry[i] = self.y[i]
+        # (uncalibrated, every fit misses by up to bad_err / 2 through the sensors' own zeros:
+        # only a fit worse than that is looked at, or every still chip would be fitted again
+        # once per suspect pad, seconds on the Pico, for nothing)
+        rej = self.OUTLIER_ERR if self.bad_err <= self.OUTLIER_ERR else self.bad_err >> 1
+        # (a chip that was not fitted again keeps what it had)
         for i in range(n):
-            self.outlier[i] = -1
-            if self.err[i] > self.OUTLIER_ERR and self._was_near(i, self.OUTLIER_STILL):
-                self._reject(i, n, grid)
+            if self.moved[i]:
+                self.outlier[i] = -1
+                if settled and self.err[i] > rej and self._was_near(i, self.OUTLIER_STILL):
+                    self._reject(i, n, grid)
         for i in range(n):
             self.px[i] = self.rx[i]
             self.py[i] = self.ry[i]
+            if settled:
+                self.moved[i] = 0
+                self.serr[i] = self.err[i]
         self.pn = n
+        self.followed = 0 if settled else 1
         lim = self.GROUP * self.GROUP
         for i in range(n):
+            if settled:
+                self.werr[i] = self._win_err(i)
             a = self.amp[i]
             s = a if a > 0 else -a
             self.kind[i] = KIND_SMALL if a > 0 else KIND_BIG
             self.strength[i] = s
             # learn the reference strength of the kind from a chip alone that fits well
-            if self.err[i] < self.SPLIT_ERR // 2 and self._closest_any(i, n, lim) < 0:
+            if settled and self.err[i] < self.SPLIT_ERR // 2 and self._nearest(i, n, -1, lim) < 0:
                 r = self.ref_s if a > 0 else self.ref_b
                 if 4 * s > 3 * r and 4 * s < 5 * r:
                     r += (s - r) >> 5
@@ -479,21 +553,217 @@ class Locator:
         self._uncertainty(n)
         return n
 
-    # -- helpers ---------------------------------------------------------------------------
-    def _closest(self, n, d2):
-        """The chip (< n) nearest to chip n, closer than sqrt(d2), or -1."""
-        best = -1
-        x = self.x[n]
-        y = self.y[n]
-        for j in range(n):
-            dx = self.x[j] - x
-            dy = self.y[j] - y
-            e = dx * dx + dy * dy
-            if e < d2:
-                d2 = e
-                best = j
-        return best
+    def _follow(self, grid):
+        """A frame while pads jump: the chips of the frame before, moved to fit this one
+        (docs/sensing.md, "While chips move"). Every extremum of the frame seeds a chip, from
+        the chip of the frame before nearest to it when there is one (its strength, and its
+        position when it was close: a chip lying still beside a moving one keeps its fit); a
+        chip of the frame before without an extremum (the middle one of a row) is kept where
+        its pad still reads its sign. Then each chip that its pads do not fit is fitted alone
+        with the others' models out of the residual, FOLLOW_ITERS Gauss-Newton iterations,
+        FOLLOW_FITS fits a frame at most. No hidden chips are looked for, no chip is split:
+        the full fit does that once the pads hold still."""
+        pn = self.n
+        qx = self.qx
+        qy = self.qy
+        qa = self.qa
+        qclaim = self.qclaim
+        qe = self.qe
+        qm = self.qm
+        fe = self.fe
+        moved = self.moved
+        for i in range(pn):
+            qx[i] = self.x[i]
+            qy[i] = self.y[i]
+            qa[i] = self.amp[i]
+            qe[i] = self.werr[i]
+            qm[i] = self.moved[i]
+            self.qs[i] = self.serr[i]
+            self.qo[i] = self.outlier[i]
+            qclaim[i] = 0
+        tl = self._take(grid)
+        self._hold()
+        t = self.THRESHOLD
+        res = self.res
+        usable = self.usable
+        n = self._extrema(0, tl)
+        near2 = self.FOLLOW_NEAR * self.FOLLOW_NEAR
+        for i in range(n):
+            # the chip of the frame before, of this sign, nearest to the seed (within MAX_STEP
+            # of the tracker's reach: a chip that moved farther is taken as new)
+            a = self.amp[i]
+            best = -1
+            bd = self.FOLLOW_MATCH * self.FOLLOW_MATCH
+            for q in range(pn):
+                if qclaim[q] or (qa[q] > 0) != (a > 0):
+                    continue
+                dx = qx[q] - self.x[i]
+                dy = qy[q] - self.y[i]
+                d = dx * dx + dy * dy
+                if d < bd:
+                    bd = d
+                    best = q
+            fe[i] = 0
+            moved[i] = 1
+            if best < 0:
+                continue
+            # it starts where it was (a chip lying still stays there if that still fits its
+            # pads, below); x0, y0 keep the seed, where a chip that moved far is fitted from
+            qclaim[best] = 1
+            self.amp[i] = qa[best]
+            self.x[i] = qx[best]
+            self.y[i] = qy[best]
+            fe[i] = qe[best] + self.FOLLOW_ERR
+            moved[i] = qm[best]
+            self.serr[i] = self.qs[best]
+            self.outlier[i] = self.qo[best]
+            if bd >= near2:
+                fe[i] = -fe[i]      # far from the seed: fitted from there unless it fits
+        for q in range(pn):
+            if qclaim[q] or n >= MAX_FOUND:
+                continue
+            # still there? one of the four pads around it reads its sign beyond THRESHOLD
+            # (beyond the candidates' lower threshold where one of them gives no reading), and
+            # no chip of this frame is nearer than MIN_SEP
+            self._span(qx[q], qy[q], 0, 2)
+            v = 0
+            thr = t
+            for r in range(self.r0, self.r1):
+                for g in range(r * PAD_COLS + self.c0, r * PAD_COLS + self.c1):
+                    if self.ignore[g]:
+                        thr = tl
+                    elif usable[g]:
+                        w = res[g] if qa[q] > 0 else -res[g]
+                        if w > v:
+                            v = w
+            if v <= thr:
+                continue
+            self.x[n] = qx[q]
+            self.y[n] = qy[q]
+            self.amp[n] = qa[q]
+            if self._nearest(n, n, -1, self.MIN_SEP * self.MIN_SEP) >= 0:
+                continue
+            self.x0[n] = qx[q]
+            self.y0[n] = qy[q]
+            fe[n] = qe[q] + self.FOLLOW_ERR
+            moved[n] = qm[q]
+            self.serr[n] = self.qs[q]
+            self.outlier[n] = self.qo[q]
+            n += 1
+        for i in range(n):
+            self._model(i, -1)
+            self.sub[i] = 1
+        # fit the chips their pads do not explain, one at a time (Gauss-Seidel: the others'
+        # models stay out of the residual), within the budget
+        self.iters = self.FOLLOW_ITERS
+        fits = 0
+        for sweep in range(2):
+            for i in range(n):
+                e = self._win_err(i)
+                f = fe[i]
+                if f < 0:
+                    f = -f
+                    fe[i] = f
+                    if e > f:
+                        # moved far: from the seed
+                        self._restore(i)
+                        self.x[i] = self.x0[i]
+                        self.y[i] = self.y0[i]
+                        self._model(i, -1)
+                        self.sub[i] = 1
+                if sweep == 0:
+                    self.err[i] = e
+                if e <= f or fits >= self.FOLLOW_FITS:
+                    continue
+                self.gm[0] = i
+                self.gk = 1
+                self._fit_group()
+                moved[i] = 1
+                fe[i] = 0
+                fits += 1
+        self.iters = 0
+        # how well each fits now, or for a chip left as it was, how well it fitted when it was
+        # last fitted (its pads may drift away from it slowly: a chip put down fades in)
+        for i in range(n):
+            self.werr[i] = self._win_err(i) if fe[i] == 0 else fe[i] - self.FOLLOW_ERR
+        self.fits = fits
+        # what cannot be: chips weaker than MIN_STRENGTH, or closer than MIN_SEP (the weaker
+        # goes; no refit, the frame after fits again anyway)
+        sep2 = self.MIN_SEP * self.MIN_SEP
+        i = 0
+        while i < n:
+            a = self.amp[i]
+            drop = -self.MIN_STRENGTH < a < self.MIN_STRENGTH
+            if not drop:
+                j = self._nearest(i, n, -1, sep2)
+                if j >= 0:
+                    b = self.amp[j]
+                    drop = (a if a > 0 else -a) < (b if b > 0 else -b) or ((a == b or a == -b) and i > j)
+            if drop:
+                n -= 1
+                self._copy(n, i)
+            else:
+                i += 1
+        return self._finish(n, grid, False)
 
+    def _settle(self, grid):
+        """The first frame without a jump after frames with jumps (chips come to rest): the
+        full joint fit of every chip that moved, with its neighbours, from where _follow left
+        them; the chips that lay still keep their fit. If that does not explain the frame (a
+        candidate pad left over, a chip missing badly, too weak or too close to another) the
+        whole search of _find instead."""
+        n = self.n
+        tl = self._take(grid)
+        self._hold()
+        for i in range(n):
+            self._model(i, -1)
+            self.sub[i] = 1
+            self.err[i] = self.serr[i]      # a chip that lay still: as its last full fit
+        for i in range(n):
+            if self.moved[i]:
+                self._group(i, n)
+                self._fit_group()
+        sep2 = self.MIN_SEP * self.MIN_SEP
+        for i in range(n):
+            a = self.amp[i]
+            if a < 0:
+                a = -a
+            r = self.ref_s if self.amp[i] > 0 else self.ref_b
+            if (4 * a < 3 * r or self.err[i] > self.SPLIT_ERR
+                    or self._nearest(i, n, -1, sep2) >= 0):
+                return self._find(grid)
+        res = self.res
+        for k in range(self.n_cand):
+            v = res[self.cand[k]]
+            if v > self.RES_THRESHOLD or v < -self.RES_THRESHOLD:
+                return self._find(grid)
+        # beside pads without a reading a chip may show only there: nothing may be left
+        for k in range(self.n_near):
+            v = res[self.near[k]]
+            if v > tl or v < -tl:
+                return self._find(grid)
+        return self._finish(n, grid, True)
+
+    def _win_err(self, i):
+        """Mean |residual| over chip i's 4 x 4 pads (its model out of the residual)."""
+        res = self.res
+        usable = self.usable
+        self._span(self.x[i], self.y[i], 1, 4)
+        s = 0
+        k = 0
+        for r in range(self.r0, self.r1):
+            for g in range(r * PAD_COLS + self.c0, r * PAD_COLS + self.c1):
+                if usable[g]:
+                    e = res[g]
+                    if e > 4095:
+                        e = 4095
+                    elif e < -4095:
+                        e = -4095
+                    s += e if e > 0 else -e
+                    k += 1
+        return s // k if k else 0
+
+    # -- helpers ---------------------------------------------------------------------------
     def _strongest(self, nc, t):
         """The unused candidate with the largest |residual| beyond t, or -1."""
         res = self.res
@@ -549,7 +819,7 @@ class Locator:
             drop = -t < a < t
             j = -1
             if not drop:
-                j = self._closest_any(i, n, sep2)
+                j = self._nearest(i, n, -1, sep2)
                 if j >= 0:
                     b = self.amp[j]
                     drop = (a if a > 0 else -a) < (b if b > 0 else -b) or ((a == b or a == -b) and i > j)
@@ -575,7 +845,7 @@ class Locator:
         lim = (2 * R_BIG + 60) * (2 * R_BIG + 60)
         i = 0
         while i < n:
-            j = self._closest_any(i, n, lim)
+            j = self._nearest(i, n, -1, lim)
             if j < 0 or (self.amp[i] > 0) != (self.amp[j] > 0):
                 i += 1
                 continue
@@ -599,13 +869,13 @@ class Locator:
             i = 0
         return n
 
-    def _closest_any(self, i, n, d2):
-        """The chip (< n, not i) nearest to chip i, closer than sqrt(d2), or -1."""
+    def _nearest(self, i, n, skip, d2):
+        """The chip j < n (not i, not skip) nearest to chip i, closer than sqrt(d2), or -1."""
         best = -1
         x = self.x[i]
         y = self.y[i]
         for j in range(n):
-            if j == i:
+            if j == i or j == skip:
                 continue
             dx = self.x[j] - x
             dy = self.y[j] - y
@@ -614,19 +884,6 @@ class Locator:
                 d2 = e
                 best = j
         return best
-
-    def _clear(self, k, skip, n, d2):
-        """True if chip k lies at least sqrt(d2) from every chip j < n but k and skip."""
-        x = self.x[k]
-        y = self.y[k]
-        for j in range(n):
-            if j == k or j == skip:
-                continue
-            dx = self.x[j] - x
-            dy = self.y[j] - y
-            if dx * dx + dy * dy < d2:
-                return False
-        return True
 
     def _group(self, i, n):
         """Chip i and the chips (< n) within GROUP of it, nearest first, into the group.
@@ -770,6 +1027,9 @@ class Locator:
         self.amp[dst] = self.amp[src]
         self.err[dst] = self.err[src]
         self.sub[dst] = self.sub[src]
+        self.moved[dst] = self.moved[src]
+        self.outlier[dst] = self.outlier[src]
+        self.serr[dst] = self.serr[src]
 
     def _restore(self, i):
         """Put chip i's model back into the residual (if it was out)."""
@@ -830,6 +1090,19 @@ class Locator:
         self.amp[i] = a if -m < a < m else (m if a > 0 else -m)
 
     # -- the joint fit ---------------------------------------------------------------------------
+    def _span(self, x, y, back, size):
+        """The pads of the size x size square whose first column and row lie `back` pads
+        before the pad below or left of (x, y), clipped to the grid: columns c0 <= c < c1, rows
+        r0 <= r < r1 (into self; a tuple would allocate)."""
+        c = (x - PAD_X0) // PAD_PITCH - back
+        r = (y - PAD_Y0) // PAD_PITCH - back
+        self.c0 = c if c > 0 else 0
+        self.r0 = r if r > 0 else 0
+        c += size
+        r += size
+        self.c1 = c if c < PAD_COLS else PAD_COLS
+        self.r1 = r if r < PAD_ROWS else PAD_ROWS
+
     def _window(self):
         """The union of the group's 4 x 4 windows (usable pads only) into win. Returns its size."""
         st = self.st + 1
@@ -844,15 +1117,9 @@ class Locator:
         nw = 0
         for q in range(self.gk):
             i = self.gm[q]
-            c0 = (self.x[i] - PAD_X0) // PAD_PITCH - 1
-            r0 = (self.y[i] - PAD_Y0) // PAD_PITCH - 1
-            for r in range(r0, r0 + 4):
-                if r < 0 or r >= PAD_ROWS:
-                    continue
-                for c in range(c0, c0 + 4):
-                    if c < 0 or c >= PAD_COLS:
-                        continue
-                    g = r * PAD_COLS + c
+            self._span(self.x[i], self.y[i], 1, 4)
+            for r in range(self.r0, self.r1):
+                for g in range(r * PAD_COLS + self.c0, r * PAD_COLS + self.c1):
                     if usable[g] and stamp[g] != st:
                         stamp[g] = st
                         win[nw] = g
@@ -884,7 +1151,8 @@ class Locator:
         p = 3 * gk
         nw = 0
         ok = True
-        for it in range(MAX_ITER + 4 * gk - 4):
+        iters = self.iters if self.iters else MAX_ITER + 4 * gk - 4
+        for it in range(iters):
             nw = self._window()
             if nw < 3:
                 ok = False
