@@ -89,6 +89,9 @@ class Tracker:
         self.pk = bytearray(8)
         self.px = array('i', (0,) * 8)
         self.py = array('i', (0,) * 8)
+        self.ps = array('i', (0,) * 8)       # (strength and wander too: the frame is then
+        self.pw = array('i', (0,) * 8)       # exactly the one before, nothing to judge again)
+        self.rest_ok = 0          # the last frame at rest matched the snapshot, and none differed since
         self.state = IDLE
         self.still = 0
         self.still_since = 0
@@ -126,19 +129,29 @@ class Tracker:
         n = loc.n
         now = time.ticks_ms()
         self.frames += 1
-        still = self._same_as_prev(n)
-        self._keep_prev(n)
+        # the locator keeps its result while nothing moves (hall: no pad jumped; presence: no
+        # pad changed): a frame exactly the one before is still and needs no copy
+        same = self._unchanged(n)
+        if same:
+            still = True
+        else:
+            still = self._same_as_prev(n)
+            self._keep_prev(n)
+            self.rest_ok = 0
         edges = self.fast.total
         if self.state == IDLE:
-            if edges == 0 and self._matches_snapshot(n):
+            if edges == 0 and (self.rest_ok or self._matches_snapshot(n)):
+                self.rest_ok = 1
                 # a chip resting in a pocket blocks its gate; the shot that starts there is
                 # seen a frame late, when the chip may already have left the beam, so the
                 # blocked gates are gathered over the whole rest
-                if self.fast.blocked(F.GATE_A):
+                fast = self.fast
+                if fast.blocked(F.GATE_A):
                     self.rest_gates |= 1
-                if self.fast.blocked(F.GATE_B):
+                if fast.blocked(F.GATE_B):
                     self.rest_gates |= 2
                 return
+            self.rest_ok = 0
             self._begin(now)
         self._track(n, now)
         # a hand hovering over presence pads hides what lies under it: never at rest then
@@ -152,43 +165,111 @@ class Tracker:
             self.still = 0
         self.edges = edges
 
+    def _unchanged(self, n):
+        """The locator's chips are exactly those of the frame before (kind, x, y, strength,
+        wander, in the same order)."""
+        if n != self.pn:
+            return False
+        loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        ls = loc.strength
+        lw = loc.wander
+        pk = self.pk
+        px = self.px
+        py = self.py
+        ps = self.ps
+        pw = self.pw
+        for j in range(n):
+            if lx[j] != px[j] or ly[j] != py[j] or lk[j] != pk[j] or ls[j] != ps[j] or lw[j] != pw[j]:
+                return False
+        return True
+
     def _same_as_prev(self, n):
         if n != self.pn:
             return False
         loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        lw = loc.wander
+        pk = self.pk
+        px = self.px
+        py = self.py
+        tol = self.STILL_TOL
         for j in range(n):
+            kj = lk[j]
+            xj = lx[j]
+            yj = ly[j]
+            t = tol + lw[j]
+            t *= t
             ok = False
             for k in range(n):
-                if self.pk[k] == loc.kind[j] and _near(self.px[k], self.py[k], loc.x[j], loc.y[j], self.STILL_TOL + loc.wander[j]):
-                    ok = True
-                    break
+                if pk[k] == kj:
+                    dx = px[k] - xj
+                    dy = py[k] - yj
+                    if dx * dx + dy * dy <= t:
+                        ok = True
+                        break
             if not ok:
                 return False
         return True
 
     def _keep_prev(self, n):
         loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        ls = loc.strength
+        lw = loc.wander
+        pk = self.pk
+        px = self.px
+        py = self.py
+        ps = self.ps
+        pw = self.pw
         m = n if n < 8 else 8
         for j in range(m):
-            self.pk[j] = loc.kind[j]
-            self.px[j] = loc.x[j]
-            self.py[j] = loc.y[j]
+            pk[j] = lk[j]
+            px[j] = lx[j]
+            py[j] = ly[j]
+            ps[j] = ls[j]
+            pw[j] = lw[j]
         self.pn = m
 
     def _matches_snapshot(self, n):
         loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        ls = loc.strength
+        lw = loc.wander
+        present = self.present
+        kind = self.kind
+        sx = self.x
+        sy = self.y
+        rs = self.rs
+        tol = self.MOVE_TOL
+        q = self.FADE_Q
         count = 0
         for i in range(MAX):
-            if not self.present[i]:
+            if not present[i]:
                 continue
             count += 1
+            ki = kind[i]
+            xi = sx[i]
+            yi = sy[i]
             ok = False
             for j in range(n):
-                if loc.kind[j] == self.kind[i] and _near(self.x[i], self.y[i], loc.x[j], loc.y[j], self.MOVE_TOL + loc.wander[j]):
-                    if loc.strength[j] * 4 < self.rs[i] * self.FADE_Q:
-                        return False        # fading where it lies: being lifted
-                    ok = True
-                    break
+                if lk[j] == ki:
+                    t = tol + lw[j]
+                    dx = lx[j] - xi
+                    dy = ly[j] - yi
+                    if dx * dx + dy * dy <= t * t:
+                        if ls[j] * 4 < rs[i] * q:
+                            return False        # fading where it lies: being lifted
+                        ok = True
+                        break
             if not ok:
                 return False
         return count == n
@@ -223,66 +304,89 @@ class Tracker:
 
     def _track(self, n, now):
         loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        claimed = self.claimed
+        seen = self.seen
+        kind = self.kind
+        tx = self.tx
+        ty = self.ty
         for j in range(8):
-            self.claimed[j] = 0
+            claimed[j] = 0
+        jump2 = self.MAX_JUMP * self.MAX_JUMP + 1
         for i in range(MAX):
-            if not self.seen[i]:
+            if not seen[i]:
                 continue
             best = -1
-            bd = self.MAX_JUMP * self.MAX_JUMP + 1
+            bd = jump2
+            ki = kind[i]
+            xi = tx[i]
+            yi = ty[i]
             for j in range(n):
-                if self.claimed[j] or loc.kind[j] != self.kind[i]:
+                if claimed[j] or lk[j] != ki:
                     continue
-                dx = loc.x[j] - self.tx[i]
-                dy = loc.y[j] - self.ty[i]
+                dx = lx[j] - xi
+                dy = ly[j] - yi
                 d = dx * dx + dy * dy
                 if d < bd:
                     bd = d
                     best = j
             if best < 0:
-                self.seen[i] = 0          # vanished: into a cup, off the board or lifted
+                seen[i] = 0               # vanished: into a cup, off the board or lifted
                 continue
             self._follow(i, best)
         # a chip lost for a frame or two (a fast slide smears its field over the frame) is
         # found again where a strong chip of its kind shows up unclaimed; a chip lifted by a
         # hand comes back only faded in, so it is not taken for one that slid
+        present = self.present
         for i in range(MAX):
-            if not self.present[i] or self.seen[i]:
+            if not present[i] or seen[i]:
                 continue
             best = -1
             bd = 0x3fffffff
+            ki = kind[i]
+            xi = tx[i]
+            yi = ty[i]
             for j in range(n):
-                if self.claimed[j] or loc.kind[j] != self.kind[i]:
+                if claimed[j] or lk[j] != ki:
                     continue
                 # (a chip that slid may come back weak where it was lost: a pad under it that
                 # does not see it, before the fault monitor leaves that pad out; issue 4)
                 if loc.strength[j] < self.MOVE_STRENGTH and not (
-                        self.moved[i] and _near(self.tx[i], self.ty[i], loc.x[j], loc.y[j], self.REFIND_NEAR)):
+                        self.moved[i] and _near(xi, yi, lx[j], ly[j], self.REFIND_NEAR)):
                     continue
-                dx = (loc.x[j] - self.tx[i]) >> 2
-                dy = (loc.y[j] - self.ty[i]) >> 2
+                dx = (lx[j] - xi) >> 2
+                dy = (ly[j] - yi) >> 2
                 d = dx * dx + dy * dy
                 if d < bd:
                     bd = d
                     best = j
             if best >= 0:
-                self.seen[i] = 1
+                seen[i] = 1
                 self._follow(i, best)
 
     def _follow(self, i, j):
         loc = self.loc
         self.claimed[j] = 1
-        self.tx[i] = loc.x[j]
-        self.ty[i] = loc.y[j]
-        self.ts[i] = loc.strength[j]
-        if loc.strength[j] < self.MOVE_STRENGTH and _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID):
+        x = loc.x[j]
+        y = loc.y[j]
+        st = loc.strength[j]
+        self.tx[i] = x
+        self.ty[i] = y
+        self.ts[i] = st
+        dx = x - self.x[i]
+        dy = y - self.y[i]
+        d = dx * dx + dy * dy
+        if st < self.MOVE_STRENGTH and d <= self.OFF_SLID * self.OFF_SLID:
             self.faded[i] = 1
         self.tunc[i] = loc.unc[j]
-        if (not self.moved[i] and loc.strength[j] >= self.MOVE_STRENGTH
-                and not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.MOVE_TOL + loc.wander[j])):
-            self.moved[i] = 1
-            self.n_moved += 1
-            self.move_order[i] = self.n_moved
+        if not self.moved[i] and st >= self.MOVE_STRENGTH:
+            t = self.MOVE_TOL + loc.wander[j]
+            if d > t * t:
+                self.moved[i] = 1
+                self.n_moved += 1
+                self.move_order[i] = self.n_moved
 
     def _finish(self, n, now):
         loc = self.loc
@@ -414,6 +518,7 @@ class Tracker:
         fast.clear()
         self.edges = 0
         self.rest_gates = 0
+        self.rest_ok = 0          # a new snapshot: judged again on the next frame
         self.state = IDLE
         self.still = 0
 
