@@ -665,9 +665,13 @@ class Scoreboard:
         # a line from the serial console (main.py; tools/calibrate): "calib empty|small|big|save"
         # runs that calibration step now, outside the loop turn, and writes its calib event
         # (calib.command); anything else is refused
-        import calib
-        if calib.command(self, line):
-            return
+        w = line.split()
+        if len(w) == 2 and w[0] in ("calib", b"calib"):
+            import calib
+            if calib.command(self, w[1]):
+                return
+            if self.calibration is None:
+                _forget("calib")
         ev = self.ev
         ev.begin(b"refused")
         ev.str_(b"command", line.strip().encode() if isinstance(line, str) else line.strip())

@@ -284,13 +284,11 @@ def _near_centre(x, y):
 
 
 # -- the steps as the scoreboard runs them (app.py: service(), command()) ----------------------
-def command(sb, line):
-    """A console line for app.Scoreboard `sb`: "calib empty|small|big|save" runs that step now
-    (step()). False when the line is no such command."""
-    w = line.split()
-    if len(w) != 2 or w[0] not in ("calib", b"calib"):
-        return False
-    name = w[1] if isinstance(w[1], str) else w[1].decode()
+def command(sb, name):
+    """The console's "calib NAME" for app.Scoreboard `sb` (NAME: empty, small, big or save, str
+    or bytes) runs that step now (step()). False when there is no such step."""
+    if not isinstance(name, str):
+        name = name.decode()
     if name not in JOBS:
         return False
     if sb.calibration is None:
