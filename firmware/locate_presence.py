@@ -53,6 +53,11 @@ class PresenceLocator:
     TOUCHING = 40          # 0.1 mm: more uncertainty for a chip in a group of several
     BLIND = 60             # 0.1 mm: more uncertainty for a chip over pads without a reading
     SPREAD = 6             # 0.1 mm: how far a pad's switching point strays from the chip's edge
+    # while the pads change (_follow): a changed group is fitted from the chips of the frame
+    # before within FOLLOW_REACH of it, and kept if it gets at most FOLLOW_MISS + 1/8 of its
+    # pads wrong; else every set of chips is tried
+    FOLLOW_REACH = 900     # 0.1 mm: a chip moves up to 90 mm a frame (tracker.MAX_JUMP)
+    FOLLOW_MISS = 2
 
     def __init__(self, scanner=None):
         self.scan = scanner
@@ -83,6 +88,8 @@ class PresenceLocator:
         self.g0 = array('h', bytes(2 * (MAX_COMP + 1)))   # group j: cells[g0[j]:g0[j + 1]]
         self.ng = 0
         self.sig = array('i', bytes(4 * MAX_COMP))         # a group's signature
+        self.gcx = array('i', bytes(4 * MAX_COMP))         # the centroid of its pads
+        self.gcy = array('i', bytes(4 * MAX_COMP))
         self.res0 = bytearray(MAX_COMP)                    # its chips: found[res0[j]:res0[j] + resn[j]]
         self.resn = bytearray(MAX_COMP)                    # 255: a hand
         self.fine = bytearray(MAX_COMP)
@@ -99,6 +106,9 @@ class PresenceLocator:
         self.perr = array('i', bytes(4 * MAX_FOUND))
         self.punc = array('i', bytes(4 * MAX_FOUND))
         self.pn = 0
+        self.pclaim = bytearray(MAX_FOUND)  # the group nearest each chip of the frame before
+        self.gx = 0         # the centroid of the group being fitted
+        self.gy = 0
         # a fit: the group's window and its chips
         self.hx = array('i', bytes(4 * MAX_K))
         self.hy = array('i', bytes(4 * MAX_K))
@@ -153,6 +163,19 @@ class PresenceLocator:
         self.hand = 0
         self.hand_cells = 0
         self.specks = 0
+        # each chip of the frame before goes with the group nearest to it (_follow)
+        lim = self.FOLLOW_REACH * self.FOLLOW_REACH
+        for q in range(self.pn):
+            bj = 255
+            bd = lim
+            for j in range(self.ng):
+                dx = self.gcx[j] - self.px[q]
+                dy = self.gcy[j] - self.py[q]
+                d = dx * dx + dy * dy
+                if d < bd:
+                    bd = d
+                    bj = j
+            self.pclaim[q] = bj
         for j in range(self.ng):
             a = self.g0[j]
             cnt = self.g0[j + 1] - a
@@ -190,7 +213,11 @@ class PresenceLocator:
                 n += m
                 continue
             still = prev >= 0 or sc is None
-            m = self._fit(j, still, MAX_FOUND - n)
+            m = 0
+            if sc is not None:
+                m = self._follow(j, prev, still, MAX_FOUND - n)
+            if m == 0:
+                m = self._fit(j, still, MAX_FOUND - n)
             if m < 0:
                 self._hand(j)
                 continue
@@ -220,6 +247,7 @@ class PresenceLocator:
             self.py[i] = self.y[i]
             self.perr[i] = self.err[i]
             self.punc[i] = self.unc[i]
+        self.pn = n
         settled = 1
         for j in range(self.ng):
             if not self.fine[j] and self.resn[j] != 255:
@@ -271,12 +299,16 @@ class PresenceLocator:
                 nc += 1
                 q = nc - 1
                 sig = 0
+                sx = 0
+                sy = 0
                 while q < nc:
                     h = cells[q]
                     q += 1
                     sig = (sig * 31 + h) & 0xFFFFFF
                     hr = h // PRES_COLS
                     hc = h - hr * PRES_COLS
+                    sx += hc
+                    sy += hr
                     for dr in (-1, 0, 1):
                         rr = hr + dr
                         if rr < 0 or rr >= PRES_ROWS:
@@ -291,26 +323,32 @@ class PresenceLocator:
                                 cells[nc] = e
                                 nc += 1
                 self.sig[ng - 1] = sig
+                q = nc - self.g0[ng - 1]
+                self.gcx[ng - 1] = PRES_X0 + sx * _P // q
+                self.gcy[ng - 1] = PRES_Y0 + sy * _P // q
         self.g0[ng] = nc
         self.nc = nc
         self.ng = ng
 
     # -- fitting a group ------------------------------------------------------------------------
-    def _fit(self, j, still, room):
-        """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
-        group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx)."""
+    def _window(self, j):
+        """Group j's window (its bounding box widened by a big chip's reach: c0..c1, r0..r1),
+        its label (cur) and the centroid of its pads (gx, gy). Returns its number of pads."""
         a = self.g0[j]
         cnt = self.g0[j + 1] - a
         cells = self.cells
-        # the window: the group's bounding box, widened by a big chip's reach
         c0 = PRES_COLS
         c1 = 0
         r0 = PRES_ROWS
         r1 = 0
+        sx = 0
+        sy = 0
         for k in range(a, a + cnt):
             g = cells[k]
             r = g // PRES_COLS
             c = g - r * PRES_COLS
+            sx += c
+            sy += r
             if c < c0:
                 c0 = c
             if c > c1:
@@ -325,12 +363,22 @@ class PresenceLocator:
         self.r0 = r0 - w if r0 > w else 0
         self.r1 = r1 + w if r1 + w < PRES_ROWS else PRES_ROWS - 1
         self.cur = j + 1
+        self.gx = PRES_X0 + sx * _P // cnt
+        self.gy = PRES_Y0 + sy * _P // cnt
+        return cnt
+
+    def _fit(self, j, still, room):
+        """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
+        group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx)."""
+        cnt = self._window(j)
+        a = self.g0[j]
         # areas in pads, x 16: a chip of seen radius r covers about pi r^2 / P^2 of them
         es = 201 * self.r_small * self.r_small // (4 * _P * _P)
         eb = 201 * self.r_big * self.r_big // (4 * _P * _P)
         a16 = 16 * cnt
         if a16 > MAX_K * eb + (MAX_K * eb >> 2):
             return -1                        # more than four big chips cover: a hand
+        cells = self.cells
         # every set of chips whose area fits, coarsely (2 mm); the best two are refined
         best = 0x3FFFFFFF
         second = 0x3FFFFFFF
@@ -399,11 +447,16 @@ class PresenceLocator:
         if self.bk == 0 or best - self.PER_CHIP * self.bk > cnt // 3 + 2:
             return -1                        # nothing fits: a hand
         k = self.bk
-        for i in range(k):
-            self.hx[i] = self.bx[i]
-            self.hy[i] = self.by[i]
-            self.hr[i] = self.br[i]
+        self._keep(self.bx, self.by, self.br, k, True)
         self.hk = k
+        return self._done(k, still)
+
+    def _done(self, k, still):
+        """The fit hx, hy, hr (k chips) as the result: into bx, by, br; if still, each centred
+        in its region of equal fits and its uncertainty into sx; cnt: the pads it gets wrong,
+        x 100. Returns k."""
+        self._keep(self.bx, self.by, self.br, k, False)
+        self.bk = k
         if still:
             for i in range(k):
                 self.sx[i] = self._centre(i)
@@ -422,6 +475,92 @@ class PresenceLocator:
         for i in range(k):
             self.cnt[i] = 100 * m
         return k
+
+    def _follow(self, j, prev, still, room):
+        """Group j fitted from the chips of the frame before instead of every set of chips
+        (docs/sensing.md, "While chips move"): a group as it was (prev, fitted coarsely then)
+        from that fit, to 0.5 mm and centred; a changed group from the unclaimed chips of the
+        frame before nearest to it (within FOLLOW_REACH), moved with its centroid, in 2 mm
+        steps; a changed group without one, as one chip of either size (4 and 2 mm steps).
+        Kept when it gets at most FOLLOW_MISS + cnt / 8 pads wrong, at rest only a single chip
+        that gets at most PER_CHIP wrong (of either size); else 0 (the search decides). Returns
+        the number of chips, as _fit."""
+        cnt = self._window(j)
+        k = 0
+        if prev >= 0:
+            for i in range(self.presn[prev]):
+                if k >= room or k >= MAX_K:
+                    break
+                q = self.pres0[prev] + i
+                self.hx[k] = self.px[q]
+                self.hy[k] = self.py[q]
+                self.hr[k] = self.r_small if self.pkind[q] == KIND_SMALL else self.r_big
+                k += 1
+        else:
+            sx = 0
+            sy = 0
+            for q in range(self.pn):
+                if k >= room or k >= MAX_K:
+                    break
+                x = self.px[q]
+                y = self.py[q]
+                if self.pclaim[q] != j:
+                    continue
+                self.hx[k] = x
+                self.hy[k] = y
+                self.hr[k] = self.r_small if self.pkind[q] == KIND_SMALL else self.r_big
+                sx += x
+                sy += y
+                k += 1
+            if k:
+                # the chips as a whole moved where the pads are now
+                sx = self.gx - sx // k
+                sy = self.gy - sy // k
+                for i in range(k):
+                    self.hx[i] += sx
+                    self.hy[i] += sy
+        if k == 0:
+            if still:
+                return 0
+            # a chip come from nowhere (put down by hand): one chip of either size first
+            self.hk = 1
+            best = 0x3FFFFFFF
+            for q in range(2):
+                self.hx[0] = self.gx
+                self.hy[0] = self.gy
+                self.hr[0] = self.r_small if q == 0 else self.r_big
+                self._moves(40, 20)
+                m = self._mismatch()
+                if m < best:
+                    best = m
+                    self._keep(self.bx, self.by, self.br, 1, False)
+            self._keep(self.bx, self.by, self.br, 1, True)
+            k = 1
+        self.hk = k
+        if still:
+            self._moves(10, 5)
+        else:
+            self._moves(20, 20)
+        m = self._mismatch()
+        if still:
+            # at rest the search decides, except for a single chip that gets at most PER_CHIP
+            # pads wrong: every set of two or more costs more than that, so only the other
+            # size can do better, and it is tried
+            if k != 1:
+                return 0
+            self._keep(self.bx, self.by, self.br, 1, False)
+            self.hr[0] = self.r_big if self.hr[0] == self.r_small else self.r_small
+            self._moves(10, 5)
+            m2 = self._mismatch()
+            if m2 < m or (m2 == m and self.hr[0] == self.r_small):
+                m = m2
+            else:
+                self._keep(self.bx, self.by, self.br, 1, True)
+            if m > self.PER_CHIP:
+                return 0
+        elif m > self.FOLLOW_MISS + (cnt >> 3):
+            return 0
+        return self._done(k, still)
 
     def _seed(self, a, cnt, k):
         """k seeds for the group's chips into kx, ky: k-means on its pads."""
