@@ -19,17 +19,17 @@ MICROPYTHON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 pytestmark = pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no MicroPython unix port")
 
 # bytes on the 64-bit unix port (an upper bound of the Pico's: its pointers take 4 bytes), with
-# both displays, per front end (config.json "front_end"); measured 2026-11-29 after issue 8's
-# memory work (was 201 KB held, 157 KB of code, 44 KB of objects with the hall pads)
-FIRMWARE_HEAP_MAX = {"hall": 196_000,       # held after boot, code and objects (measured 184 KB)
-                     "shift": 203_000}      # (measured 191 KB)
-CODE_RAM_MAX = {"hall": 152_000,            # the modules, once imported (measured 143 KB)
-                "shift": 146_000}           # (measured 136 KB)
-BOOT_OBJECTS_MAX = {"hall": 46_000,         # what boot() keeps besides the code (measured 41 KB)
+# both displays, per front end (config.json "front_end"); measured 2026-11-29 at 7e2fe2e, after
+# issue 8's memory work (was 203 KB held, 161 KB of code with the hall pads); about 7 % of room
+FIRMWARE_HEAP_MAX = {"hall": 202_000,       # held after boot, code and objects (measured 189 KB)
+                     "shift": 207_000}      # (measured 193 KB)
+CODE_RAM_MAX = {"hall": 157_000,            # the modules, once imported (measured 146 KB)
+                "shift": 148_000}           # (measured 138 KB)
+BOOT_OBJECTS_MAX = {"hall": 46_000,         # what boot() keeps besides the code (measured 43 KB)
                     "shift": 59_000}        # (measured 55 KB)
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot
-PICO_ESTIMATE_MAX = {"hall": 148_000,       # (estimated 140 KB)
-                     "shift": 156_000}      # (estimated 147 KB)
+PICO_ESTIMATE_MAX = {"hall": 154_000,       # (estimated 144 KB)
+                     "shift": 160_000}      # (estimated 150 KB)
 MPY_TOTAL_MAX = 96_000          # every firmware module as .mpy for armv6m (measured 87 KB, -O3)
 
 
