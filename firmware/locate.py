@@ -59,6 +59,7 @@ while (_REACH + 1) * (_REACH + 1) < FIELD_REACH2:
 
 
 class Locator:
+    GRADED = True          # strengths are measured: a chip lifted fades (tracker.py, issue 4)
     THRESHOLD = 1200       # LSB: a pad this far from its baseline may be a chip (30 x noise)
     RES_THRESHOLD = 600    # LSB: what the fits leave unexplained at a candidate pad, to look there
     MIN_SEP = 250          # 25 mm: two chips' centres are never closer (small + small: 28 mm)
