@@ -139,6 +139,26 @@ def config_file(tmp, display, front_end=None):
     return path
 
 
+def string_pool(lines):
+    """{module: (new strings, bytes the string pool grew by)} from b_memory.py's "QSTR name"
+    lines, each followed by micropython.qstr_info()'s ("base": before the firmware, "boot":
+    what boot() added)."""
+    out = {}
+    prev = None
+    name = None
+    for ln in lines:
+        if ln.startswith("QSTR "):
+            name = ln[5:].strip()
+        elif name is not None and "n_total_bytes=" in ln:
+            n = int(ln.split("n_qstr=")[1].split(",")[0])
+            b = int(ln.split("n_total_bytes=")[1].split(",")[0].split()[0])
+            if prev is not None:
+                out[name] = (n - prev[0], b - prev[1])
+            prev = (n, b)
+            name = None
+    return out
+
+
 # -- the Pico's heap, estimated ----------------------------------------------------------------
 def pico_estimate(res, sizes):
     """The heap the firmware would hold after boot on the Pico (RP2040, 32-bit), estimated from
@@ -188,8 +208,9 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
             build_host_mpy(fw, [n[:-3] for n in firmware_sources() if n != "main.py"])
         # 2. the figures, with room to spare, and the loop's allocations over the games
         big = base + 2 * heap + 1024 * 1024       # the flash image is built with copies
-        res, _ = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},
-                       heapsize=big, firmware=fw)
+        res, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},
+                           heapsize=big, firmware=fw)
+        res["strings"] = string_pool(lines)
         # 3. does it boot with `heap` bytes free (a ballast takes the rest)?
         try:
             fit, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
@@ -263,10 +284,19 @@ def report(results, sizes):
                       f"{p['free']:12d}")
     print()
     r = max(results, key=lambda r: r["firmware"])
+    st = r.get("strings", {})
     print(f"code RAM per module ({_name(r)}; in import order, each with the modules it "
-          f"pulls in first):")
+          f"pulls in first);")
+    print("strings: the new names and short strings it brings, pool B: what the string pool")
+    print("grew by for them (the pool grows by doubling: the import that needs the next one is")
+    print("charged all of it), rest B: its bytecode, constants and objects")
+    print(f"  {'module':16} {'code B':>7} {'strings':>7} {'pool B':>7} {'rest B':>7}")
     for m, b in sorted(r["modules"].items(), key=lambda kv: -kv[1]):
-        print(f"  {m:16} {b:7d}")
+        n, p = st.get(m, (0, 0))
+        print(f"  {m:16} {b:7d} {n:7d} {p:7d} {b - p:7d}")
+    tn = sum(st.get(m, (0, 0))[0] for m in r["modules"])
+    tp = sum(st.get(m, (0, 0))[1] for m in r["modules"])
+    print(f"  {'all':16} {r['code']:7d} {tn:7d} {tp:7d} {r['code'] - tp:7d}")
     print()
     print(f"{'module (.mpy, armv6m)':24} {'source':>8} {'built':>8}")
     for n, (s, b) in sorted(sizes.items()):

@@ -23,6 +23,8 @@ Job (one JSON line on stdin):
   buffers    bytes held in bytearrays and arrays reachable from the Scoreboard after boot
              (the same size on the Pico: bench/memory.py's estimate keeps them whole)
   steps      {timeline: steps run}
+  (and before the result, "QSTR name" lines each followed by micropython.qstr_info()'s line:
+  the string pool after each import, bench/memory.py's "strings")
   alloc      {timeline: bytes step() kept allocated}, alloc_steps {timeline: steps that did},
              collections {timeline: steps inside which a collection ran} (see StepCounter)
 """
@@ -129,6 +131,13 @@ def _walk(root, seen):
     return total
 
 
+def _qstr(name):
+    # the string pool after `name` (micropython.qstr_info(): n_qstr, n_total_bytes), for the
+    # host to tell a module's strings from the rest of its code (bench/memory.py)
+    print("QSTR " + name)
+    micropython.qstr_info()
+
+
 def emit_meminfo():
     gc.collect()
     print("MEMINFO-BEGIN")
@@ -174,14 +183,17 @@ def main():
     order += [m for m in wanted if m == "app"]
     mods = {}
     prev = base
+    _qstr("base")
     for name in order:
         __import__(name)
         now = H.heap()
         mods[name] = now - prev
         prev = now
+        _qstr(name)
     code = prev - base
     sb = H.boot(r)
     boot = H.heap() - prev
+    _qstr("boot")
     res = {"base": base, "code": code, "modules": mods, "boot": boot, "firmware": code + boot,
            "buffers": buffers(sb, [r.world, r.flash, r.out]), "steps": {}, "alloc": {}, "alloc_steps": {}, "collections": {}}
     # allocations in the loop: every timeline, one after the other, on this booted firmware
