@@ -20,7 +20,10 @@
 # end or CRC: defaults); app.py says which on the display and in a {"ev":"calib"} event.
 # The steps run from the menu (app.py, "Calibrate pads") or from the host over the serial
 # console (tools/calibrate sends "calib empty", "calib small", "calib big", "calib save").
-# Boot and calibration only: everything here allocates.
+# Boot and calibration only: everything here allocates. app.py imports this module at boot
+# for load() and drops it again after (its code would take heap on the Pico for nothing), and
+# imports it again out of the loop turn when a calibration step is asked for (step(),
+# command()).
 from micropython import const
 from array import array
 
