@@ -187,10 +187,11 @@ def pico_estimate(res, sizes):
 
 # -- the measurement ---------------------------------------------------------------------------
 def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_end=None,
-            sizes=None):
+            sizes=None, smallest=False):
     """The memory figures of the firmware booted with config.json {"display": display,
     "front_end": front_end} (None: not in the file). With `sizes` (code_size()), "pico" holds
-    the Pico estimate (pico_estimate())."""
+    the Pico estimate (pico_estimate()); with `smallest`, "smallest_heap" the smallest heap in
+    one piece it boots in (to 4 KB: a dozen boots more)."""
     tmp = tempfile.mkdtemp(prefix="zenn-mem-")
     tls = timelines() if tls is None else tls
     try:
@@ -211,15 +212,28 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
         res, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},
                            heapsize=big, firmware=fw)
         res["strings"] = string_pool(lines)
-        # 3. does it boot with `heap` bytes free (a ballast takes the rest)?
-        try:
-            fit, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
-                               heapsize=big, firmware=fw)
-            res["boots_in_heap"] = True
-            res["max_free"] = T.mem_info_max_free(lines)
-        except T.TargetFailed as e:
-            res["boots_in_heap"] = False
-            res["boot_failure"] = str(e).splitlines()[-1]
+        # 3. does it boot with `heap` bytes free in one piece (a ballast takes the rest)?
+        def boots(n):
+            try:
+                T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": n},
+                      heapsize=big, firmware=fw)
+                return True
+            except T.TargetFailed as e:
+                if n == heap:
+                    res["boot_failure"] = str(e).splitlines()[-1]
+                return False
+        res["boots_in_heap"] = boots(heap)
+        if smallest:
+            # the smallest heap it boots in, to 4 KB (roughly: with the holes the imports
+            # leave, booting is not quite monotonic in the heap's size)
+            lo, hi = (heap // 2, heap) if res["boots_in_heap"] else (heap, 2 * heap)
+            while hi - lo > 4096:
+                mid = (lo + hi) // 2
+                if boots(mid):
+                    hi = mid
+                else:
+                    lo = mid
+            res["smallest_heap"] = hi
         # 4. the same games with the heap locked around each step (the runner's check)
         if locked:
             try:
@@ -266,6 +280,9 @@ def report(results, sizes):
     print("  around each step, collected before it); locked: the same games with the heap locked")
     print("  around each step (ok: no MemoryError)")
     for r in results:
+        if "smallest_heap" in r:
+            print(f"  {_name(r)} boots in {r['smallest_heap'] // 1024} KB of heap at the least "
+                  f"(holds {r['firmware'] // 1024} KB after boot)")
         if r.get("locked_error"):
             print(f"  {_name(r)}: {r['locked_error']}")
         if not r["boots_in_heap"]:
@@ -309,6 +326,8 @@ def main(argv=None):
     ap.add_argument("--display", help="one display choice (config.json); default: each")
     ap.add_argument("--front-end", help="one front end (config.json); default: each")
     ap.add_argument("--source", action="store_true", help="import the .py files, not .mpy")
+    ap.add_argument("--smallest", action="store_true",
+                    help="also find the smallest heap each boots in (slow)")
     a = ap.parse_args(argv)
     choices = [c for c in configurations()
                if (a.display is None or c[0] == a.display)
@@ -321,7 +340,8 @@ def main(argv=None):
         print(f"code size: {e}")
         sizes = {}
     tls = timelines()
-    results = [measure(d, a.source, tls, front_end=f, sizes=sizes) for d, f in choices]
+    results = [measure(d, a.source, tls, front_end=f, sizes=sizes, smallest=a.smallest)
+               for d, f in choices]
     report(results, sizes)
 
 

@@ -8,7 +8,8 @@ Job (one JSON line on stdin):
   and the heap in use before them ("base": the interpreter, the simulated table, its flash).
 - "locked": plays each timeline from a fresh boot with the heap locked around each step, as
   the runner does (an allocation there ends the run: exit status 3); {"locked": {name: steps}}.
-- "fit": a ballast takes all the free heap but BYTES, then the firmware is imported and booted:
+- "fit": a ballast takes all the free heap but BYTES in one piece (fill_heap()), then the
+  firmware is imported and booted:
   {"fit": true, "free": ...} with what is left, and the largest free block in the
   micropython.mem_info() printed before the result; exit status 1 (MemoryError) if it does
   not fit.
@@ -79,19 +80,30 @@ class StepCounter:
 
 
 def fill_heap(leave):
-    """Blocks that take the free heap but `leave` bytes (a list of bytearrays, kept)."""
+    """Ballast that takes all the free heap but one run of `leave` bytes in one piece (a list
+    of objects, kept), as a Pico's heap is after boot.py: first `leave` is set aside in one
+    block, then everything else is filled, the holes the simulated table left included (down
+    to single blocks, with floats), then the block set aside is given back."""
     gc.collect()
-    held = []
+    slots = [None] * 32768
+    reserve = bytearray(leave)
+    n = 0
     size = 1 << 20
-    while size >= 64:
-        want = gc.mem_free() - leave - 64      # a block's header and rounding
-        if want < 64:
-            break
+    while size >= 16 and n < len(slots):
         try:
-            held.append(bytearray(size if size < want else want))
+            slots[n] = bytearray(size)
+            n += 1
         except MemoryError:
             size >>= 1
-    return held
+    while n < len(slots):
+        try:
+            slots[n] = n + 0.5          # a float: one block of its own
+            n += 1
+        except MemoryError:
+            break
+    reserve = None      # noqa: F841 (given back)
+    gc.collect()
+    return slots
 
 
 def buffers(root, sim=()):
