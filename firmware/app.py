@@ -14,24 +14,35 @@
 # the loop runs flat out; while everything rests it idles between steps (returned to the
 # caller as milliseconds to sleep), which also lets the simulator skip ahead.
 from micropython import const
+import gc
 import sys
 import time
 import micropython
 
 from machine import WDT
 
+# gc.collect() between the imports and in boot(): each import leaves garbage among the code it
+# keeps (the loader's buffers, the module dicts it outgrew); collected at once, the next
+# module's code fills those holes, and boot()'s buffers find the free heap in one piece. With
+# both displays the firmware then boots in about 195 KB of heap instead of 222 (64-bit port;
+# docs/performance.md, "Memory").
 import pins
 import shot as S
 import tracker as TR
+gc.collect()
 from events import EventWriter
 from fastin import FastInputs
 from buttons import Buttons, NONE, LONG
 import faults as FA
+gc.collect()
 from rules_bowling import Bowling
+gc.collect()
 from rules_trap import END_TURN
+gc.collect()
 import journal as J
 from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
 from displays import Displays
+gc.collect()
 
 # Only what config.json chooses is imported (issue 8: every module's code takes heap on the
 # Pico): the front end's scanner and locator, the displays' drivers (displays.py). config.py and
@@ -104,6 +115,7 @@ class Scoreboard:
         self.config_path = config_path
 
     def boot(self):
+        gc.collect()                # the imports' garbage (above, at the imports)
         if hasattr(micropython, "alloc_emergency_exception_buf"):   # not on the unix port
             micropython.alloc_emergency_exception_buf(100)           # errors inside pin IRQs
         self.ev = EventWriter(self.out)
@@ -111,17 +123,23 @@ class Scoreboard:
         self.buttons = Buttons()
         # config.json on flash (config.py): which pads, which displays, ...; faults reported below
         import config
-        cfg = config.load(self.config_path)
+        c = config.load(self.config_path)
+        cfg = c.values              # {key: value} of every setting, defaults filled in
+        cfg_faults = c.faults
+        c = None
+        _forget("config")           # boot only: its code is not kept
         self.shift = cfg.get("front_end") == "shift"
         if self.shift:
             # the presence pads (docs/sensing.md, "The second front end")
             from shift_scan import PresenceScanner
             from locate_presence import PresenceLocator
+            gc.collect()
             self.scan = PresenceScanner()
             self.loc = PresenceLocator(self.scan)
         else:
             from hall_scan import HallScanner
             from locate import Locator
+            gc.collect()
             self.scan = HallScanner()
             self.loc = Locator(self.scan)     # fits again only when a pad jumped
         self.tracker = TR.Tracker(self.loc, self.fast)
@@ -161,10 +179,9 @@ class Scoreboard:
         self.ev.str_(b"reset", b"watchdog" if wd else b"power")
         self.ev.str_(b"calib", self.load_calibration())     # the pads' calibration (calib.py)
         self.ev.end()
-        self.config_faults(cfg)
-        cfg = None
-        _forget("config")
+        self.config_faults(cfg_faults)
         _forget("calib")
+        gc.collect()                # and its code (the journal's buffers come next)
         self.restore(wd)
         self.redraw()
         self.ui.flush()
@@ -246,18 +263,19 @@ class Scoreboard:
     def mode_of_game(self):
         return self.mode_before if self.mode == MENU else self.mode
 
-    def config_faults(self, cfg):
-        # each config.json problem as an event; the first one on the displays (until a button
-        # is pressed). The settings concerned run on their defaults.
+    def config_faults(self, faults):
+        # each config.json problem (config.Config.faults: (key, message)) as an event; the first
+        # one on the displays (until a button is pressed). The settings concerned run on their
+        # defaults.
         self.cfg_fault = False
-        for key, msg in cfg.faults:
+        for key, msg in faults:
             self.ev.begin(b"fault")
             self.ev.str_(b"what", b"config")
             self.ev.str_(b"key", key.encode())
             self.ev.str_(b"msg", msg.encode())
             self.ev.end()
-        if cfg.faults:
-            key = cfg.faults[0][0]
+        if faults:
+            key = faults[0][0]
             self.notice = ("Config? " + (key if key else "bad file")).encode()
             self.cfg_fault = True
 

@@ -2,6 +2,8 @@
 # ui.py), the seven-segment chain (max7219.py + seg_ui.py), or both. Displays fans the screen
 # calls app.py makes (draw_menu, draw_bowling, draw_trap, fault) out to each display and
 # services their buses, one small piece of each per loop turn. Allocation-free after open().
+import gc
+
 import pins
 
 
@@ -37,6 +39,7 @@ class Displays:
             self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
             uis.append(seg_ui.SegUI(self.seg))
             drivers.append(self.seg)
+        gc.collect()            # the imports' garbage (see app.Scoreboard.boot)
         self.uis = tuple(uis)
         self.drivers = tuple(drivers)
         return self
