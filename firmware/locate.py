@@ -97,6 +97,9 @@ class Locator:
     OUTLIER_UNCALIBRATED = 400
     OUTLIER_STILL = 100
     OUTLIER_GAIN = 3
+    # a chip whose fitted strength is off its kind's by more than 1 / ROW_DEV (magnets differ
+    # by about 3 %) has its group fitted again from evenly spaced starts (_row)
+    ROW_DEV = 12
     # while pads jump (_follow): a chip of the frame before within FOLLOW_MATCH of an extremum
     # seeds it with its strength, within FOLLOW_NEAR with its position too, and is fitted only
     # if its pads miss by FOLLOW_ERR (mean |residual|, LSB) more than they did (a chip lying
@@ -148,6 +151,8 @@ class Locator:
         self.ry = array('i', bytes(4 * MAX_FOUND))
         self.outlier = array('h', bytes(2 * MAX_FOUND)) # the pad left out of chip i's fit, or -1
         self.keep = array('i', bytes(4 * 3 * MAX_GROUP))
+        self.kerr = array('i', bytes(4 * MAX_GROUP))    # _row: the members' err before
+        self.rank = bytearray(MAX_GROUP)
         self.usable = bytearray(PAD_PRESENT)
         # the joint fit: members, window, normal equations
         self.gm = bytearray(MAX_GROUP)
@@ -500,9 +505,145 @@ class Locator:
         n = self._prune(n, self.MIN_STRENGTH)
         if self.n_near:
             n = self._merge_blind(n)
+        # 6. a row whose joint fit looks like a false minimum: started again from its ends
+        i = 0
+        while i < n:
+            if self._odd(i) or self._group(i, n) >= 3:
+                n = self._row(i, n)
+            i += 1
         for i in range(n):
             self.moved[i] = 1       # all fitted afresh
         return self._finish(n, grid, True)
+
+    def _odd(self, i):
+        """Chip i's strength is at the limit of a fit or far from its kind's (ROW_DEV): the
+        sign of chips in a row sharing out their field wrongly (issue 4)."""
+        a = self.amp[i]
+        if a >= self.amax or a <= -self.amax:
+            return True
+        r = self.ref_s if a > 0 else -self.ref_b
+        d = a - r
+        if d < 0:
+            d = -d
+        return d * self.ROW_DEV > (r if r > 0 else -r)
+
+    def _row(self, i, n):
+        """Chip i fitted oddly with neighbours: the group (chip i and those within GROUP) is
+        fitted again from its members spaced evenly between the two outermost along the line
+        through them, at the reference strengths; kept if the members miss less in all. A pair
+        still odd and missing badly is tried as three in a row. Returns the number of chips."""
+        gk = self._group(i, n)
+        if gk < 2:
+            return n
+        gm = self.gm
+        keep = self.keep
+        kerr = self.kerr
+        e0 = 0
+        # the two members farthest apart give the line
+        fa = 0
+        fb = 1
+        fd = -1
+        for q in range(gk):
+            j = gm[q]
+            keep[3 * q] = self.x[j]
+            keep[3 * q + 1] = self.y[j]
+            keep[3 * q + 2] = self.amp[j]
+            kerr[q] = self.err[j]
+            e0 += self.err[j]
+            for p in range(q + 1, gk):
+                dx = self.x[gm[p]] - self.x[j]
+                dy = self.y[gm[p]] - self.y[j]
+                d = dx * dx + dy * dy
+                if d > fd:
+                    fd = d
+                    fa = q
+                    fb = p
+        ax = keep[3 * fa]
+        ay = keep[3 * fa + 1]
+        ux = keep[3 * fb] - ax
+        uy = keep[3 * fb + 1] - ay
+        # each member's place along the line (ties by index)
+        rank = self.rank
+        for q in range(gk):
+            t = (keep[3 * q] - ax) * ux + (keep[3 * q + 1] - ay) * uy       # 2 * 1800**2
+            k = 0
+            for p in range(gk):
+                if p == q:
+                    continue
+                tp = (keep[3 * p] - ax) * ux + (keep[3 * p + 1] - ay) * uy
+                if tp < t or (tp == t and p < q):
+                    k += 1
+            rank[q] = k
+        for q in range(gk):
+            j = gm[q]
+            self._restore(j)
+            self.x[j] = ax + ux * rank[q] // (gk - 1)
+            self.y[j] = ay + uy * rank[q] // (gk - 1)
+            self.amp[j] = self.ref_s if self.amp[j] > 0 else -self.ref_b
+        ok = self._fit_group()
+        e1 = 0
+        odd = False
+        for q in range(gk):
+            e1 += self.err[gm[q]]
+            if self._odd(gm[q]):
+                odd = True
+        if ok and (e1 < e0 or (e1 == e0 and not odd)):
+            e0 = e1
+        else:
+            self._put_back(gk)
+            for q in range(gk):
+                self.err[gm[q]] = kerr[q]
+        # two chips of a kind still odd, missing badly: three in a row with the middle one
+        # taken up by the other two. Tried as three touching about their midpoint.
+        a = gm[0]
+        b = gm[1]
+        if (gk != 2 or n >= MAX_FOUND or (self.amp[a] > 0) != (self.amp[b] > 0)
+                or not (self._odd(a) or self._odd(b)) or e0 < self.SPLIT_ERR):
+            return n
+        for q in range(2):
+            j = gm[q]
+            keep[3 * q] = self.x[j]
+            keep[3 * q + 1] = self.y[j]
+            keep[3 * q + 2] = self.amp[j]
+            kerr[q] = self.err[j]
+        mx = (self.x[a] + self.x[b]) >> 1
+        my = (self.y[a] + self.y[b]) >> 1
+        ux = self.x[b] - mx
+        uy = self.y[b] - my
+        u = _isqrt(ux * ux + uy * uy)               # < 2 * 900**2
+        if u == 0:
+            return n
+        h = 2 * R_SMALL if self.amp[a] > 0 else 2 * R_BIG
+        r = self.ref_s if self.amp[a] > 0 else -self.ref_b
+        self._restore(a)
+        self._restore(b)
+        self.x[b] = mx + ux * h // u
+        self.y[b] = my + uy * h // u
+        self.x[a] = mx - ux * h // u
+        self.y[a] = my - uy * h // u
+        self.amp[a] = r
+        self.amp[b] = r
+        self.x[n] = mx
+        self.y[n] = my
+        self.x0[n] = mx
+        self.y0[n] = my
+        self.amp[n] = r
+        self.sub[n] = 0
+        self.outlier[n] = -1
+        gm[2] = n
+        self.gk = 3
+        ok = self._fit_group()
+        e1 = self.err[a] + self.err[b] + self.err[n]
+        if (ok and 2 * e1 < e0 and not (self._odd(a) or self._odd(b) or self._odd(n))
+                and self._nearest(n, n + 1, -1, self.MIN_SEP * self.MIN_SEP) < 0
+                and self._nearest(a, n + 1, -1, self.MIN_SEP * self.MIN_SEP) < 0):
+            return n + 1
+        self._restore(n)
+        self.gk = 2
+        self._put_back(2)
+        self.err[a] = kerr[0]
+        self.err[b] = kerr[1]
+        return n
 
     def _finish(self, n, grid, settled):
         """The results of chips 0 .. n - 1 (settled: a full fit, which may refit a chip without
