@@ -144,6 +144,12 @@ class Scoreboard:
             self.loc = Locator(self.scan)     # fits again only when a pad jumped
         self.tracker = TR.Tracker(self.loc, self.fast)
         self.faults = FA.FaultMonitor(self.scan, self.loc, self.fast, self.tracker, self.ev, self.shift)
+        # the pads' calibration (calib.py) before the displays' code is imported: calib.py is
+        # imported for it and dropped again, and its import then finds more room
+        self.notice = None          # the status row's notice (bytes), until a button or a shot
+        cal = self.load_calibration()
+        _forget("calib")
+        gc.collect()
         self.calibration = None     # calib.Calibration while calibrating
         self.calib_job = 0          # the calibration step service() is to run (1..4)
         self.cstep = 0
@@ -164,7 +170,6 @@ class Scoreboard:
         self.dirty = 1
         self.mode_before = MENU
         self.need_service = 0
-        self.notice = None          # the status row's notice (bytes), until a button or a shot
         self.shown = None           # what the status row shows
         self.stuck = NONE           # the button reported stuck
         self.chips = 0              # CH_* bits shown
@@ -177,11 +182,9 @@ class Scoreboard:
         wd = _reset_was_watchdog()
         self.ev.begin(b"boot")
         self.ev.str_(b"reset", b"watchdog" if wd else b"power")
-        self.ev.str_(b"calib", self.load_calibration())     # the pads' calibration (calib.py)
+        self.ev.str_(b"calib", cal)     # the pads' calibration: loaded, missing or damaged
         self.ev.end()
         self.config_faults(cfg_faults)
-        _forget("calib")
-        gc.collect()                # and its code (the journal's buffers come next)
         self.restore(wd)
         self.redraw()
         self.ui.flush()
