@@ -159,6 +159,30 @@ def string_pool(lines):
     return out
 
 
+def boots_in_heap(display=None, front_end=None, heap=HEAP, fw=None):
+    """(True, None) when the firmware boots in this configuration with `heap` bytes of heap in
+    one piece (b_memory.py's "fit"), else (False, the error's last line). fw: a folder of the
+    firmware's .mpy built by build_host_mpy() (built here when None)."""
+    tmp = tempfile.mkdtemp(prefix="zenn-fit-")
+    try:
+        cfg = config_file(tmp, display, front_end)
+        first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
+        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, m + ".py"))]
+        if fw is None:
+            fw = os.path.join(tmp, "mpy")
+            os.makedirs(fw)
+            build_host_mpy(fw, [n[:-3] for n in firmware_sources() if n != "main.py"])
+        big = first["base"] + 2 * heap + 1024 * 1024
+        try:
+            T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
+                  heapsize=big, firmware=fw)
+            return True, None
+        except T.TargetFailed as e:
+            return False, str(e).splitlines()[-1]
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 # -- the Pico's heap, estimated ----------------------------------------------------------------
 def pico_estimate(res, sizes):
     """The heap the firmware would hold after boot on the Pico (RP2040, 32-bit), estimated from
