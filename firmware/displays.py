@@ -24,6 +24,7 @@ class Displays:
             from machine import I2C
             from ssd1306 import SSD1306
             import ui
+            gc.collect()        # the imports' garbage first (see app.py, at its imports)
             i2c = I2C(pins.OLED_BUS, scl=Pin(pins.OLED_SCL), sda=Pin(pins.OLED_SDA),
                       freq=pins.OLED_FREQ)
             self.oled = SSD1306(i2c, pins.OLED_ADDR)
@@ -33,13 +34,13 @@ class Displays:
             from machine import SPI
             from max7219 import MAX7219
             import seg_ui
+            gc.collect()
             spi = SPI(pins.SPI_BUS, baudrate=10000000, polarity=0, phase=0,
                       sck=Pin(pins.SPI_SCK), mosi=Pin(pins.SPI_MOSI), miso=Pin(pins.SPI_MISO))
             cs = Pin(pins.SPI_CS, Pin.OUT, value=1)
             self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
             uis.append(seg_ui.SegUI(self.seg))
             drivers.append(self.seg)
-        gc.collect()            # the imports' garbage (see app.Scoreboard.boot)
         self.uis = tuple(uis)
         self.drivers = tuple(drivers)
         return self
