@@ -75,7 +75,6 @@ _BTN_TURN = const(3)
 GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2", b"Calibrate pads", b"Sensor test")
 # the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
 CAL_TEXT = (b"Clear the board", b"Small chip, centre", b"Big chip, centre", b"Save calibration")
-ENDS = (b"a", b"b")
 TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
 ROLE = (b"Winner traps", b"Winner flees")
 FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
@@ -177,7 +176,7 @@ class Scoreboard:
         self.cvals = bytearray(11)  # the correction screen's values, its title
         self.ncv = 0
         self.ctitle = bytearray(b"Correct P1 F10 B3")
-        self.digit = bytearray(1)               # the players menu's choice ("1" .. "6")
+        self.digit = bytearray(1)       # the players ("1" .. "6") or end ("a", "b") menu's choice
         self.pins = bytearray(b"2 pins")        # the correction screen's "2 pins" .. "9 pins"
         wd = _reset_was_watchdog()
         self.ev.begin(b"boot")
@@ -596,7 +595,9 @@ class Scoreboard:
                 d[0] = 49 + c
                 u.draw_menu(b"Players", d, b"next / ok")
             elif p == _PAGE_END:
-                u.draw_menu(b"Shooter end", ENDS[c], b"next / ok")
+                d = self.digit
+                d[0] = 97 + c                       # "a" or "b"
+                u.draw_menu(b"Shooter end", d, b"next / ok")
             elif p == _PAGE_TRAPPER:
                 u.draw_menu(b"Trapper", TRAPPER[c], b"next / ok")
             elif p == _PAGE_ROLE:

@@ -53,7 +53,10 @@ _SHORT = (
     b"\x09\x07" b"next / ok" b"nEXt oK"
 )
 
-_REASON = (b"", b"StUC", b"hit", b"oFF", b"CUP", b"15Sh", b"SAnK")
+# the result codes (rules_trap's reason 1..6) in one bytes object: code r is
+# _REASON[_REASON_AT[r]:_REASON_AT[r + 1]]
+_REASON = b"StUChitoFFCUP15ShSAnK"
+_REASON_AT = b"\x00\x00\x04\x07\x0a\x0d\x11\x15"
 
 
 def _same(t, j, buf, n):
@@ -256,7 +259,10 @@ class SegUI(Row):
                 self._num(1, t.winner, 1)
             else:
                 self._put(0, b"tiE")
-            self._put(3, _REASON[t.reason] if t.reason < len(_REASON) else b"")
+            r = t.reason
+            if 0 < r < len(_REASON_AT) - 1:
+                a = _REASON_AT[r]
+                self._put(3, _REASON, a, _REASON_AT[r + 1] - a)
         else:
             if t.variant == 2:
                 ln[0] = 114                         # r

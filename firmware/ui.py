@@ -33,6 +33,11 @@ _PROMPT = const(1)
 
 _BAR = const(124)       # '|': the font draws it over the full cell height
 
+# how a Trap Zenn game ended (rules_trap's reason 1..6), in one bytes object: reason r is
+# _REASON[_REASON_AT[r]:_REASON_AT[r + 1]]
+_REASON = b"stuckhit a bigoff boardin a cup15 shotssank small"
+_REASON_AT = b"\x00\x00\x05\x0e\x17\x1f\x27\x31"
+
 
 def _prompt_text(prompt):
     if prompt == PROMPT_PLACE_POCKET:
@@ -328,7 +333,10 @@ class UI(Row):
                 c = self._put(c, b" wins: ")
             else:
                 c = self._put(0, b"A tie: ")
-            self._put(c, _reason_text(t.reason))
+            r = t.reason
+            if 0 < r < len(_REASON_AT) - 1:
+                a = _REASON_AT[r]
+                self._put(c, _REASON, a, _REASON_AT[r + 1] - a)
         self._show(6)
         if self._status():
             return
@@ -344,19 +352,3 @@ class UI(Row):
         elif setup == 0:
             self._put(0, b"Big on Zenn line x3")
         self._show(_STATUS)
-
-
-def _reason_text(r):
-    if r == 1:
-        return b"stuck"
-    if r == 2:
-        return b"hit a big"
-    if r == 3:
-        return b"off board"
-    if r == 4:
-        return b"in a cup"
-    if r == 5:
-        return b"15 shots"
-    if r == 6:
-        return b"sank small"
-    return b""
