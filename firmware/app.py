@@ -72,11 +72,19 @@ _BTN_OK = const(1)
 _BTN_UNDO = const(2)
 _BTN_TURN = const(3)
 
-GAMES = (b"Zenn Bowling", b"Trap Zenn 1", b"Trap Zenn 2", b"Calibrate pads", b"Sensor test")
+# The menus' choices, each list in one bytes object (a tuple of bytes took an object each):
+# choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu())
+_GAMES = b"Zenn BowlingTrap Zenn 1Trap Zenn 2Calibrate padsSensor test"
+_GAMES_AT = b"\x00\x0c\x17\x22\x30\x3b"
+_N_GAMES = const(5)
 # the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
-CAL_TEXT = (b"Clear the board", b"Small chip, centre", b"Big chip, centre", b"Save calibration")
-TRAPPER = (b"Coin flip", b"Player 1", b"Player 2")
-ROLE = (b"Winner traps", b"Winner flees")
+_CAL_TEXT = b"Clear the boardSmall chip, centreBig chip, centreSave calibration"
+_CAL_TEXT_AT = b"\x00\x0f\x21\x31\x41"
+_CAL_STEPS = const(4)
+_TRAPPER = b"Coin flipPlayer 1Player 2"
+_TRAPPER_AT = b"\x00\x09\x11\x19"
+_ROLE = b"Winner trapsWinner flees"
+_ROLE_AT = b"\x00\x0c\x18"
 FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
 
 _IDLE_MS_AT_REST = const(2)
@@ -505,7 +513,7 @@ class Scoreboard:
             self.refuse(b, _WHY_NOT_HERE)
             return
         if b == _BTN_NEXT:
-            n = len(GAMES) if p == _PAGE_GAME else 3
+            n = _N_GAMES if p == _PAGE_GAME else 3
             if p == _PAGE_PLAYERS:
                 n = 6
             elif p == _PAGE_END or p == _PAGE_ROLE:
@@ -589,7 +597,7 @@ class Scoreboard:
             p = self.page
             c = self.choice
             if p == _PAGE_GAME:
-                u.draw_menu(b"Game", GAMES[c], b"next / ok")
+                _menu(u, b"Game", _GAMES, _GAMES_AT, c, b"next / ok")
             elif p == _PAGE_PLAYERS:
                 d = self.digit
                 d[0] = 49 + c
@@ -599,9 +607,9 @@ class Scoreboard:
                 d[0] = 97 + c                       # "a" or "b"
                 u.draw_menu(b"Shooter end", d, b"next / ok")
             elif p == _PAGE_TRAPPER:
-                u.draw_menu(b"Trapper", TRAPPER[c], b"next / ok")
+                _menu(u, b"Trapper", _TRAPPER, _TRAPPER_AT, c, b"next / ok")
             elif p == _PAGE_ROLE:
-                u.draw_menu(FLIP_WON[self.flip_winner - 1], ROLE[c], b"next / ok")
+                _menu(u, FLIP_WON[self.flip_winner - 1], _ROLE, _ROLE_AT, c, b"next / ok")
             elif p == _PAGE_RESTART:
                 u.draw_menu(b"New game?", b"ok = yes", b"other = no")
             elif p == _PAGE_CORRECT:
@@ -611,7 +619,7 @@ class Scoreboard:
         elif self.mode == TRAP:
             u.draw_trap(self.trap, self.setup)
         elif self.mode == CALIB:
-            u.draw_menu(b"Calibrate pads", CAL_TEXT[self.cstep],
+            _menu(u, b"Calibrate pads", _CAL_TEXT, _CAL_TEXT_AT, self.cstep,
                         b"working..." if self.calib_job else
                         (b"ok=add spot / next" if self.cstep in (1, 2) else b"ok / next=skip / undo"))
 
@@ -677,7 +685,7 @@ class Scoreboard:
             self.leave_tool()
         elif b == _BTN_NEXT:
             self.cstep += 1
-            if self.cstep >= len(CAL_TEXT):
+            if self.cstep >= _CAL_STEPS:
                 self.leave_tool()
         elif b == _BTN_OK:
             self.calib_job = self.cstep + 1
@@ -707,9 +715,15 @@ class Scoreboard:
         import calib
         if calib.step(self) and menu:
             self.cstep += 1
-            if self.cstep >= len(CAL_TEXT):
+            if self.cstep >= _CAL_STEPS:
                 self.leave_tool()
         self.dirty = 1
+
+
+def _menu(u, title, words, at, c, hint):
+    # a menu screen whose choice is word c of `words` (the lists above)
+    a = at[c]
+    u.draw_menu(title, words, hint, a, at[c + 1] - a)
 
 
 def _forget(name):

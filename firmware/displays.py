@@ -46,9 +46,10 @@ class Displays:
         return self
 
     # -- the screens ---------------------------------------------------------------------------
-    def draw_menu(self, title, choice, hint):
+    def draw_menu(self, title, choice, hint, off=0, n=-1):
+        # the choice is choice[off:off + n] (n = -1: to the end)
         for u in self.uis:
-            u.draw_menu(title, choice, hint)
+            u.draw_menu(title, choice, hint, off, n)
 
     def draw_bowling(self, game):
         for u in self.uis:

@@ -59,10 +59,10 @@ _REASON = b"StUChitoFFCUP15ShSAnK"
 _REASON_AT = b"\x00\x00\x04\x07\x0a\x0d\x11\x15"
 
 
-def _same(t, j, buf, n):
-    # t[j:j + n] == buf[:n], without a slice
+def _same(t, j, buf, off, n):
+    # t[j:j + n] == buf[off:off + n], without a slice
     for k in range(n):
-        if t[j + k] != buf[k]:
+        if t[j + k] != buf[off + k]:
             return False
     return True
 
@@ -79,22 +79,23 @@ class SegUI(Row):
     def _show(self, row, dps=0):
         self.d.line(row, self._ln, dps)
 
-    def _word(self, row, buf):
-        # a whole row: the digits' word for the OLED's `buf` (_SHORT), or buf itself
+    def _word(self, row, buf, off=0, n=-1):
+        # a whole row: the digits' word for the OLED's buf[off:off + n] (_SHORT), or that
         self._blank()
         t = _SHORT
-        n = len(buf)
+        if n < 0:
+            n = len(buf) - off
         i = 0
         end = len(t)
         while i < end:
             a = t[i]
             j = i + 2
-            if a == n and _same(t, j, buf, n):
+            if a == n and _same(t, j, buf, off, n):
                 self._put(0, t, j + a, t[i + 1])
                 self._show(row)
                 return
             i = j + a + t[i + 1]
-        self._put(0, buf)
+        self._put(0, buf, off, n)
         self._show(row)
 
     def _status(self, row):
@@ -127,9 +128,9 @@ class SegUI(Row):
             self._show(r)
 
     # -- menu -------------------------------------------------------------------------------
-    def draw_menu(self, title, choice, hint):
+    def draw_menu(self, title, choice, hint, off=0, n=-1):
         self._word(0, title)
-        self._word(1, choice)
+        self._word(1, choice, off, n)
         if not self._status(2):
             self._word(2, hint)
         self._rest(3)

@@ -112,17 +112,19 @@ class UI(Row):
         return True
 
     # -- menu -------------------------------------------------------------------------------
-    def draw_menu(self, title, choice, hint):
-        # title as a bar on top, the current choice highlighted in the middle, a hint below
+    def draw_menu(self, title, choice, hint, off=0, n=-1):
+        # title as a bar on top, the current choice (choice[off:off + n]; n = -1: to the end)
+        # highlighted in the middle, a hint below
         self.line(0, title, 0, -1, True, True)
         self._blank()
         self._show(1)
         self._show(2)
-        n = len(choice)
+        if n < 0:
+            n = len(choice) - off
         if n > COLS - 2:
             n = COLS - 2
         a = (COLS - n - 2) // 2
-        self._put(a + 1, choice, 0, n)
+        self._put(a + 1, choice, off, n)
         self._show(3, 0, a, n + 2)
         self._blank()
         self._show(4)
