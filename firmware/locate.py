@@ -817,6 +817,8 @@ class Locator:
                     self.err[i] = e
                 if e <= f or fits >= self.FOLLOW_FITS:
                     continue
+                if sweep and self._nearest(i, n, -1, self.GROUP * self.GROUP) < 0:
+                    continue    # alone: a second pass would find what the first did
                 self.gm[0] = i
                 self.gk = 1
                 self._fit_group()
