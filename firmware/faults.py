@@ -65,7 +65,11 @@ class FaultMonitor:
     TOGGLES = 6             # changes in TOGGLE_WINDOW frames: flickering
     TOGGLE_WINDOW = 32
     SR_FRAMES = 4           # frames a whole shift register reads covered: stuck on
-    HAND_FRAMES = 6         # frames a hand is seen before it is reported (and gone, after)
+    # a hand seen this long, with no break of HAND_FRAMES frames, is reported: one left
+    # hovering. A hand putting a chip down or lifting one is over the pads for some 0.3 - 0.7 s
+    # (the simulator: 0.4 s, world.HAND_BEFORE_MS), which must never be reported (issue 4)
+    HAND_MS = 1500
+    HAND_FRAMES = 6         # frames without a hand that end one (and report it gone)
     # cup beams
     CHATTER_EDGES = 6       # edges within CHATTER_MS: no chip or hand does that
     CHATTER_MS = 1000
@@ -83,7 +87,9 @@ class FaultMonitor:
         self.text = None        # the newest fault's text
         self.count = 0          # faults reported
         self.hand_on = 0
-        self.hand_n = 0
+        self.hand_n = 0         # frames without a hand since one was seen
+        self.hand_streak = 0    # a hand is being seen (gaps under HAND_FRAMES frames bridged) ...
+        self.hand_since = 0     # ... since this ticks_ms
         self.new = array('h', bytes(2 * MAX_NEW))
         self.newc = bytearray(MAX_NEW)
         self.nn = 0
@@ -398,41 +404,67 @@ class FaultMonitor:
         self.ho_seen = bytearray(8)
         self.version = -1
         self.hand_window = 0
+        self.fl_g = array('h', bytes(2 * 8))      # pads that flickered in the last window
+        self.fl_new = array('h', bytes(2 * 8))
+        self.fl_n = 0
 
     def _presence(self):
         sc = self.scan
         loc = self.loc
-        # a hand: on after HAND_FRAMES frames with one, off after as many without
-        h = 1 if loc.hand else 0
-        if h != self.hand_on:
+        # a hand: on once seen for HAND_MS, off after HAND_FRAMES frames without one
+        if loc.hand:
+            self.hand_n = 0
+            now = time.ticks_ms()
+            if not self.hand_streak:
+                self.hand_streak = 1
+                self.hand_since = now
+            if not self.hand_on and time.ticks_diff(now, self.hand_since) >= self.HAND_MS:
+                self.hand_on = 1
+                g = ((loc.hand_y - BT.PRES_Y0 + BT.PRES_PITCH // 2) // BT.PRES_PITCH) * BT.PRES_COLS \
+                    + (loc.hand_x - BT.PRES_X0 + BT.PRES_PITCH // 2) // BT.PRES_PITCH
+                if g < 0 or g >= self.n_grid:
+                    g = -1
+                self._report(C_HAND, g, -1, -1)
+        elif self.hand_streak:
             self.hand_n += 1
             if self.hand_n >= self.HAND_FRAMES:
                 self.hand_n = 0
-                self.hand_on = h
-                g = -1
-                if h:
-                    g = ((loc.hand_y - BT.PRES_Y0 + BT.PRES_PITCH // 2) // BT.PRES_PITCH) * BT.PRES_COLS \
-                        + (loc.hand_x - BT.PRES_X0 + BT.PRES_PITCH // 2) // BT.PRES_PITCH
-                    if g < 0 or g >= self.n_grid:
-                        g = -1
-                self._report(C_HAND, g, -1, -1)
-        else:
-            self.hand_n = 0
+                self.hand_streak = 0
+                if self.hand_on:
+                    self.hand_on = 0
+                    self._report(C_HAND, -1, -1, -1)
         # lone covered pads that stay so
         self._watch(self.sp_g, self.sp_n, self.sp_seen, loc.speck, loc.specks, self.SPECK_FRAMES, C_STUCK)
         # uncovered pads deep inside still chips
         self._holes()
-        # flickering pads: too many changes in a window (not in one a hand's ragged edge was in)
+        # flickering pads: too many changes in two windows in a row, neither of which a hand was
+        # seen in (a hand's ragged edge switches pads too; by the board's edge a hand partly off
+        # the pads is taken for chips in some frames, so a window just before the frames that
+        # see it may hold its edge's changes: issue 4)
         if loc.hand:
             self.hand_window = 1
         if self.frames % self.TOGGLE_WINDOW == 0:
             t = sc.toggles
             hw = self.hand_window
             self.hand_window = 0
+            fl = self.fl_g
+            m = 0
             if not hw:
                 for g in range(self.n_grid):
                     if t[g] >= self.TOGGLES and not self.bad[g]:
-                        self._flag(g, C_FLICKER)
+                        was = 0
+                        for q in range(self.fl_n):
+                            if fl[q] == g:
+                                was = 1
+                                break
+                        if was:
+                            self._flag(g, C_FLICKER)
+                        elif m < 8:
+                            self.fl_new[m] = g
+                            m += 1
+            for q in range(m):
+                fl[q] = self.fl_new[q]
+            self.fl_n = m
             for g in range(self.n_grid):
                 t[g] = 0
         # a shift register reading every pad covered, frame after frame

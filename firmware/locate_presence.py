@@ -45,6 +45,7 @@ _DY = (0, 1, 1, 1, 0, -1, -1, -1)
 
 
 class PresenceLocator:
+    GRADED = False         # every chip seen alike (no strength); a hand is seen (tracker.py)
     RIM = 10               # 0.1 mm: the chips' seen radius is their radius less this, until calibrated
     PER_CHIP = 2           # pads: what one chip more costs a fit (so that a set of fewer wins a tie)
     OVERLAP = 3            # pads: what two chips overlapping costs a fit

@@ -6,7 +6,8 @@
 # told apart as:
 #   a shot     a chip was seen sliding (or vanished with a cup drop): ShotResult is filled
 #   a placing  new chips appeared, none moved           (a hand put a chip down)
-#   a taking   chips vanished where they lay            (a hand lifted them)
+#   a taking   chips vanished where they lay            (a hand lifted them: hall pads see the
+#              magnet fade in place, presence pads the hand the chip goes into)
 #   a change   both of the last two                     (a hand rearranged chips)
 # Chips keep their slot from one rest to the next, so the rules can tell the big chips apart.
 # RAM: about 400 bytes. Allocation-free after construction.
@@ -57,6 +58,19 @@ class Tracker:
     REFIND_NEAR = 400
     # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
     BLIND_NEAR = 450
+    # presence pads (issue 4): they see no strength, but they see a hand. A hand lifting a
+    # chip covers it, so the chip goes into the hand's patch: a chip that vanishes and has a
+    # hand seen where it was last seen (the centre of the hand's patch within HAND_NEAR, 60 mm:
+    # about a palm's half width) in HAND_FRAMES frames, the first within HAND_RECENT_MS of the
+    # frame it went and each within HAND_RECENT_MS of the one before, was lifted. One that
+    # vanishes with no hand there left the board, wherever it lay. Two frames, and only frames
+    # in which the chip is not seen itself: a chip flicked at 4.8 m/s is smeared over one
+    # frame's scan into a ragged patch beside it that the locator takes for a hand, for a frame
+    # or two as it leaves (a hand stays a few hundred ms). Gaps are bridged: by the edge a hand
+    # partly off the pads is taken for chips in some frames.
+    HAND_NEAR = 600
+    HAND_RECENT_MS = 250
+    HAND_FRAMES = 2
 
     def __init__(self, locator, fast):
         self.loc = locator
@@ -79,8 +93,12 @@ class Tracker:
         self.rs = array('i', (0,) * MAX)     # the strength each chip came to rest with
         # the hall pads measure a chip's strength (a magnet lifted fades); presence pads see
         # every chip alike (strength ADC_PEAK), so a chip vanishing from them tells nothing
-        # by its strength. The hall locator is the one that learns reference strengths.
-        self.graded = 1 if hasattr(locator, 'ref_s') else 0
+        # by its strength, but they see the hand that lifts it (locator.hand, hand_x, hand_y)
+        self.graded = 1 if locator.GRADED else 0
+        self.hand_n = bytearray(MAX)         # frames a hand was seen where the chip went ...
+        self.hand_t = array('i', (0,) * MAX) # ... the last at this ticks_ms (presence pads)
+        self.handed = bytearray(MAX)         # HAND_FRAMES of them: a hand lifted it
+        self.gone_t = array('i', (0,) * MAX) # when it vanished (ticks_ms)
         self.move_order = bytearray(MAX)
         self.n_moved = 0
         self.claimed = bytearray(8)
@@ -300,7 +318,31 @@ class Tracker:
             # strength: only what is seen during the activity counts there
             self.ts[i] = self.rs[i] if self.graded else 0
             self.faded[i] = 0
+            self.handed[i] = 0
+            self.hand_n[i] = 0
             self.move_order[i] = 0
+
+    def _hand_at(self, now):
+        """A hand is seen (presence pads): count it at every chip gone from sight within
+        HAND_NEAR of it (HAND_FRAMES of them: lifted)."""
+        loc = self.loc
+        hx = loc.hand_x
+        hy = loc.hand_y
+        hand_n = self.hand_n
+        for i in range(MAX):
+            if not self.present[i] or self.seen[i] or \
+                    not _near(self.tx[i], self.ty[i], hx, hy, self.HAND_NEAR):
+                continue
+            if hand_n[i] and time.ticks_diff(now, self.hand_t[i]) <= self.HAND_RECENT_MS:
+                if hand_n[i] < 255:
+                    hand_n[i] += 1
+            elif time.ticks_diff(now, self.gone_t[i]) <= self.HAND_RECENT_MS:
+                hand_n[i] = 1
+            else:
+                continue
+            self.hand_t[i] = now
+            if hand_n[i] >= self.HAND_FRAMES:
+                self.handed[i] = 1
 
     def _track(self, n, now):
         loc = self.loc
@@ -334,6 +376,7 @@ class Tracker:
                     best = j
             if best < 0:
                 seen[i] = 0               # vanished: into a cup, off the board or lifted
+                self.gone_t[i] = now
                 continue
             self._follow(i, best)
         # a chip lost for a frame or two (a fast slide smears its field over the frame) is
@@ -365,6 +408,8 @@ class Tracker:
             if best >= 0:
                 seen[i] = 1
                 self._follow(i, best)
+        if loc.hand:
+            self._hand_at(now)
 
     def _follow(self, i, j):
         loc = self.loc
@@ -427,6 +472,26 @@ class Tracker:
                     r.fate[i] = _cup_unwatched(fast, self.tx[i], self.ty[i])
                     r.sure[i] = 0
                     shot = True
+                elif not self.graded:
+                    # presence pads: a hand at it as it went lifted it. Without one it left
+                    # the board (what else takes a chip away?): sure when seen sliding, or
+                    # gone from where it lay within EDGE_NEAR of the edge, where a flick can
+                    # take it off between two frames; gone unseen from further in, where the
+                    # pads would have seen it on its way, something they missed may have taken
+                    # it, so the players are asked to check (unsure)
+                    if self.handed[i]:
+                        r.fate[i] = S.FATE_GONE
+                        taken = True
+                    elif self.moved[i] and loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
+                        r.fate[i] = S.FATE_GONE     # out of the pads' sight (unsure, below)
+                        shot = True
+                    else:
+                        r.fate[i] = S.FATE_OFF
+                        r.moved[i] = 1
+                        shot = True
+                        if not self.moved[i] and \
+                                _edge_distance(self.tx[i], self.ty[i]) >= self.EDGE_NEAR:
+                            r.sure[i] = 0
                 elif ((self.moved[i] or self.ts[i] >= self.OFF_STRENGTH
                        or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
                       and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR

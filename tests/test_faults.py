@@ -67,10 +67,12 @@ def game(t, hand_at=None):
     frame(t, STRIKE)                               # X
     frame(t, ["b.n3"], ["a.e2"])                   # 7-  (a.e2: no basket)
     if hand_at:
-        t.fault(hand=hand_at, ms=1500)             # a hand hovers between frames
-        t.advance_time_and_run(600)
+        # a hand hovers between frames, left there longer than a put or a lift takes (the
+        # fault is reported after faults.HAND_MS, 1.5 s)
+        t.fault(hand=hand_at, ms=3000)
+        t.advance_time_and_run(2000)
         t.checkpoint("hand")
-        t.advance_time_and_run(1500)
+        t.advance_time_and_run(1600)
     frame(t, ["b.cup"], ["b.cup"])                 # 9/  (a sink, then from the pin pocket)
     frame(t, ["b.cup3"], ["center"])               # 9-
     frame(t, STRIKE)                               # X

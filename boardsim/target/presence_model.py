@@ -9,7 +9,9 @@ centre, where the seen radius is the chip's radius less PRES_RIM (its rounded ri
 little) and PRES_REACH is where that pad's switching threshold puts the edge across its window
 (tools/gen_tables.py). A chip counts once a hand has lowered it most of the way (amplitude at
 least half). A hand hovering over the pads covers them too: a disc of HAND_R, its rim ragged
-(the cells within HAND_RAGGED of it switch at random, read by read).
+(the cells within HAND_RAGGED of it switch at random, read by read). The world shows one over
+each chip put down or lifted (world.py, HAND_BEFORE_MS; docs/simulator.md, "Hands") and where a
+test's {"fault": {"hand": ...}} step hovers one.
 
 - update(chips, hands) between firmware steps (heap unlocked; recomputes the cells near what
   moved, before and after).

@@ -23,6 +23,22 @@ CUP_B = 3
 OFF = 4
 
 PUT_MS = 150          # a hand lowering a chip onto the surface / lifting it off
+# ... and that hand is over the chip around it (issue 4), which the presence pads see (the hall
+# pads see magnets only). A chip lies flat on the surface, so the fingers holding it come within
+# the pads' few millimetres of reach together with it:
+# - a lift: the hand comes down over the chip and the fingers pinch its rim, HAND_BEFORE_MS
+#   before the chip starts to rise (a reach-to-grasp's closing phase takes some 150 - 300 ms;
+#   the lift op is when the hand arrives, the chip's PUT_MS fade follows);
+# - a put: the hand comes into reach with the chip it carries, so from the fade's start (the
+#   op's time, as before: a put's timeline is unchanged);
+# - either: the fingers stay HAND_AFTER_MS after the fade (letting go, or rising with the chip
+#   out of reach). Not counted in busy_until: SETTLE_MS follows the fade as before.
+# So a lift shows a hand for 400 ms, a put for 250 ms, well under the firmware's hand fault
+# (faults.HAND_MS, 1.5 s: a hand left hovering). The hand's disc (presence_model.HAND_R, 45 mm)
+# is centred on the chip (fingers pinching it from above), so it covers the chip whole; by the
+# edge part of it lies off the pads. A hand reaching into a cup is not shown.
+HAND_BEFORE_MS = 150
+HAND_AFTER_MS = 100
 CUP_PULSE_US = 5000   # a chip falling through a cup's throat beam
 HAND_PULSE_US = 80000 # a hand reaching into a cup breaks its beam too
 HIT_PULSE_US = 2000   # a piezo on a bumper or block rings briefly
@@ -85,7 +101,7 @@ class World:
         self.shift_bus = sh["bus"]
         self.shift_load = sh["load"]
         machine.watch(sh["load"], self._load_edge)
-        self.hands = []         # [x, y, until_us]: hands hovering over the pads
+        self.hands = []         # [x, y, until_us(, 1: a put's or lift's)]: hands over the pads
         self.chatter = [0, 0]   # per cup: when its beam chatters next (virtual us; 0: never)
         self.rng = 0x9E3779B9
         self.cup_pin = (pm["cup_beam"]["a"], pm["cup_beam"]["b"])
@@ -167,18 +183,25 @@ class World:
         c.x = x
         c.y = y
         self._fade(c, 0, AMP_FULL, now_us, BOARD)
+        self._hand_over(c, now_us)
         self.hall_dirty = True
 
     def lift(self, name, now_us):
         c = self.chips[name]
         if c.state == BOARD:
-            self._fade(c, c.amp, 0, now_us, HAND)
+            self._fade(c, c.amp, 0, now_us + HAND_BEFORE_MS * 1000, HAND)
+            self._hand_over(c, now_us)
         elif c.state in (CUP_A, CUP_B):
             end = 0 if c.state == CUP_A else 1
             self.pulses.append([self.cup_pin[end], now_us, now_us + HAND_PULSE_US, 0])
             c.state = HAND
         else:
             c.state = HAND
+
+    def _hand_over(self, c, now_us):
+        """The hand putting down or lifting chip c: over it from now until HAND_AFTER_MS after
+        its fade (above)."""
+        self.hands.append([c.x, c.y, c.fade_t1 + HAND_AFTER_MS * 1000, 1])
 
     def _fade(self, c, a0, a1, now_us, after):
         c.fade_from = a0
@@ -207,7 +230,8 @@ class World:
         for p in self.pulses:
             t = max(t, p[2])
         for h in self.hands:
-            t = max(t, h[2])
+            if len(h) < 4:          # (a hand putting or lifting a chip goes with SETTLE_MS)
+                t = max(t, h[2])
         return t
 
     # -- time passes ------------------------------------------------------------------------
