@@ -247,6 +247,10 @@ class FaultMonitor:
         self.same = bytearray(n)
         self.rail = bytearray(n)
         self.flick = bytearray(n)
+        # each pad's change found at its check before last, /32 (capped): a pad is checked every
+        # 4th frame, its neighbours at other frames, so with it a neighbour's two last changes
+        # cover the whole of a pad's own 4 frames (see _quiet)
+        self.dlast = bytearray(n)
         self.bad = bytearray(n)          # fault code + 1 of a pad found faulty, 0: fine
         self.mux_min = self.MUX_MIN
         self.mux_code = -1               # any fault counts towards a dead mux
@@ -275,6 +279,7 @@ class FaultMonitor:
         grid = self.scan.grid
         base = self.scan.baseline
         prev = self.prev
+        dlast = self.dlast
         bad = self.bad
         ph = self.frames & 3
         rail = self.RAIL
@@ -285,6 +290,9 @@ class FaultMonitor:
             v = grid[g]
             p = prev[g]
             prev[g] = v
+            d = v - p
+            a = (d if d > 0 else -d) >> 5
+            dlast[g] = a if a < 255 else 255
             # at a rail
             if v >= rail or v <= -rail:
                 if self.rail[g] < 255:
@@ -304,7 +312,6 @@ class FaultMonitor:
             else:
                 self.same[g] = 0
             # a jump by itself
-            d = v - p
             if d > self.JUMP or d < -self.JUMP:
                 if self._quiet(g, d) and self.flick[g] < 250:
                     self.flick[g] += 2
@@ -322,9 +329,13 @@ class FaultMonitor:
             self._flush()           # a whole round of checks: a dead mux shows as one
 
     def _quiet(self, g, d):
-        # the 4 neighbours of pad g barely changed since their last check, while g jumped by d:
-        # a magnet arriving right over a pad still moves its neighbours by 4.5 % of that
+        # the 4 neighbours of pad g barely changed while g jumped by d: a magnet arriving right
+        # over a pad still moves its neighbours by 4.5 % of that. Over the same 4 frames: a
+        # neighbour's change since its last check (1 or 3 frames ago) and the change found at
+        # that check (dlast), else a chip put down or lifted between a neighbour's check and
+        # g's would look like g jumping by itself
         grid = self.scan.grid
+        dlast = self.dlast
         c = g % BT.PAD_COLS
         r = g // BT.PAD_COLS
         q = (d if d > 0 else -d) >> 5
@@ -337,7 +348,7 @@ class FaultMonitor:
                 h = rr * BT.PAD_COLS + cc
                 if BT.PAD_PRESENT[h] and not self.bad[h]:
                     d = grid[h] - self.prev[h]
-                    if d > q or d < -q:
+                    if d > q or d < -q or dlast[h] << 5 > q:
                         return False
         return True
 

@@ -186,3 +186,19 @@ def test_an_unsure_verdict_scores_the_estimate_says_so_and_undo_takes_it_back():
     assert r.display_at("unsure")[7] == "Unsure: check chips"
     assert r.last("undo")["ball"] == 1
 
+
+
+def test_a_chip_put_down_and_lifted_again_and_again_is_no_flickering_pad():
+    """A player setting a chip down and picking it up at the same spot, at every phase of the
+    scan: each pad is checked every 4th frame and its neighbours at other frames, so a chip
+    arriving between a neighbour's check and the pad's looked like the pad jumping alone: three
+    of those made it a flickering pad, and the lifts beside it were then taken for shots."""
+    t = Table("bowling", players=1)
+    for ph in range(16):
+        t.place("small", "a.back4")
+        t.advance_time_and_run(1000 + ph * 3)
+        t.take("small")
+        t.advance_time_and_run(600)
+    r = t.run()
+    assert r.events_of("fault") == []
+    assert r.events_of("shot") == []
