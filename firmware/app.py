@@ -150,6 +150,8 @@ class Scoreboard:
             self.scan = HallScanner()
             self.loc = Locator(self.scan)     # fits again only when a pad jumped
         self.tracker = TR.Tracker(self.loc, self.fast)
+        self.seen = 0               # the scanner's change count last looked at (step)
+        self.hurry = 0              # 1: a pad changed at rest, no idling until the frame ends
         self.faults = FA.FaultMonitor(self.scan, self.loc, self.fast, self.tracker, self.ev, self.shift)
         # the pads' calibration (calib.py) before the displays' code is imported: calib.py is
         # imported for it and dropped again, and its import then finds more room
@@ -224,6 +226,7 @@ class Scoreboard:
     def step(self):
         self.wdt.feed()
         if self.scan.step():
+            self.hurry = 0
             self.loc.find(self.scan.grid)
             self.tracker.frame()
             if self.faults.frame():
@@ -257,7 +260,15 @@ class Scoreboard:
             self.redraw()
         self.ui.service()
         if self.tracker.at_rest():
-            return _IDLE_MS_AT_REST
+            # at rest the loop idles between banks, unless a pad has just changed: a chip set
+            # moving is then followed from the next bank on, so a fast flick is seen on its
+            # way and not only gone (a frame at rest takes 48 ms, a hurried one 16)
+            v = self.scan.version if self.shift else self.scan.jumps
+            if v != self.seen:
+                self.seen = v
+                self.hurry = 1
+            if not self.hurry:
+                return _IDLE_MS_AT_REST
         return 0
 
     def service(self):
