@@ -3,7 +3,7 @@ shapely), and routes checked segment by segment against the shapes they must not
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
 from shapely.geometry import LineString, Point
 
 from boardsim.compile import MENU, compile_scenario, menu_presses
@@ -311,7 +311,10 @@ def check_move(m, still, start, path):
         flags = [s.distance(GATES[e]) <= r for s in segs]
         assert touch_runs(flags) <= allowed, (chip, e, "gate", [s.wkt for s in segs])
         if path is not None and path[-2:] == [f"{e}.pocket", f"{e}.cup"]:
-            assert LineString([p[:2] for p in pts]).intersects(GATES[e])
+            # through the gate into the cup: the chip's disc breaks the beam on its way (a chip
+            # shot from the pocket spot, which lies on the gate, may start with its centre past
+            # the beam's line)
+            assert LineString([p[:2] for p in pts]).distance(GATES[e]) <= r
     if end == "off":
         assert not disc(*pts[-1][:2], r).intersects(B.outline)
     # speed: never above 1.2 m/s
@@ -497,6 +500,8 @@ def shots(draw):
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(shots())
+@example(steps=[{"place": {"big1": "a.back4", "big2": "a.back4", "big3": "a.zline", "small": "a.pocket"}},
+                {"shoot": "small", "path": ["a.pocket", "a.cup"]}])    # from the pocket spot
 def test_random_shots_touch_nothing_unintended(steps):
     try:
         tl = play(steps)
