@@ -197,6 +197,8 @@ def rows(res):
         add("display service, idle", sc, p["service_idle"], "step")
         add("locate (find)", sc + f", {p['chips']} chips", p["find"], "frame")
         add("tracker frame, at rest", sc, p["tracker"], "frame")
+        if "faults" in p:
+            add("fault monitor frame, at rest", sc, p["faults"], "frame")
         add("whole step, at rest", sc, p["step"], "step")
     for sc, m in sorted(res["motion"].items()):
         for key, label in (("find", "locate (find)"), ("tracker", "tracker frame"),

@@ -361,6 +361,7 @@ def static_parts(r, reps):
     out["find"] = {"us": best(find)}
     tr = sb.tracker
     out["tracker"] = {"us": best(tr.frame)}
+    out["faults"] = {"us": best(sb.faults.frame)}
     inst = Installed(r.world)
     try:
         sc = sb.scan
