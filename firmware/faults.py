@@ -21,9 +21,16 @@
 # "pad":[col,row]|null,...,"on":true}, and its text is handed to the status row.
 #
 # frame() runs once per frame after the tracker; allocation-free. It looks at a quarter of the
-# hall pads per frame (about 5 ms a frame on the RP2040).
+# hall pads per frame. The per-pad checks (rail, frozen, a jump with its neighbours quiet) and the
+# muxes' spread are two @micropython.viper functions over the arrays (_pads, _muxes): they only
+# count and hand back the pads and muxes to flag; _flag, _kill_mux and the reports stay Python.
+# In plain Python the pass cost about 2 ms a frame on the RP2040. Under CPython they run as plain
+# Python (ptr8/16 are the arrays themselves). tests/test_fault_pass.py checks them against the
+# plain code on random grids under both runtimes.
 # RAM: hall about 4.5 KB (5 B per grid cell and each mux's pads), presence about 5 KB (a byte per
 # cell).
+import sys
+import micropython
 from micropython import const
 from array import array
 import time
@@ -44,20 +51,171 @@ _TEXT = (b" stuck", b" dead", b" blind", b" flickers", b" dead", b" chatters", b
 
 MAX_NEW = const(24)         # faulty pads found in one frame, at most
 
+# hall pads (readings in LSB from the baseline)
+_RAIL = const(24000)        # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
+_RAIL_CHECKS = const(4)     # checks in a row at a rail (a pad is checked every 4th frame)
+_FROZEN_CHECKS = const(8)   # checks in a row with exactly the same reading
+_JUMP = const(3000)         # a jump this big, its neighbours quiet (1/32 of it): a flicker
+_QUIET = const(150)
+_FLICKER_JUMPS = const(3)   # flickers (decaying) that make a pad flickering
+# LSB: the raw readings of all of a mux's pads this close together are one sensor read 16
+# times (the sensors' own zero points spread by hundreds of LSB; the noise, smoothed, is 15)
+_SAME_SPREAD = const(100)
+_SAME_CHECKS = const(6)
+
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: _pads() and _muxes() run as plain Python over the arrays
+        return x
+
+    def ptr16(x):
+        return x
+
+
+@micropython.viper
+def _pads(g: int, n: int, cols: int, grid: ptr16, prev: ptr16, dlast: ptr8, same: ptr8,
+          rail: ptr8, flick: ptr8, bad: ptr8, present: ptr8, out: ptr16) -> int:
+    """Check pads g, g + 4, ... < n (g < 4: the frame's quarter) not yet faulty: at a rail, frozen,
+    or jumping with its 4 neighbours quiet (see FaultMonitor._hall). Updates prev, dlast, same,
+    rail and flick; writes each pad to flag as pad << 2 | code into out (MAX_NEW at most, in pad
+    order) and returns how many."""
+    k = 0
+    while g < n:
+        # present (0 or 1) and not faulty (0, else a code + 1)
+        if int(present[g]) > int(bad[g]):
+            # the readings signed under both runtimes (a viper ptr16 loads unsigned)
+            v = ((int(grid[g]) + 0x8000) & 0xFFFF) - 0x8000
+            p = ((int(prev[g]) + 0x8000) & 0xFFFF) - 0x8000
+            prev[g] = v
+            d = v - p
+            a = d
+            if d < 0:
+                a = 0 - d
+            q = a >> 5
+            if q < 255:
+                dlast[g] = q
+            else:
+                dlast[g] = 255
+            f = -1
+            # at a rail
+            if v < _RAIL and v > 0 - _RAIL:
+                rail[g] = 0
+            else:
+                x = int(rail[g])
+                if x < 255:
+                    x += 1
+                    rail[g] = x
+                if x >= _RAIL_CHECKS:
+                    f = C_DEAD
+                    if v > 0:
+                        f = C_STUCK
+            # frozen
+            if f >= 0:
+                pass
+            elif d:
+                same[g] = 0
+            else:
+                x = int(same[g])
+                if x < 255:
+                    x += 1
+                    same[g] = x
+                if x >= _FROZEN_CHECKS:
+                    f = C_STUCK
+            # a jump by itself: the 4 neighbours barely changed over the same 4 frames (their
+            # change since their last check, 1 or 3 frames ago, and the one found at it, dlast),
+            # else a chip put down or lifted between a neighbour's check and g's would look like
+            # g jumping alone. A magnet arriving right over a pad moves its neighbours by 4.5 %.
+            if a > _JUMP and f < 0:
+                if q < _QUIET:
+                    q = _QUIET
+                c = g
+                while c >= cols:
+                    c -= cols
+                quiet = 1
+                j = 0
+                while j < 4:
+                    h = -1
+                    if j == 0:
+                        if c < cols - 1:
+                            h = g + 1
+                    elif j == 1:
+                        if c > 0:
+                            h = g - 1
+                    elif j == 2:
+                        if g + cols < n:
+                            h = g + cols
+                    elif g >= cols:
+                        h = g - cols
+                    if h >= 0 and int(present[h]) > int(bad[h]):
+                        e = (((int(grid[h]) + 0x8000) & 0xFFFF)
+                             - ((int(prev[h]) + 0x8000) & 0xFFFF))
+                        if e > q or e < 0 - q or (int(dlast[h]) << 5) > q:
+                            quiet = 0
+                            break
+                    j += 1
+                x = int(flick[g])
+                if quiet and x < 250:
+                    x += 2
+                    flick[g] = x
+                    if x >= 2 * _FLICKER_JUMPS:
+                        f = C_FLICKER
+            if f >= 0 and k < MAX_NEW:
+                out[k] = (g << 2) | f
+                k += 1
+        g += 4
+    return k
+
+
+@micropython.viper
+def _decay(flick: ptr8, n: int):
+    g = 0
+    while g < n:
+        if int(flick[g]) != 0:
+            flick[g] = int(flick[g]) - 1
+        g += 1
+
+
+@micropython.viper
+def _muxes(nm: int, nc: int, mux_pad: ptr16, mux_bad: ptr8, mux_same: ptr8, grid: ptr16,
+           base: ptr16, out: ptr16) -> int:
+    """Muxes (nm, nc channels each) whose pads' raw readings (grid + base) all lie within
+    _SAME_SPREAD, at least 4 pads, counted in mux_same: the ones counted _SAME_CHECKS times go
+    into out, their number returned."""
+    k = 0
+    m = 0
+    while m < nm:
+        if int(mux_bad[m]) == 0:
+            lo = 1 << 20
+            hi = 0 - lo
+            j = 0
+            i = m * nc
+            e = i + nc
+            while i < e:
+                g = int(mux_pad[i])
+                if (g & 0x8000) == 0:         # -1 (no pad): 0xFFFF through a ptr16
+                    j += 1
+                    v = ((int(grid[g]) + 0x8000) & 0xFFFF) - 0x8000 + int(base[g])
+                    if v < lo:
+                        lo = v
+                    if v > hi:
+                        hi = v
+                    if hi - lo >= _SAME_SPREAD:
+                        break                 # not one sensor (the zero points differ)
+                i += 1
+            if j >= 4 and hi - lo < _SAME_SPREAD:
+                x = int(mux_same[m]) + 1
+                mux_same[m] = x
+                if x >= _SAME_CHECKS:
+                    out[k] = m
+                    k += 1
+            else:
+                mux_same[m] = 0
+        m += 1
+    return k
+
 
 class FaultMonitor:
-    # hall pads (readings in LSB from the baseline)
-    RAIL = 24000            # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
-    RAIL_CHECKS = 4         # checks in a row at a rail (a pad is checked every 4th frame)
-    FROZEN_CHECKS = 8       # checks in a row with exactly the same reading
-    JUMP = 3000             # a jump this big, its neighbours quiet (1/32 of it): a flicker
-    QUIET = 150
-    FLICKER_JUMPS = 3       # flickers (decaying) that make a pad flickering
+    # hall pads: the per-pad thresholds are the module's _RAIL ... _SAME_CHECKS (viper code)
     NUMB_FRAMES = 8         # still frames in a row a chip's fit leaves the same pad out
-    # LSB: the raw readings of all of a mux's pads this close together are one sensor read 16
-    # times (the sensors' own zero points spread by hundreds of LSB; the noise, smoothed, is 15)
-    SAME_SPREAD = 100
-    SAME_CHECKS = 6
     MUX_MIN = 8             # faulty pads that make a whole mux dead
     # presence pads
     SPECK_FRAMES = 20       # frames a lone covered pad stays so: stuck on (or dirt on it)
@@ -249,7 +407,7 @@ class FaultMonitor:
         self.flick = bytearray(n)
         # each pad's change found at its check before last, /32 (capped): a pad is checked every
         # 4th frame, its neighbours at other frames, so with it a neighbour's two last changes
-        # cover the whole of a pad's own 4 frames (see _quiet)
+        # cover the whole of a pad's own 4 frames (see _pads)
         self.dlast = bytearray(n)
         self.bad = bytearray(n)          # fault code + 1 of a pad found faulty, 0: fine
         self.mux_min = self.MUX_MIN
@@ -270,6 +428,7 @@ class FaultMonitor:
                         self.mux_pad[m * BT.CHANNELS + ch] = g
         self.mux_bad = bytearray(nm)
         self.mux_same = bytearray(nm)
+        self.out = array('H', bytes(2 * max(MAX_NEW, nm)))    # what _pads / _muxes found
         self.ou_g = array('h', bytes(2 * 8))       # pads left out of still chips' fits
         self.ou_n = bytearray(8)
         self.ou_seen = bytearray(8)
@@ -277,107 +436,24 @@ class FaultMonitor:
 
     def _hall(self):
         grid = self.scan.grid
-        base = self.scan.baseline
-        prev = self.prev
-        dlast = self.dlast
-        bad = self.bad
         ph = self.frames & 3
-        rail = self.RAIL
-        present = BT.PAD_PRESENT
-        for g in range(ph, self.n_grid, 4):
-            if bad[g] or not present[g]:
-                continue
-            v = grid[g]
-            p = prev[g]
-            prev[g] = v
-            d = v - p
-            a = (d if d > 0 else -d) >> 5
-            dlast[g] = a if a < 255 else 255
-            # at a rail
-            if v >= rail or v <= -rail:
-                if self.rail[g] < 255:
-                    self.rail[g] += 1
-                if self.rail[g] >= self.RAIL_CHECKS:
-                    self._flag(g, C_STUCK if v > 0 else C_DEAD)
-                    continue
-            else:
-                self.rail[g] = 0
-            # frozen
-            if v == p:
-                if self.same[g] < 255:
-                    self.same[g] += 1
-                if self.same[g] >= self.FROZEN_CHECKS:
-                    self._flag(g, C_STUCK)
-                    continue
-            else:
-                self.same[g] = 0
-            # a jump by itself
-            if d > self.JUMP or d < -self.JUMP:
-                if self._quiet(g, d) and self.flick[g] < 250:
-                    self.flick[g] += 2
-                    if self.flick[g] >= 2 * self.FLICKER_JUMPS:
-                        self._flag(g, C_FLICKER)
-                        continue
+        out = self.out
+        k = _pads(ph, self.n_grid, BT.PAD_COLS, grid, self.prev, self.dlast, self.same, self.rail,
+                  self.flick, self.bad, BT.PAD_PRESENT, out)
+        for q in range(k):
+            self._flag(out[q] >> 2, out[q] & 3)
         if (self.frames & 63) == 0:
-            for g in range(self.n_grid):
-                if self.flick[g]:
-                    self.flick[g] -= 1
+            _decay(self.flick, self.n_grid)
         if ph == 0:
-            self._same_mux(grid, base)
+            # every pad of a mux reading one sensor: their raw readings all alike, although their
+            # zero points differ
+            k = _muxes(self.n_mux, BT.CHANNELS, self.mux_pad, self.mux_bad, self.mux_same, grid,
+                       self.scan.baseline, out)
+            for q in range(k):
+                self._kill_mux(out[q])
         self._numb(grid)
         if ph == 3:
             self._flush()           # a whole round of checks: a dead mux shows as one
-
-    def _quiet(self, g, d):
-        # the 4 neighbours of pad g barely changed while g jumped by d: a magnet arriving right
-        # over a pad still moves its neighbours by 4.5 % of that. Over the same 4 frames: a
-        # neighbour's change since its last check (1 or 3 frames ago) and the change found at
-        # that check (dlast), else a chip put down or lifted between a neighbour's check and
-        # g's would look like g jumping by itself
-        grid = self.scan.grid
-        dlast = self.dlast
-        c = g % BT.PAD_COLS
-        r = g // BT.PAD_COLS
-        q = (d if d > 0 else -d) >> 5
-        if q < self.QUIET:
-            q = self.QUIET
-        for dc, dr in ((1, 0), (-1, 0), (0, 1), (0, -1)):
-            cc = c + dc
-            rr = r + dr
-            if 0 <= cc < BT.PAD_COLS and 0 <= rr < BT.PAD_ROWS:
-                h = rr * BT.PAD_COLS + cc
-                if BT.PAD_PRESENT[h] and not self.bad[h]:
-                    d = grid[h] - self.prev[h]
-                    if d > q or d < -q or dlast[h] << 5 > q:
-                        return False
-        return True
-
-    def _same_mux(self, grid, base):
-        # every pad of a mux reading one sensor: their raw readings all alike, although their
-        # zero points differ
-        for m in range(self.n_mux):
-            if self.mux_bad[m]:
-                continue
-            lo = 0x3FFFFFFF
-            hi = -0x3FFFFFFF
-            k = 0
-            for c in range(BT.CHANNELS):
-                g = self.mux_pad[m * BT.CHANNELS + c]
-                if g < 0:
-                    continue
-                k += 1
-                b = base[g]
-                v = grid[g] + b
-                if v < lo:
-                    lo = v
-                if v > hi:
-                    hi = v
-            if k >= 4 and hi - lo < self.SAME_SPREAD:
-                self.mux_same[m] += 1
-                if self.mux_same[m] >= self.SAME_CHECKS:
-                    self._kill_mux(m)
-            else:
-                self.mux_same[m] = 0
 
     def _numb(self, grid):
         # a still chip fitted better without one of its pads (locate._reject): that pad, the
