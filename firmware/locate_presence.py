@@ -24,6 +24,14 @@
 # a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
 # Integers only, allocation-free after construction. RAM: about 15 KB (4.6 KB cell labels,
 # 4.6 KB usable flags, 2 x 2.4 KB of cell lists).
+#
+# The inner loop of every fit, how the pads a fit gets wrong change when one chip moves (delta(),
+# called by _delta for each move tried, most of a frame while chips move and settle), is a
+# @micropython.viper function over the fit's arrays (docs/performance.md, "What would fix the
+# rest", 2); under CPython it runs as plain Python. tests/test_presence_fit.py holds it to the
+# plain code it replaced, under both runtimes.
+import sys
+import micropython
 from micropython import const
 from array import array
 
@@ -39,9 +47,142 @@ MAX_K = const(4)           # chips in one group at most
 MAX_SPECK = const(8)
 _P = PRES_PITCH
 
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: delta() runs as plain Python over the arrays
+        return x
+
+    def ptr32(x):
+        return x
+
+# the grid as constants of this module, for the viper code (checked against board_table below)
+_COLS = const(48)
+_PITCH = const(100)
+_X0 = const(-2350)
+_Y0 = const(-4750)
+assert (_COLS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_PITCH, PRES_X0, PRES_Y0)
+
 # the 8 directions a chip is moved in
 _DX = (1, 1, 0, -1, -1, -1, 0, 1)
 _DY = (0, 1, 1, 1, 0, -1, -1, -1)
+
+
+@micropython.viper
+def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8,
+          label: ptr8, win: ptr32) -> int:
+    """How the mismatch of a fit (k chips at hx, hy of seen radius hr) changes when chip i moves
+    to (nx, ny): over the pads of the window (win: c0, c1, r0, r1, the group's label, what two
+    chips may overlap by before they count as overlapping (0.1 mm, less than 2 x the rim), what
+    that costs) that are usable and not another group's, a pad that changes from covered to not
+    or back under chip i and is not under another chip counts -1 if that agrees with the frame,
+    else +1. PresenceLocator._delta's work, in machine code on the Pico."""
+    # a 64-bit port reads an array('i') element without its sign: a negative value (within
+    # -2^30) comes as 2^32 less, which is taken off again (never on the Pico, nor in CPython)
+    s16 = 1 << 16
+    ox = int(hx[i])
+    if (ox >> 29) > 3:
+        ox -= s16 * s16
+    oy = int(hy[i])
+    if (oy >> 29) > 3:
+        oy -= s16 * s16
+    r = int(hr[i])
+    r2 = r * r
+    lo_x = (ox if ox < nx else nx) - r
+    hi_x = (ox if ox > nx else nx) + r
+    lo_y = (oy if oy < ny else ny) - r
+    hi_y = (oy if oy > ny else ny) + r
+    # the columns c0..c1 and rows q0..q1 whose pads can be under the chip, in the window: from
+    # the window's, as (v - X0) // P would give them (floor), without a division
+    c0 = int(win[0])
+    c1 = int(win[1])
+    q0 = int(win[2])
+    q1 = int(win[3])
+    while c0 <= c1 and _X0 + (c0 + 1) * _PITCH <= lo_x:
+        c0 += 1
+    while c1 >= c0 and _X0 + (c1 - 1) * _PITCH > hi_x:
+        c1 -= 1
+    while q0 <= q1 and _Y0 + (q0 + 1) * _PITCH <= lo_y:
+        q0 += 1
+    while q1 >= q0 and _Y0 + (q1 - 1) * _PITCH > hi_y:
+        q1 -= 1
+    cur = int(win[4])
+    tol = int(win[5])
+    if (tol >> 29) > 3:
+        tol -= s16 * s16
+    ovl = int(win[6])
+    d = 0
+    t = 0
+    while t < k:
+        if t != i:
+            lim = r + int(hr[t]) + tol
+            lim *= lim
+            xt = int(hx[t])
+            if (xt >> 29) > 3:
+                xt -= s16 * s16
+            yt = int(hy[t])
+            if (yt >> 29) > 3:
+                yt -= s16 * s16
+            ax = xt - ox
+            ay = yt - oy
+            if ax * ax + ay * ay < lim:
+                d -= ovl
+            ax = xt - nx
+            ay = yt - ny
+            if ax * ax + ay * ay < lim:
+                d += ovl
+        t += 1
+    rr = q0
+    while rr <= q1:
+        py = _Y0 + rr * _PITCH
+        cc = c0
+        while cc <= c1:
+            g = rr * _COLS + cc
+            cc += 1
+            if not usable[g]:
+                continue
+            lb = int(label[g])
+            if lb and lb != cur:
+                continue        # another group's pad: not this fit's to explain
+            px = _X0 + (cc - 1) * _PITCH
+            ax = px - ox
+            ay = py - oy
+            was = 0
+            if ax * ax + ay * ay <= r2:
+                was = 1
+            ax = px - nx
+            ay = py - ny
+            now = 0
+            if ax * ax + ay * ay <= r2:
+                now = 1
+            if was == now:
+                continue
+            other = 0
+            t = 0
+            while t < k:
+                if t != i:
+                    xt = int(hx[t])
+                    if (xt >> 29) > 3:
+                        xt -= s16 * s16
+                    yt = int(hy[t])
+                    if (yt >> 29) > 3:
+                        yt -= s16 * s16
+                    ax = px - xt
+                    ay = py - yt
+                    rt = int(hr[t])
+                    if ax * ax + ay * ay <= rt * rt:
+                        other = 1
+                        break
+                t += 1
+            if other:
+                continue
+            on = 0
+            if lb == cur:
+                on = 1
+            if now == on:
+                d -= 1
+            else:
+                d += 1
+        rr += 1
+    return d
 
 
 class PresenceLocator:
@@ -133,6 +274,9 @@ class PresenceLocator:
         self.c1 = 0
         self.r0 = 0
         self.r1 = 0
+        # the same and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
+        # OVERLAP
+        self.win = array('i', bytes(4 * 7))
         self.last_version = -1
         self.settled = 0
 
@@ -364,6 +508,14 @@ class PresenceLocator:
         self.r0 = r0 - w if r0 > w else 0
         self.r1 = r1 + w if r1 + w < PRES_ROWS else PRES_ROWS - 1
         self.cur = j + 1
+        win = self.win
+        win[0] = self.c0
+        win[1] = self.c1
+        win[2] = self.r0
+        win[3] = self.r1
+        win[4] = j + 1
+        win[5] = 2 * self.RIM - self.OVERLAP_TOL
+        win[6] = self.OVERLAP
         self.gx = PRES_X0 + sx * _P // cnt
         self.gy = PRES_Y0 + sy * _P // cnt
         return cnt
@@ -711,85 +863,9 @@ class PresenceLocator:
         return t - 5
 
     def _delta(self, i, nx, ny):
-        """How the mismatch changes when chip i moves to (nx, ny)."""
-        k = self.hk
-        hx = self.hx
-        hy = self.hy
-        hr = self.hr
-        ox = hx[i]
-        oy = hy[i]
-        r = hr[i]
-        r2 = r * r
-        lo_x = (ox if ox < nx else nx) - r
-        hi_x = (ox if ox > nx else nx) + r
-        lo_y = (oy if oy < ny else ny) - r
-        hi_y = (oy if oy > ny else ny) + r
-        c0 = (lo_x - PRES_X0) // _P
-        c1 = (hi_x - PRES_X0) // _P + 1
-        q0 = (lo_y - PRES_Y0) // _P
-        q1 = (hi_y - PRES_Y0) // _P + 1
-        if c0 < self.c0:
-            c0 = self.c0
-        if c1 > self.c1:
-            c1 = self.c1
-        if q0 < self.r0:
-            q0 = self.r0
-        if q1 > self.r1:
-            q1 = self.r1
-        usable = self.usable
-        label = self.label
-        cur = self.cur
-        # chips cannot overlap: each pair closer than their radii (less OVERLAP_TOL) costs as
-        # much as OVERLAP pads wrong
-        d = 0
-        for t in range(k):
-            if t == i:
-                continue
-            lim = r + hr[t] + 2 * self.RIM - self.OVERLAP_TOL
-            lim *= lim
-            ax = hx[t] - ox
-            ay = hy[t] - oy
-            if ax * ax + ay * ay < lim:
-                d -= self.OVERLAP
-            ax = hx[t] - nx
-            ay = hy[t] - ny
-            if ax * ax + ay * ay < lim:
-                d += self.OVERLAP
-        for rr in range(q0, q1 + 1):
-            py = PRES_Y0 + rr * _P
-            for cc in range(c0, c1 + 1):
-                g = rr * PRES_COLS + cc
-                if not usable[g]:
-                    continue
-                lb = label[g]
-                if lb and lb != cur:
-                    continue        # another group's pad: not this fit's to explain
-                px = PRES_X0 + cc * _P
-                ax = px - ox
-                ay = py - oy
-                was = ax * ax + ay * ay <= r2
-                ax = px - nx
-                ay = py - ny
-                now = ax * ax + ay * ay <= r2
-                if was == now:
-                    continue
-                other = False
-                for t in range(k):
-                    if t == i:
-                        continue
-                    ax = px - hx[t]
-                    ay = py - hy[t]
-                    if ax * ax + ay * ay <= hr[t] * hr[t]:
-                        other = True
-                        break
-                if other:
-                    continue
-                on = lb == cur
-                if now == on:
-                    d -= 1
-                else:
-                    d += 1
-        return d
+        """How the mismatch changes when chip i moves to (nx, ny) (delta(), in viper)."""
+        return delta(i, nx, ny, self.hk, self.hx, self.hy, self.hr, self.usable, self.label,
+                     self.win)
 
     def _mismatch(self):
         """Pads of the window the chips hx, hy, hr get wrong."""

@@ -1,0 +1,219 @@
+"""locate_presence.delta() (the presence locator's inner loop, @micropython.viper) against a plain
+reference, under both runtimes.
+
+delta() is what PresenceLocator._delta computed in plain Python before (docs/performance.md,
+"What would fix the rest", 2): how the pads a fit gets wrong change when one chip moves. The
+reference below is that code as it was. Seeded random fits (1 - 4 chips of either size, near,
+touching or overlapping each other, moves of 0.5 - 30 mm, windows at the board's edges, pads
+without a reading, other groups' pads in the window) must give the same answer to the pad,
+with the heap locked around every call under MicroPython; and the two runtimes must agree.
+On a 64-bit port viper reads an array('i') element without its sign: the coordinates left of
+and above the board's origin are negative, so the fits straddle it.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
+PATH = os.pathsep.join(str(ROOT / d) for d in ("firmware", "boardsim/target"))
+
+TARGET = r'''
+import sys
+import json
+from array import array
+import micropython
+import board_table as BT
+import locate_presence as LP
+
+job = json.loads(sys.stdin.readline())
+X0 = BT.PRES_X0
+Y0 = BT.PRES_Y0
+P = BT.PRES_PITCH
+COLS = BT.PRES_COLS
+ROWS = BT.PRES_ROWS
+N = COLS * ROWS
+RIM = LP.PresenceLocator.RIM
+TOL = LP.PresenceLocator.OVERLAP_TOL
+OVL = LP.PresenceLocator.OVERLAP
+
+
+class Rng:
+    """A 31-bit LCG: the same numbers under both runtimes."""
+    def __init__(self, seed):
+        self.x = seed & 0x7FFFFFFF
+
+    def below(self, n):
+        self.x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
+        return (self.x >> 8) % n
+
+
+def ref(i, nx, ny, k, hx, hy, hr, usable, label, c0w, c1w, r0w, r1w, cur):
+    """PresenceLocator._delta as it was in plain Python."""
+    ox = hx[i]
+    oy = hy[i]
+    r = hr[i]
+    r2 = r * r
+    lo_x = (ox if ox < nx else nx) - r
+    hi_x = (ox if ox > nx else nx) + r
+    lo_y = (oy if oy < ny else ny) - r
+    hi_y = (oy if oy > ny else ny) + r
+    c0 = (lo_x - X0) // P
+    c1 = (hi_x - X0) // P + 1
+    q0 = (lo_y - Y0) // P
+    q1 = (hi_y - Y0) // P + 1
+    if c0 < c0w:
+        c0 = c0w
+    if c1 > c1w:
+        c1 = c1w
+    if q0 < r0w:
+        q0 = r0w
+    if q1 > r1w:
+        q1 = r1w
+    d = 0
+    for t in range(k):
+        if t == i:
+            continue
+        lim = r + hr[t] + 2 * RIM - TOL
+        lim *= lim
+        ax = hx[t] - ox
+        ay = hy[t] - oy
+        if ax * ax + ay * ay < lim:
+            d -= OVL
+        ax = hx[t] - nx
+        ay = hy[t] - ny
+        if ax * ax + ay * ay < lim:
+            d += OVL
+    for rr in range(q0, q1 + 1):
+        py = Y0 + rr * P
+        for cc in range(c0, c1 + 1):
+            g = rr * COLS + cc
+            if not usable[g]:
+                continue
+            lb = label[g]
+            if lb and lb != cur:
+                continue
+            px = X0 + cc * P
+            ax = px - ox
+            ay = py - oy
+            was = ax * ax + ay * ay <= r2
+            ax = px - nx
+            ay = py - ny
+            now = ax * ax + ay * ay <= r2
+            if was == now:
+                continue
+            other = False
+            for t in range(k):
+                if t == i:
+                    continue
+                ax = px - hx[t]
+                ay = py - hy[t]
+                if ax * ax + ay * ay <= hr[t] * hr[t]:
+                    other = True
+                    break
+            if other:
+                continue
+            on = lb == cur
+            if now == on:
+                d -= 1
+            else:
+                d += 1
+    return d
+
+
+rng = Rng(job["seed"])
+usable = bytearray(N)
+label = bytearray(N)
+hx = array('i', bytes(16))
+hy = array('i', bytes(16))
+hr = array('i', bytes(16))
+win = array('i', bytes(28))
+radii = (70, 80, 110, 140)
+steps = (5, 10, 20, 40, 80, 300)
+bad = []
+h = 0
+calls = 0
+nonzero = 0
+for trial in range(job["trials"]):
+    for g in range(N):
+        usable[g] = 0 if rng.below(12) == 0 else 1
+    w = rng.below(12)
+    c0 = rng.below(COLS - w) if rng.below(4) else (0 if rng.below(2) else COLS - 1 - w)
+    q0 = rng.below(ROWS - w) if rng.below(4) else (0 if rng.below(2) else ROWS - 1 - w)
+    c1 = c0 + w
+    q1 = q0 + rng.below(12)
+    if q1 >= ROWS:
+        q1 = ROWS - 1
+    cur = 1 + rng.below(3)
+    for g in range(N):
+        label[g] = 0
+    for rr in range(q0, q1 + 1):
+        for cc in range(c0, c1 + 1):
+            v = rng.below(8)
+            label[rr * COLS + cc] = 0 if v < 2 else (cur if v < 6 else 1 + rng.below(4))
+    k = 1 + rng.below(4)
+    cx = X0 + (c0 + c1) * P // 2
+    cy = Y0 + (q0 + q1) * P // 2
+    spread = 100 + rng.below(500)
+    for t in range(4):
+        hx[t] = cx + rng.below(2 * spread + 1) - spread
+        hy[t] = cy + rng.below(2 * spread + 1) - spread
+        hr[t] = radii[rng.below(4)]
+    win[0] = c0
+    win[1] = c1
+    win[2] = q0
+    win[3] = q1
+    win[4] = cur
+    win[5] = 2 * RIM - TOL
+    win[6] = OVL
+    for q in range(8):
+        i = rng.below(k)
+        s = steps[rng.below(len(steps))]
+        nx = hx[i] + (rng.below(3) - 1) * s
+        ny = hy[i] + (rng.below(3) - 1) * s
+        want = ref(i, nx, ny, k, hx, hy, hr, usable, label, c0, c1, q0, q1, cur)
+        if sys.implementation.name == "micropython":
+            micropython.heap_lock()
+        got = LP.delta(i, nx, ny, k, hx, hy, hr, usable, label, win)
+        if sys.implementation.name == "micropython":
+            micropython.heap_unlock()
+        calls += 1
+        if want:
+            nonzero += 1
+        h = (h * 31 + got + 1000) & 0xFFFFFF
+        if got != want and len(bad) < 5:
+            bad.append([trial, i, nx, ny, k, list(hx), list(hy), list(hr), list(win), want, got])
+print(json.dumps({"bad": bad, "hash": h, "calls": calls, "nonzero": nonzero}))
+'''
+
+
+def run(runtime, job, tmp_path):
+    script = tmp_path / "presence_fit_target.py"
+    script.write_text(TARGET)
+    env = dict(os.environ)
+    if runtime == "micropython":
+        if not MICROPYTHON.exists():
+            pytest.skip("no MicroPython unix port in .venv")
+        cmd = [str(MICROPYTHON), "-X", "heapsize=4000000", str(script)]
+        env["MICROPYPATH"] = PATH
+    else:
+        cmd = [sys.executable, str(script)]
+        env["PYTHONPATH"] = PATH
+    p = subprocess.run(cmd, input=json.dumps(job) + "\n", capture_output=True, text=True,
+                       env=env, cwd=str(ROOT), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+def test_delta_matches_the_reference(runtime, tmp_path):
+    job = {"seed": 11, "trials": 400}
+    r = run(runtime, job, tmp_path)
+    assert r["bad"] == [], r["bad"]
+    assert r["nonzero"] > r["calls"] // 4       # the moves change what the fit gets wrong
+    if runtime == "micropython":
+        assert run("cpython", job, tmp_path)["hash"] == r["hash"]
