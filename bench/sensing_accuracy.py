@@ -82,17 +82,8 @@ class PresWorld:
 
 
 def resting_spot(rng, kind):
-    r = B.chip_radius(kind)
-    while True:
-        x = rng.uniform(-B.half_w, B.half_w)
-        y = rng.uniform(-B.half_l, B.half_l)
-        p = Point(x, y)
-        if _inner[kind].contains(p) and not _obst[kind].contains(p):
-            return round(x, 1), round(y, 1)
-
-
-_inner = {k: B.outline.buffer(-B.chip_radius(k)) for k in POL}
-_obst = {k: B.obstacles.buffer(B.chip_radius(k)) for k in POL}
+    x, y = B.resting_spot(rng, kind)
+    return round(x, 1), round(y, 1)
 
 
 def judge(x, y, kind, mask):
@@ -218,7 +209,7 @@ def touching_rows(rng, count):
             px, py, pk = row[-1]
             d = B.chip_radius(pk) + B.chip_radius(k) + rng.uniform(0.05, 1.0)
             row.append((round(px + d * math.cos(a), 1), round(py + d * math.sin(a), 1), k))
-        if all(_inner[k].contains(Point(cx, cy)) and not _obst[k].contains(Point(cx, cy)) for cx, cy, k in row):
+        if all(B.can_rest(cx, cy, k) for cx, cy, k in row):
             rows.append(row)
     return rows
 

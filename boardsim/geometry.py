@@ -209,6 +209,26 @@ class Board:
     def chip_radius(self, kind):
         return self.chip_diameter[kind] / 2
 
+    def can_rest(self, x, y, kind, margin=0.0):
+        """A chip of `kind` centred at (x, y), mm, lies whole on the board, clear of the cups and
+        blocks (by `margin` more)."""
+        key = (kind, margin)
+        cache = self.__dict__.setdefault("_rest_shapes", {})
+        if key not in cache:
+            r = self.chip_radius(kind)
+            cache[key] = (self.outline.buffer(-r - margin), self.obstacles.buffer(r + margin))
+        inner, obst = cache[key]
+        p = Point(x, y)
+        return inner.contains(p) and not obst.contains(p)
+
+    def resting_spot(self, rng, kind, margin=0.0):
+        """A random (x, y), mm, where a chip of `kind` can rest (can_rest), drawn from rng."""
+        while True:
+            x = rng.uniform(-self.half_w, self.half_w)
+            y = rng.uniform(-self.half_l, self.half_l)
+            if self.can_rest(x, y, kind, margin):
+                return x, y
+
     def zones_of_disc(self, x, y, r, eps=1e-9):
         """The zones a chip's disc overlaps (true geometry: the reference for tests)."""
         disc = Point(x, y).buffer(r, 64)

@@ -13,7 +13,6 @@ import random
 import sys
 from pathlib import Path
 
-from shapely.geometry import Point
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -32,14 +31,8 @@ def tenth(v):
 
 
 def spot(rng, kind, margin=0.0):
-    r = B.chip_radius(kind)
-    inner = B.outline.buffer(-r - margin)
-    obst = B.obstacles.buffer(r + margin)
-    while True:
-        x = rng.uniform(-B.half_w, B.half_w)
-        y = rng.uniform(-B.half_l, B.half_l)
-        if inner.contains(Point(x, y)) and not obst.contains(Point(x, y)):
-            return tenth(x), tenth(y)
+    x, y = B.resting_spot(rng, kind, margin)
+    return tenth(x), tenth(y)
 
 
 def touching(rng, kinds):
@@ -51,9 +44,7 @@ def touching(rng, kinds):
             px, py, pk = chips[-1]
             d = R[pk] + R[k] + 5
             chips.append((int(px + d * math.cos(a)), int(py + d * math.sin(a)), k))
-        if all(B.outline.buffer(-B.chip_radius(k)).contains(Point(cx / 10, cy / 10))
-               and not B.obstacles.buffer(B.chip_radius(k)).contains(Point(cx / 10, cy / 10))
-               for cx, cy, k in chips):
+        if all(B.can_rest(cx / 10, cy / 10, k) for cx, cy, k in chips):
             return chips
 
 

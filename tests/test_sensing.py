@@ -40,15 +40,8 @@ def tenth(v):
 
 def resting_spot(rng, kind, margin=0.0):
     """A random spot where a chip of `kind` can lie (on the board, clear of cups and blocks)."""
-    r = B.chip_radius(kind)
-    inner = B.outline.buffer(-r - margin)
-    obst = B.obstacles.buffer(r + margin)
-    while True:
-        x = rng.uniform(-B.half_w, B.half_w)
-        y = rng.uniform(-B.half_l, B.half_l)
-        p = Point(x, y)
-        if inner.contains(p) and not obst.contains(p):
-            return tenth(x), tenth(y)
+    x, y = B.resting_spot(rng, kind, margin)
+    return tenth(x), tenth(y)
 
 
 def border_gap(x, y, r):
@@ -182,13 +175,7 @@ def touching(rng, kinds, angle=None):
             px, py, pk = chips[-1]
             d = R[pk] + R[k] + 1
             chips.append((int(px + d * math.cos(a)), int(py + d * math.sin(a)), k))
-        ok = True
-        for cx, cy, k in chips:
-            r = B.chip_radius(k)
-            p = Point(cx / 10, cy / 10)
-            if not B.outline.buffer(-r).contains(p) or B.obstacles.buffer(r).contains(p):
-                ok = False
-        if ok:
+        if all(B.can_rest(cx / 10, cy / 10, k) for cx, cy, k in chips):
             return chips
 
 
