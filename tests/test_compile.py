@@ -303,11 +303,14 @@ def check_move(m, still, start, path):
             for s in segs[:-1]:
                 assert s.distance(CUPS[e]) > r, (chip, "over its cup early", s.wkt)
             assert tuple(pts[-1][:2]) == pytest.approx(B.cup_center(e), abs=0.01)
-        # a gate is touched only where the path says the chip is in that pocket, or while it
-        # leaves the pocket it lay in
+        # a gate is touched only where the path says the chip is in that pocket (by name, or a
+        # point of the path that puts the chip over the beam), or while it leaves the pocket it
+        # lay in
         allowed = (1 if start and disc(*start, r).distance(GATES[e]) < r + 1 else 0)
         if path is not None:
             allowed += sum(1 for w in path if w == f"{e}.pocket")
+            allowed += sum(1 for w in path if isinstance(w, dict) and "x" in w
+                           and Point(w["x"], w["y"]).distance(GATES[e]) <= r + 1)
         flags = [s.distance(GATES[e]) <= r for s in segs]
         assert touch_runs(flags) <= allowed, (chip, e, "gate", [s.wkt for s in segs])
         if path is not None and path[-2:] == [f"{e}.pocket", f"{e}.cup"]:
@@ -502,6 +505,8 @@ def shots(draw):
 @given(shots())
 @example(steps=[{"place": {"big1": "a.back4", "big2": "a.back4", "big3": "a.zline", "small": "a.pocket"}},
                 {"shoot": "small", "path": ["a.pocket", "a.cup"]}])    # from the pocket spot
+@example(steps=[{"place": {"small": "a.back4"}},
+                {"shoot": "small", "path": [{"x": 0, "y": 277}, "a.back4"]}])   # a point on gate b
 def test_random_shots_touch_nothing_unintended(steps):
     try:
         tl = play(steps)
