@@ -98,3 +98,25 @@ def drv(request):
     d = driver_for(request.param, request.module.DRIVER)
     yield d
     d.close()
+
+
+def run_script(source, name, runtime, job, tmp_path, timeout=300):
+    """Run a target-side script (its source) once under `runtime` ("micropython", with a big
+    heap, or "cpython") with the firmware and the simulator's target modules on its path, the
+    JSON job on stdin; its last stdout line, parsed. Skips without a MicroPython in .venv."""
+    script = tmp_path / name
+    script.write_text(source)
+    env = dict(os.environ)
+    path = os.pathsep.join(os.path.join(ROOT, d) for d in ("firmware", os.path.join("boardsim", "target")))
+    if runtime == "micropython":
+        if not os.path.exists(MICROPYTHON):
+            pytest.skip("no MicroPython unix port in .venv")
+        cmd = [MICROPYTHON, "-X", "heapsize=4000000", str(script)]
+        env["MICROPYPATH"] = path
+    else:
+        cmd = [sys.executable, str(script)]
+        env["PYTHONPATH"] = path
+    p = subprocess.run(cmd, input=json.dumps(job) + "\n", capture_output=True, text=True,
+                       env=env, cwd=ROOT, timeout=timeout)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])

@@ -15,17 +15,14 @@ must be the same; the firmware's frame() runs with the heap locked under MicroPy
 runtimes must agree to the last bit, and a reference changed in one detail (dlast left out,
 the jump threshold off by one) must be told apart.
 """
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_script
+
 ROOT = Path(__file__).resolve().parents[1]
 MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PATH = os.pathsep.join(str(ROOT / d) for d in ("firmware", "boardsim/target"))
 
 TARGET = r'''
 import sys
@@ -379,21 +376,7 @@ print(json.dumps(out))
 
 
 def run(runtime, job, tmp_path):
-    script = tmp_path / "fault_pass_target.py"
-    script.write_text(TARGET)
-    env = dict(os.environ)
-    if runtime == "micropython":
-        if not MICROPYTHON.exists():
-            pytest.skip("no MicroPython unix port in .venv")
-        cmd = [str(MICROPYTHON), "-X", "heapsize=4000000", str(script)]
-        env["MICROPYPATH"] = PATH
-    else:
-        cmd = [sys.executable, str(script)]
-        env["PYTHONPATH"] = PATH
-    p = subprocess.run(cmd, input=json.dumps(job) + "\n", capture_output=True, text=True,
-                       env=env, cwd=str(ROOT), timeout=600)
-    assert p.returncode == 0, p.stderr[-2000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_script(TARGET, "fault_pass_target.py", runtime, job, tmp_path, timeout=600)
 
 
 JOB = {"seed": 11, "seeds": 3, "frames": 260}

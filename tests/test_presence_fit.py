@@ -10,17 +10,13 @@ with the heap locked around every call under MicroPython; and the two runtimes m
 On a 64-bit port viper reads an array('i') element without its sign: the coordinates left of
 and above the board's origin are negative, so the fits straddle it.
 """
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_script
+
 ROOT = Path(__file__).resolve().parents[1]
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PATH = os.pathsep.join(str(ROOT / d) for d in ("firmware", "boardsim/target"))
 
 TARGET = r'''
 import sys
@@ -192,21 +188,7 @@ print(json.dumps({"bad": bad, "hash": h, "calls": calls, "nonzero": nonzero}))
 
 
 def run(runtime, job, tmp_path):
-    script = tmp_path / "presence_fit_target.py"
-    script.write_text(TARGET)
-    env = dict(os.environ)
-    if runtime == "micropython":
-        if not MICROPYTHON.exists():
-            pytest.skip("no MicroPython unix port in .venv")
-        cmd = [str(MICROPYTHON), "-X", "heapsize=4000000", str(script)]
-        env["MICROPYPATH"] = PATH
-    else:
-        cmd = [sys.executable, str(script)]
-        env["PYTHONPATH"] = PATH
-    p = subprocess.run(cmd, input=json.dumps(job) + "\n", capture_output=True, text=True,
-                       env=env, cwd=str(ROOT), timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_script(TARGET, "presence_fit_target.py", runtime, job, tmp_path, timeout=300)
 
 
 @pytest.mark.parametrize("runtime", ["micropython", "cpython"])

@@ -11,17 +11,14 @@ running averages, jumps (hall); cells, rows, packed rows, toggles, version, fram
 and the order of the reads (Gray code, one select pin per read). The script runs with the heap
 locked around every step under MicroPython, and the two runtimes must agree to the last bit.
 """
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_script
+
 ROOT = Path(__file__).resolve().parents[1]
 MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PATH = os.pathsep.join(str(ROOT / d) for d in ("firmware", "boardsim/target"))
 
 TARGET = r'''
 import sys
@@ -329,21 +326,7 @@ print(json.dumps(presence() if job.get("front_end") == "shift" else hall()))
 
 
 def run(runtime, job, tmp_path):
-    script = tmp_path / "scan_step_target.py"
-    script.write_text(TARGET)
-    env = dict(os.environ)
-    if runtime == "micropython":
-        if not MICROPYTHON.exists():
-            pytest.skip("no MicroPython unix port in .venv")
-        cmd = [str(MICROPYTHON), "-X", "heapsize=4000000", str(script)]
-        env["MICROPYPATH"] = PATH
-    else:
-        cmd = [sys.executable, str(script)]
-        env["PYTHONPATH"] = PATH
-    p = subprocess.run(cmd, input=json.dumps(job) + "\n", capture_output=True, text=True,
-                       env=env, cwd=str(ROOT), timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_script(TARGET, "scan_step_target.py", runtime, job, tmp_path, timeout=300)
 
 
 @pytest.mark.parametrize("runtime", ["micropython", "cpython"])
