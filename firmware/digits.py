@@ -4,7 +4,8 @@
 #
 # - setbytes(): a run of bytes set to one value (@micropython.viper: the OLED fills whole
 #   pages with it), telling whether anything changed.
-# - put_int(): an int right-aligned as ASCII digits.
+# - put_int(): an int right-aligned as ASCII digits; put_text()/put_num(): bytes and an int
+#   left-aligned from an index (the fault and sensor-test texts).
 # - Row: a screen's line buffer, composed in place (_blank, _put, _num) before it is handed to
 #   the driver; ui.UI (21 cells) and seg_ui.SegUI (8 digits) are Rows.
 import sys
@@ -55,6 +56,25 @@ def put_int(buf, off, width, value, pad=0x20, over=42):
         buf[i] = pad
         i -= 1
     return off + width
+
+
+def put_text(t, c, s):
+    # the bytes s into t from index c, clipped at t's end; returns the index after them
+    for k in range(len(s)):
+        if c < len(t):
+            t[c] = s[k]
+            c += 1
+    return c
+
+
+def put_num(t, c, v):
+    # v >= 0 as ASCII digits into t from index c, left-aligned, clipped; returns the index after
+    if v >= 10:
+        c = put_num(t, c, v // 10)
+    if c < len(t):
+        t[c] = 48 + v % 10
+        c += 1
+    return c
 
 
 class Row:

@@ -37,6 +37,7 @@ import time
 
 import board_table as BT
 import fastin as F
+from digits import put_text as _put, put_num as _num
 
 CODE_NAMES = (b"pad_stuck", b"pad_dead", b"pad_off", b"pad_flicker", b"mux_dead", b"cup_chatter",
               b"hand")
@@ -636,21 +637,4 @@ class FaultMonitor:
                         buf[nh] = g
                         nh += 1
         self._watch(self.ho_g, self.ho_n, self.ho_seen, buf, nh, self.HOLE_FRAMES, C_OFF)
-
-
-def _put(t, c, s):
-    for k in range(len(s)):
-        if c < len(t):
-            t[c] = s[k]
-            c += 1
-    return c
-
-
-def _num(t, c, v):
-    if v >= 10:
-        c = _num(t, c, v // 10)
-    if c < len(t):
-        t[c] = 48 + v % 10
-        c += 1
-    return c
 

@@ -12,6 +12,7 @@
 from micropython import const
 
 import board_table as BT
+from digits import put_text as _put, put_num as _num
 
 _Y0 = const(8)
 _IDLE = const(1)
@@ -99,20 +100,3 @@ class PadMap:
         d.pixel(x + 1, y + 1, 1 if s == _ON else 0)
         if s == _BAD:
             d.pixel(x, y, 0)
-
-
-def _put(t, c, s):
-    for k in range(len(s)):
-        if c < len(t):
-            t[c] = s[k]
-            c += 1
-    return c
-
-
-def _num(t, c, v):
-    if v >= 10:
-        c = _num(t, c, v // 10)
-    if c < len(t):
-        t[c] = 48 + v % 10
-        c += 1
-    return c
