@@ -107,7 +107,8 @@ def run_script(source, name, runtime, job, tmp_path, timeout=300):
     script = tmp_path / name
     script.write_text(source)
     env = dict(os.environ)
-    path = os.pathsep.join(os.path.join(ROOT, d) for d in ("firmware", os.path.join("boardsim", "target")))
+    path = os.pathsep.join(os.path.join(ROOT, d) for d in ("firmware", os.path.join("boardsim", "target"),
+                                                           os.path.join("tests", "support")))
     if runtime == "micropython":
         if not os.path.exists(MICROPYTHON):
             pytest.skip("no MicroPython unix port in .venv")

@@ -43,17 +43,7 @@ COLS = BT.PAD_COLS
 N = BT.PAD_COLS * BT.PAD_ROWS
 
 
-class Rng:
-    """A 31-bit LCG: the same numbers under both runtimes, small ints on the unix port."""
-    def __init__(self, seed):
-        self.x = seed & 0x7FFFFFFF
-
-    def next(self):
-        self.x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
-        return self.x >> 8
-
-    def below(self, n):
-        return self.next() % n
+from lcg import Rng
 
 
 def mix(h, v):

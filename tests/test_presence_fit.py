@@ -38,14 +38,7 @@ TOL = LP.PresenceLocator.OVERLAP_TOL
 OVL = LP.PresenceLocator.OVERLAP
 
 
-class Rng:
-    """A 31-bit LCG: the same numbers under both runtimes."""
-    def __init__(self, seed):
-        self.x = seed & 0x7FFFFFFF
-
-    def below(self, n):
-        self.x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
-        return (self.x >> 8) % n
+from lcg import Rng
 
 
 def ref(i, nx, ny, k, hx, hy, hr, usable, label, c0w, c1w, r0w, r1w, cur):
