@@ -705,8 +705,11 @@ class Scoreboard:
     def command(self, line):
         # a line from the serial console (main.py; tools/calibrate): "calib empty|small|big|save"
         # runs that calibration step now, outside the loop turn, and writes its calib event
-        # (calib.command); anything else is refused
+        # (calib.command); a blank line (an empty one, or spaces, tabs, a lone "\r" from a
+        # terminal) is no command and is ignored; anything else is refused
         w = line.split()
+        if not w:
+            return
         if len(w) == 2 and w[0] in ("calib", b"calib"):
             import calib
             if calib.command(self, w[1]):
