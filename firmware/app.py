@@ -230,10 +230,7 @@ class Scoreboard:
             self.loc.find(self.scan.grid)
             self.tracker.frame()
             if self.faults.frame():
-                if self.faults.text is not None:
-                    self.notice = self.faults.text
-                    self.faults.text = None
-                self.dirty = 1
+                self.dirty = 1              # a hand came or went
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
                 self.on_board(e)
@@ -241,6 +238,13 @@ class Scoreboard:
                 self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
             if self.mode == SENSORS:
                 self.padmap.draw()
+        elif self.faults.rn and self.faults.report():
+            # a fault found: its report written in a step that ends no frame (issue 13: the
+            # frame's end is the loop's longest step already)
+            if self.faults.text is not None:
+                self.notice = self.faults.text
+                self.faults.text = None
+            self.dirty = 1
         b = self.buttons.poll()
         if b != NONE:
             self.on_button(b)

@@ -60,10 +60,17 @@ def put_int(buf, off, width, value, pad=0x20, over=42):
 
 def put_text(t, c, s):
     # the bytes s into t from index c, clipped at t's end; returns the index after them
-    for k in range(len(s)):
-        if c < len(t):
-            t[c] = s[k]
-            c += 1
+    return _copy(t, c, len(t), s, len(s))
+
+
+@micropython.viper
+def _copy(t: ptr8, c: int, tn: int, s: ptr8, n: int) -> int:
+    # put_text's copy as machine code (issue 13: a fault's status text, byte by byte)
+    k = 0
+    while k < n and c < tn:
+        t[c] = s[k]
+        c += 1
+        k += 1
     return c
 
 

@@ -12,7 +12,13 @@
 # Keys are bytes literals written as they are (no escaping: keep them plain ASCII).
 # String values are escaped (quote, backslash, control bytes). Ints are written digit by digit;
 # any small int works, negative ones included.
+import sys
+import micropython
 from micropython import const
+
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: the viper helpers below run as plain Python
+        return x
 
 _QUOTE = const(34)
 _BSLASH = const(92)
@@ -23,6 +29,83 @@ _ZERO = const(48)
 _NL = const(10)
 
 _HEX = b'0123456789abcdef'
+
+
+@micropython.viper
+def _copy(dst: ptr8, i: int, src: ptr8, off: int, n: int) -> int:
+    # dst[i:i + n] = src[off:off + n]; returns i + n (issue 13: a byte at a time through
+    # _put() cost about 25 us on the RP2040, a fault event some ms)
+    e = off + n
+    while off < e:
+        dst[i] = src[off]
+        i += 1
+        off += 1
+    return i
+
+
+@micropython.viper
+def _plain(dst: ptr8, i: int, room: int, src: ptr8, off: int, n: int) -> int:
+    # str_()'s bytes that need no escape, src[off:] into dst[i:], at most n and at most room:
+    # how many were copied (0: src[off] needs an escape, or there is no room)
+    k = 0
+    while k < n and k < room:
+        c = int(src[off + k])
+        if c == _QUOTE or c == _BSLASH or c < 32:
+            break
+        dst[i + k] = c
+        k += 1
+    return k
+
+
+@micropython.viper
+def _key(dst: ptr8, i: int, k: ptr8, n: int, sep: int) -> int:
+    # ,"k":  into dst from i (the comma only when sep); returns the index after it
+    if sep:
+        dst[i] = _COMMA
+        i += 1
+    dst[i] = _QUOTE
+    i += 1
+    j = 0
+    while j < n:
+        dst[i] = k[j]
+        i += 1
+        j += 1
+    dst[i] = _QUOTE
+    dst[i + 1] = _COLON
+    return i + 2
+
+
+@micropython.viper
+def _qstr(dst: ptr8, i: int, src: ptr8, off: int, n: int) -> int:
+    # "src[off:off + n]" into dst from i when no byte needs an escape: the index after it,
+    # else -1 (dst is then left to the byte-by-byte path, which writes over it)
+    dst[i] = _QUOTE
+    i += 1
+    e = off + n
+    while off < e:
+        c = int(src[off])
+        if c == _QUOTE or c == _BSLASH or c < 32:
+            return -1
+        dst[i] = c
+        i += 1
+        off += 1
+    dst[i] = _QUOTE
+    return i + 1
+
+
+@micropython.viper
+def _uint(dst: ptr8, i: int, v: int) -> int:
+    # 0 <= v < 10**6 as decimal digits into dst from i; the index after them
+    d = 1
+    while d * 10 <= v:
+        d *= 10
+    while d:
+        q = v // d
+        dst[i] = _ZERO + q
+        i += 1
+        v -= q * d
+        d //= 10
+    return i
 
 
 class EventWriter:
@@ -55,6 +138,9 @@ class EventWriter:
         buf = self.buf
         cap = len(buf)
         i = self.n
+        if i + n < cap:                 # fits with room to spare: no flush on the way
+            self.n = _copy(buf, i, b, off, n)
+            return
         for k in range(off, off + n):
             buf[i] = b[k]
             i += 1
@@ -70,6 +156,10 @@ class EventWriter:
 
     def key(self, k):
         # ,"k":   (or only the comma for an array element when k is None)
+        if k is not None and self.n + len(k) + 4 < len(self.buf):
+            self.n = _key(self.buf, self.n, k, len(k), self.sep)    # at once: no flush due
+            self.sep = 0
+            return
         if self.sep:
             self._put(_COMMA)
         self.sep = 0
@@ -107,6 +197,10 @@ class EventWriter:
     # -- values (k is the key, or None for an element of an array) ---------------------------
     def int_(self, k, v):
         self.key(k)
+        if 0 <= v < 1000000 and self.n + 7 < len(self.buf):
+            self.n = _uint(self.buf, self.n, v)     # at once: no flush due
+            self.sep = 1
+            return
         if v < 0:
             self._put(_MINUS)
         else:
@@ -130,9 +224,27 @@ class EventWriter:
         self.key(k)
         if n < 0:
             n = len(s) - off
+        i = self.n
+        if i + n + 2 < len(self.buf):
+            j = _qstr(self.buf, i, s, off, n)     # "s" at once when nothing needs an escape
+            if j >= 0:
+                self.n = j
+                self.sep = 1
+                return
         self._put(_QUOTE)
-        for i in range(off, off + n):
+        i = off
+        end = off + n
+        buf = self.buf
+        while i < end:
+            # a run of bytes that need no escape at once, as long as the buffer has room
+            # beyond it (a full buffer is flushed by _put below, as before)
+            r = _plain(buf, self.n, len(buf) - 1 - self.n, s, i, end - i)
+            if r:
+                self.n += r
+                i += r
+                continue
             c = s[i]
+            i += 1
             if c == _QUOTE or c == _BSLASH:
                 self._put(_BSLASH)
                 self._put(c)

@@ -22,11 +22,25 @@
 #
 # frame() runs once per frame after the tracker; allocation-free. It looks at a quarter of the
 # hall pads per frame. The per-pad checks (rail, frozen, a jump with its neighbours quiet) and the
-# muxes' spread are two @micropython.viper functions over the arrays (_pads, _muxes): they only
-# count and hand back the pads and muxes to flag; _flag, _kill_mux and the reports stay Python.
-# In plain Python the pass cost about 2 ms a frame on the RP2040. Under CPython they run as plain
-# Python (ptr8/16 are the arrays themselves). tests/test_fault_pass.py checks them against the
-# plain code on random grids under both runtimes.
+# muxes' spread are two @micropython.viper functions over the arrays (_pads, _muxes), and so are
+# the presence pads' passes over every cell (_toggled, _full): they only count and hand back the
+# pads and muxes to flag; _flag, the mux kills and the reports stay Python. In plain Python the
+# hall pass cost about 2 ms a frame on the RP2040, the presence one 98 ms one frame in 32.
+# Under CPython they run as plain Python (ptr8/16 are the arrays themselves).
+# tests/test_fault_pass.py checks them against the plain code on random grids under both runtimes.
+#
+# The work of a frame is bounded whatever fails (issue 13: a frame in which every pad looked
+# frozen took 9.1 s on the chip, past the watchdog): pads found faulty wait in a queue (MAX_NEW)
+# and muxes found dead in another; each frame handles MAX_KILLS dead muxes and MAX_ITEMS queued
+# pads at most, the rest in the frames after. A dead mux is reported once, its pads all left out
+# of the fits at once (by machine code) and then skipped; a pad whose mux is dead costs no
+# report. A mux's faulty pads are counted as they are flagged (mux_nbad). The reports themselves
+# (an event line and the status text, about as much work as the rest of a frame) are queued and
+# written one per step by report(), which app.py calls in the steps that do not end a frame.
+# wk_rep, wk_ign, wk_items and wk_kills count each frame's reports queued, set_ignored calls,
+# queued pads looked at and dead muxes handled
+# (tests/test_fault_budget.py holds them to the bounds, with every pad frozen, a dead mux, a
+# shorted rail).
 # RAM: hall about 4.5 KB (5 B per grid cell and each mux's pads), presence about 5 KB (a byte per
 # cell).
 import sys
@@ -37,7 +51,7 @@ import time
 
 import board_table as BT
 import fastin as F
-from digits import put_text as _put, put_num as _num
+from digits import put_text as _put, put_num as _num, setbytes as _blank
 
 CODE_NAMES = (b"pad_stuck", b"pad_dead", b"pad_off", b"pad_flicker", b"mux_dead", b"cup_chatter",
               b"hand")
@@ -50,7 +64,11 @@ C_CHATTER = const(5)
 C_HAND = const(6)
 _TEXT = (b" stuck", b" dead", b" blind", b" flickers", b" dead", b" chatters", b"")
 
-MAX_NEW = const(24)         # faulty pads found in one frame, at most
+MAX_NEW = const(24)         # faulty pads waiting to be reported (found, not yet handled), at most
+MAX_ITEMS = const(2)         # queued pads looked at per frame, at most
+MAX_KILLS = const(2)         # dead muxes reported and left out per frame, at most
+_RQ = const(8)               # reports waiting to be written, at most
+_RQ_FREE = const(3)          # of them kept for the cup beams and the hand (3 at most at once)
 
 # hall pads (readings in LSB from the baseline)
 _RAIL = const(24000)        # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
@@ -214,6 +232,138 @@ def _muxes(nm: int, nc: int, mux_pad: ptr16, mux_bad: ptr8, mux_same: ptr8, grid
     return k
 
 
+@micropython.viper
+def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, fl_new: ptr16,
+             out: ptr16, look: int) -> int:
+    """Presence, at the end of a window: the cells that changed lim times or more and are not
+    faulty (only when look: no hand seen in the window). A cell in fl[:fl_n] (it flickered in
+    the window before too) goes into out, to flag; the first 8 others into fl_new. Every cell's
+    count is cleared. Returns len(out) << 4 | len(fl_new)."""
+    k = 0
+    m = 0
+    g = 0
+    while g < n:
+        if look and int(toggles[g]) >= lim and int(bad[g]) == 0:
+            was = 0
+            q = 0
+            while q < fl_n:
+                if int(fl[q]) == g:
+                    was = 1
+                    break
+                q += 1
+            if was:
+                out[k] = g          # at most fl_n (8) of them
+                k += 1
+            elif m < 8:
+                fl_new[m] = g
+                m += 1
+        toggles[g] = 0
+        g += 1
+    return (k << 4) | m
+
+
+@micropython.viper
+def _full(nsr: int, rows: int, pmask: ptr8, packed: ptr8, full: ptr8):
+    """Presence: full[k] = 1 when shift register k reads every pad of every row covered."""
+    k = 0
+    while k < nsr:
+        f = 1
+        i = k
+        e = rows * nsr
+        while i < e:
+            m = int(pmask[i])
+            if m != 0 and int(packed[i]) != m:
+                f = 0
+                break
+            i += nsr
+        full[k] = f
+        k += 1
+
+
+@micropython.viper
+def _enqueue(found: ptr16, k: int, bad: ptr8, new: ptr16, newc: ptr8, nh: int, nn: int,
+             mux_of: ptr8, mux_nbad: ptr8) -> int:
+    """Hall: FaultMonitor._flag() for each of found[:k] (pad << 2 | code, from _pads), as
+    machine code: each pad not yet faulty marked bad and queued while the queue has room, its
+    mux's count of faulty pads raised. Returns the new queue length."""
+    j = 0
+    while j < k and nn < MAX_NEW:
+        f = int(found[j])
+        g = f >> 2
+        code = f & 3
+        if int(bad[g]) == 0:
+            bad[g] = code + 1
+            q = nh + nn
+            if q >= MAX_NEW:
+                q -= MAX_NEW
+            new[q] = g
+            newc[q] = code
+            nn += 1
+            m = int(mux_of[g])
+            if m != 255 and int(mux_nbad[m]) < 255:
+                mux_nbad[m] = int(mux_nbad[m]) + 1
+        j += 1
+    return nn
+
+
+@micropython.viper
+def _queue_muxes(found: ptr16, k: int, mux_bad: ptr8, kq: ptr8, kh: int, kn: int, nm: int) -> int:
+    """FaultMonitor._kill_mux() for each of found[:k] (from _muxes): marked dead and queued to be
+    reported, unless it is already. Returns the new queue length."""
+    j = 0
+    while j < k:
+        m = int(found[j])
+        if int(mux_bad[m]) == 0:
+            mux_bad[m] = 1
+            q = kh + kn
+            if q >= nm:
+                q -= nm
+            kq[q] = m
+            kn += 1
+        j += 1
+    return kn
+
+
+@micropython.viper
+def _leave_pads(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, pads: ptr16, k: int,
+                n: int) -> int:
+    """Hall: the pads pads[k:k + n] (-1: none) faulty (bad, unless already) and left out of the
+    fits (ignore 1, usable 0). Returns one of them, or -1."""
+    g0 = -1
+    e = k + n
+    while k < e:
+        g = int(pads[k])
+        if (g & 0x8000) == 0:             # -1 (no pad): 0xFFFF through a ptr16
+            if int(bad[g]) == 0:
+                bad[g] = code
+            ignore[g] = 1
+            usable[g] = 0
+            g0 = g
+        k += 1
+    return g0
+
+
+@micropython.viper
+def _leave_cols(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, c0: int, cols: int,
+                rows: int) -> int:
+    """Presence: the cells of columns c0 .. c0 + 7 (a shift register) in every row, as
+    _leave_pads. Returns one of them, or -1."""
+    g0 = -1
+    r = 0
+    while r < rows:
+        c = c0
+        while c < c0 + 8 and c < cols:
+            g = r * cols + c
+            if int(bad[g]) == 0:
+                bad[g] = code
+            ignore[g] = 1
+            usable[g] = 0
+            g0 = g
+            c += 1
+        r += 1
+    return g0
+
+
 class FaultMonitor:
     # hall pads: the per-pad thresholds are the module's _RAIL ... _SAME_CHECKS (viper code)
     NUMB_FRAMES = 8         # still frames in a row a chip's fit leaves the same pad out
@@ -249,9 +399,26 @@ class FaultMonitor:
         self.hand_n = 0         # frames without a hand since one was seen
         self.hand_streak = 0    # a hand is being seen (gaps under HAND_FRAMES frames bridged) ...
         self.hand_since = 0     # ... since this ticks_ms
+        # pads found faulty, waiting to be handled (a ring: nh the oldest, nn of them; the first
+        # nr of them are ready: their mux's faulty pads all counted, see _flush)
         self.new = array('h', bytes(2 * MAX_NEW))
         self.newc = bytearray(MAX_NEW)
+        self.nh = 0
         self.nn = 0
+        self.nr = 0
+        # muxes found dead, waiting to be reported (kq: a ring of n_mux, kh the oldest, kn of them)
+        self.kh = 0
+        self.kn = 0
+        self.wk_rep = 0         # this frame's work: reports queued, set_ignored calls, queued
+        self.wk_ign = 0         # pads looked at, dead muxes left out
+        self.wk_items = 0
+        self.wk_kills = 0
+        # reports waiting to be written (report()): a ring of _RQ, rh the oldest, rn of them
+        self.rq_code = bytearray(_RQ)
+        self.rq_a = array('h', bytes(2 * _RQ))
+        self.rq_on = bytearray(_RQ)
+        self.rh = 0
+        self.rn = 0
         self.cw_t = array('i', (0, 0))
         self.cw_n = array('i', (0, 0))
         self.cw_last = array('i', (0, 0))
@@ -259,23 +426,59 @@ class FaultMonitor:
             self._init_presence()
         else:
             self._init_hall()
+        self.mux_nbad = bytearray(self.n_mux)      # faulty pads of each mux (mux_code: of that code)
+        self.kq = bytearray(self.n_mux)
 
     # -- the frame ---------------------------------------------------------------------------
     def frame(self):
-        """Look for faults. Returns 1 when one was reported this frame (text: its text)."""
+        """Look for faults (reports are queued for report()). Returns 1 when a hand came or
+        went (the status row shows it)."""
         self.frames = (self.frames + 1) & 0x3FFFFFFF
-        before = self.count
+        self.wk_rep = 0
+        self.wk_ign = 0
+        self.wk_items = 0
+        self.wk_kills = 0
         hand = self.hand_on
         self._chatter()
         if self.shift:
             self._presence()
         else:
             self._hall()
-        return 1 if self.count != before or self.hand_on != hand else 0
+        self._work()
+        return 1 if self.hand_on != hand else 0
 
     # -- reports ------------------------------------------------------------------------------
     def _report(self, code, g, mux, cup):
-        # g: grid cell (its column and row), or -1
+        # a report, queued: written by report() in a step of its own (a report costs about as
+        # much as the rest of the frame together). g: grid cell (its column and row), or -1
+        n = self.rn
+        if n >= _RQ:
+            return                  # cannot happen: _work leaves room for chatter and hands
+        q = self.rh + n
+        if q >= _RQ:
+            q -= _RQ
+        self.rq_code[q] = code
+        self.rq_a[q] = mux if code == C_MUX else (cup if code == C_CHATTER else g)
+        self.rq_on[q] = 1 if code != C_HAND or self.hand_on else 0
+        self.rn = n + 1
+        self.wk_rep += 1
+
+    def report(self):
+        """Write the oldest queued report (app.py: in a step that does not end a frame).
+        Returns 1 when one was written (text: its text, for a pad or mux fault), else 0."""
+        n = self.rn
+        if not n:
+            return 0
+        q = self.rh
+        self.rh = q + 1 if q + 1 < _RQ else 0
+        self.rn = n - 1
+        code = self.rq_code[q]
+        a = self.rq_a[q]
+        self._write(code, a if code != C_MUX and code != C_CHATTER else -1,
+                    a if code == C_MUX else -1, a if code == C_CHATTER else -1, self.rq_on[q])
+        return 1
+
+    def _write(self, code, g, mux, cup, on):
         ev = self.ev
         ev.begin(b"fault")
         ev.str_(b"what", b"cup" if code == C_CHATTER else b"pads")
@@ -291,15 +494,14 @@ class FaultMonitor:
             ev.int_(b"mux", mux)
         if cup >= 0:
             ev.str_(b"cup", b"a" if cup == 0 else b"b")
-        ev.bool_(b"on", code != C_HAND or self.hand_on)
+        ev.bool_(b"on", on)
         ev.end()
         if code == C_HAND:
             return
         self.count += 1
         t = self.bufs[self.nb]
         self.nb ^= 1
-        for k in range(21):
-            t[k] = 32
+        _blank(t, 0, 21, 32)
         if code == C_CHATTER:
             c = _put(t, 0, b"Cup ")
             t[c] = 97 + cup
@@ -316,65 +518,87 @@ class FaultMonitor:
         self.text = t
 
     def _flag(self, g, code):
-        # a faulty pad found this frame: kept until the frame's end, when whole muxes are told
-        # apart from single pads
-        if self.nn < MAX_NEW and not self.bad[g]:
+        # a faulty pad found: left out of the checks at once, queued until its mux is judged
+        # (_flush) and its report's turn comes (_work)
+        n = self.nn
+        if n < MAX_NEW and not self.bad[g]:
             self.bad[g] = code + 1
-            self.new[self.nn] = g
-            self.newc[self.nn] = code
-            self.nn += 1
+            q = self.nh + n
+            if q >= MAX_NEW:
+                q -= MAX_NEW
+            self.new[q] = g
+            self.newc[q] = code
+            self.nn = n + 1
+            m = self._mux_of(g)
+            if m != 255 and (self.mux_code < 0 or code == self.mux_code) and self.mux_nbad[m] < 255:
+                self.mux_nbad[m] += 1
+
+    def _mux_of(self, g):
+        # the mux of pad g (presence: the shift register of its column), 255: none
+        if self.shift:
+            return (g % BT.PRES_COLS) >> 3
+        return self.mux_of[g]
 
     def _flush(self):
-        # report the pads found this frame: as their mux when most of it is gone
-        n = self.nn
-        if not n:
-            return
-        for q in range(n):
-            g = self.new[q]
-            m = ((g % BT.PRES_COLS) >> 3) if self.shift else self.mux_of[g]
-            if m != 255 and not self.mux_bad[m]:
-                if self._mux_count(m) >= self.mux_min:
-                    self._kill_mux(m)
-                    continue
-            if m != 255 and self.mux_bad[m]:
-                continue            # reported with its mux
-            self.loc.set_ignored(g, 1)
-            self._report(self.newc[q], g, -1, -1)
-        self.nn = 0
-
-    def _mux_count(self, m):
-        # faulty pads of mux m (presence: pads found off only)
-        c = 0
-        for k in range(self._mux_len(m)):
-            g = self._mux_cell(m, k)
-            if g >= 0 and self.bad[g] and (self.mux_code < 0 or self.bad[g] == self.mux_code + 1):
-                c += 1
-        return c
+        # a whole round of checks is done (hall: every 4th frame; presence: every frame): the
+        # pads queued so far have their mux's faulty pads counted, and can be told apart from
+        # a dead mux (_work)
+        self.nr = self.nn
 
     def _kill_mux(self, m):
+        # mux m is dead: queued to be reported once (_work); its pads are skipped by the checks
+        if self.mux_bad[m]:
+            return
         self.mux_bad[m] = 1
-        for k in range(self._mux_len(m)):
-            g = self._mux_cell(m, k)
-            if g < 0:
+        q = self.kh + self.kn
+        if q >= self.n_mux:
+            q -= self.n_mux
+        self.kq[q] = m
+        self.kn += 1
+
+    def _work(self):
+        # what is queued, within the frame's budget: MAX_KILLS dead muxes (their pads left out
+        # of the fits at once, the mux reported), MAX_ITEMS queued pads (left out, reported, or
+        # dropped as part of a dead mux), while the report queue has room
+        loc = self.loc
+        while self.rn < _RQ - _RQ_FREE:
+            if self.kn and self.wk_kills < MAX_KILLS:
+                m = self.kq[self.kh]
+                self.kh = self.kh + 1 if self.kh + 1 < self.n_mux else 0
+                self.kn -= 1
+                self.wk_kills += 1
+                # every pad of the mux faulty and left out of the fits at once (Locator.
+                # set_ignored's two flags, which both locators keep per grid cell, written
+                # by machine code; then set_ignored() once for the locator's own bookkeeping)
+                if self.shift:
+                    g = _leave_cols(self.bad, loc.ignore, loc.usable, C_MUX + 1, 8 * m,
+                                    BT.PRES_COLS, BT.PRES_ROWS)
+                else:
+                    g = _leave_pads(self.bad, loc.ignore, loc.usable, C_MUX + 1, self.mux_pad,
+                                    m * BT.CHANNELS, BT.CHANNELS)
+                if g >= 0:
+                    loc.set_ignored(g, 1)
+                    self.wk_ign += 1
+                self._report(C_MUX, -1, m, -1)
                 continue
-            if not self.bad[g]:
-                self.bad[g] = C_MUX + 1
-            self.loc.set_ignored(g, 1)
-        self._report(C_MUX, -1, m, -1)
-
-    def _mux_len(self, m):
-        if self.shift:
-            return 8 * BT.PRES_ROWS
-        return BT.CHANNELS
-
-    def _mux_cell(self, m, k):
-        # the k-th pad of mux m (presence: of shift register m), or -1
-        if self.shift:
-            c = 8 * m + (k & 7)
-            if c >= BT.PRES_COLS:
-                return -1
-            return (k >> 3) * BT.PRES_COLS + c
-        return self.mux_pad[m * BT.CHANNELS + k]
+            if not self.nr or self.wk_items >= MAX_ITEMS:
+                break
+            q = self.nh
+            g = self.new[q]
+            code = self.newc[q]
+            self.nh = q + 1 if q + 1 < MAX_NEW else 0
+            self.nn -= 1
+            self.nr -= 1
+            self.wk_items += 1
+            m = self._mux_of(g)
+            if m != 255 and not self.mux_bad[m] and self.mux_nbad[m] >= self.mux_min:
+                self._kill_mux(m)           # most of its mux is gone: reported as the mux
+                continue
+            if m != 255 and self.mux_bad[m]:
+                continue                    # reported with its mux
+            loc.set_ignored(g, 1)
+            self.wk_ign += 1
+            self._report(code, g, -1, -1)
 
     # -- cup beams --------------------------------------------------------------------------
     def _chatter(self):
@@ -441,8 +665,9 @@ class FaultMonitor:
         out = self.out
         k = _pads(ph, self.n_grid, BT.PAD_COLS, grid, self.prev, self.dlast, self.same, self.rail,
                   self.flick, self.bad, BT.PAD_PRESENT, out)
-        for q in range(k):
-            self._flag(out[q] >> 2, out[q] & 3)
+        if k:
+            self.nn = _enqueue(out, k, self.bad, self.new, self.newc, self.nh, self.nn, self.mux_of,
+                               self.mux_nbad)
         if (self.frames & 63) == 0:
             _decay(self.flick, self.n_grid)
         if ph == 0:
@@ -450,8 +675,8 @@ class FaultMonitor:
             # zero points differ
             k = _muxes(self.n_mux, BT.CHANNELS, self.mux_pad, self.mux_bad, self.mux_same, grid,
                        self.scan.baseline, out)
-            for q in range(k):
-                self._kill_mux(out[q])
+            if k:
+                self.kn = _queue_muxes(out, k, self.mux_bad, self.kq, self.kh, self.kn, self.n_mux)
         self._numb(grid)
         if ph == 3:
             self._flush()           # a whole round of checks: a dead mux shows as one
@@ -494,6 +719,7 @@ class FaultMonitor:
         self.hand_window = 0
         self.fl_g = array('h', bytes(2 * 8))      # pads that flickered in the last window
         self.fl_new = array('h', bytes(2 * 8))
+        self.fl_out = array('h', bytes(2 * 8))      # pads that flickered in both (_toggled)
         self.fl_n = 0
 
     def _presence(self):
@@ -532,40 +758,22 @@ class FaultMonitor:
         if loc.hand:
             self.hand_window = 1
         if self.frames % self.TOGGLE_WINDOW == 0:
-            t = sc.toggles
             hw = self.hand_window
             self.hand_window = 0
+            out = self.fl_out
+            k = _toggled(self.n_grid, sc.toggles, self.TOGGLES, self.bad, self.fl_g, self.fl_n,
+                         self.fl_new, out, 0 if hw else 1)
+            m = k & 15
+            for q in range(k >> 4):
+                self._flag(out[q], C_FLICKER)
             fl = self.fl_g
-            m = 0
-            if not hw:
-                for g in range(self.n_grid):
-                    if t[g] >= self.TOGGLES and not self.bad[g]:
-                        was = 0
-                        for q in range(self.fl_n):
-                            if fl[q] == g:
-                                was = 1
-                                break
-                        if was:
-                            self._flag(g, C_FLICKER)
-                        elif m < 8:
-                            self.fl_new[m] = g
-                            m += 1
             for q in range(m):
                 fl[q] = self.fl_new[q]
             self.fl_n = m
-            for g in range(self.n_grid):
-                t[g] = 0
         # a shift register reading every pad covered, frame after frame
         if sc.version != self.version:
             self.version = sc.version
-            for k in range(BT.PRES_SR):
-                full = 1
-                for r in range(BT.PRES_ROWS):
-                    i = r * BT.PRES_SR + k
-                    if sc.pmask[i] and sc.packed[i] != sc.pmask[i]:
-                        full = 0
-                        break
-                self.full[k] = full
+            _full(BT.PRES_SR, BT.PRES_ROWS, sc.pmask, sc.packed, self.full)
         for k in range(BT.PRES_SR):
             if self.mux_bad[k] or not self.full[k]:
                 self.sr_on[k] = 0
@@ -578,6 +786,9 @@ class FaultMonitor:
 
     def _watch(self, wg, wn, wseen, cells, n, frames, code):
         # cells[:n] seen this frame: count frames in a row per cell (8 watched at most)
+        if n == 0:
+            _blank(wn, 0, 8, 0)     # none seen: every count starts again (the usual frame)
+            return
         for q in range(8):
             wseen[q] = 0
         for k in range(n):

@@ -28,6 +28,8 @@
 # Integers only, every intermediate below 2**30 (the RP2040's small ints; the bounds are in the
 # comments, tests/test_sensing.py checks them), allocation-free after construction.
 # RAM: 7 B per grid cell (residual, window stamp, usable and ignore flags: 5.1 KB) + about 1.3 KB.
+import sys
+import micropython
 from micropython import const
 from array import array
 
@@ -44,6 +46,7 @@ MAX_P = const(12)          # parameters of a joint fit (3 per chip)
 MAX_ITER = const(10)       # Gauss-Newton iterations per fit at most
 MAX_STEP = const(60)       # 6 mm: the most a fit moves a chip in one iteration
 MAX_NEAR = const(128)      # usable pads next to ignored ones, at most
+_RAIL = const(24000)       # LSB: a reading this far out is a fault, never a magnet (faults._RAIL)
 N_GRID = PAD_COLS * PAD_ROWS
 
 # where a chip's centre can be: R_SMALL inside the outline
@@ -51,6 +54,46 @@ _XMAX = HALF_W - R_SMALL
 _YMAX = HALF_L - R_SMALL
 _SMAX = CORNER_SUM - R_SMALL * 141 // 100
 _NEIGH4 = (-1, 1, -PAD_COLS, PAD_COLS)      # a grid cell's 4 neighbours, as index steps
+
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: near_pads() runs as plain Python over the arrays
+        return x
+
+    def ptr16(x):
+        return x
+
+
+@micropython.viper
+def near_pads(usable: ptr8, ignore: ptr8, near: ptr16, cols: int, rows: int, most: int) -> int:
+    """The usable pads with an ignored pad among their 8 neighbours, in grid order, into near
+    (at most `most`); returns how many. Viper: set_ignored() did this in plain Python, about
+    60 ms on the RP2040, once per pad a fault left out (issue 13: thousands of ms when a whole
+    mux or every pad fails); now once per find() after a change, about 0.5 ms."""
+    n = 0
+    h = 0
+    r = 0
+    while r < rows:
+        c = 0
+        while c < cols:
+            if int(usable[h]) != 0 and n < most:
+                hit = 0
+                rr = r - 1
+                while rr <= r + 1 and hit == 0:
+                    if rr >= 0 and rr < rows:
+                        cc = c - 1
+                        while cc <= c + 1:
+                            if cc >= 0 and cc < cols and int(ignore[rr * cols + cc]) != 0:
+                                hit = 1
+                                break
+                            cc += 1
+                    rr += 1
+                if hit:
+                    near[n] = h
+                    n += 1
+            h += 1
+            c += 1
+        r += 1
+    return n
 
 # the model's reach (0.1 mm): FIELD is 0 from there on
 _REACH = 0
@@ -139,6 +182,7 @@ class Locator:
         self.ignore = bytearray(N_GRID)     # 1: leave this pad out (a faulty pad; issue 4)
         self.near = array('h', bytes(2 * MAX_NEAR))     # usable pads next to ignored ones
         self.n_near = 0
+        self.near_stale = 0     # 1: a pad was left out or taken back since near was made
         self.near_threshold = self.NEAR_UNCALIBRATED
         self.unc = array('i', bytes(4 * MAX_FOUND))     # how well each centre is known
         self.wander = array('i', bytes(4 * MAX_FOUND))  # how far a still chip's fit may move
@@ -212,23 +256,13 @@ class Locator:
         self.ignore[g] = 1 if flag else 0
         self.usable[g] = 1 if (PAD_PRESENT[g] and not flag) else 0
         self.still_fit = 0      # the kept result counted this pad
+        self.near_stale = 1     # near is made again by the next find(), once for every change
+
+    def _near(self):
         # the usable pads next to ignored ones: a chip over a dead pad or row may show nowhere
         # beyond THRESHOLD, so these are candidates from NEAR_THRESHOLD on
-        n = 0
-        for h in range(N_GRID):
-            if not self.usable[h]:
-                continue
-            c = h % PAD_COLS
-            r = h // PAD_COLS
-            for dr in (-1, 0, 1):
-                for dc in (-1, 0, 1):
-                    rr = r + dr
-                    cc = c + dc
-                    if 0 <= rr < PAD_ROWS and 0 <= cc < PAD_COLS and self.ignore[rr * PAD_COLS + cc]:
-                        if n < MAX_NEAR and (n == 0 or self.near[n - 1] != h):
-                            self.near[n] = h
-                            n += 1
-        self.n_near = n
+        self.near_stale = 0
+        self.n_near = near_pads(self.usable, self.ignore, self.near, PAD_COLS, PAD_ROWS, MAX_NEAR)
 
     def blind(self, x, y, r):
         """How many pads within r of (x, y) give no reading (set_ignored)."""
@@ -341,6 +375,8 @@ class Locator:
     # -- the frame -----------------------------------------------------------------------------
     def find(self, grid):
         """Chips in one frame of signed pad readings (grid index order). Returns their number."""
+        if self.near_stale:
+            self._near()
         sc = self.scan
         if sc is not None:
             j = sc.jumps
@@ -373,6 +409,8 @@ class Locator:
         nc = 0
         for g in range(N_GRID):
             v = grid[g] if usable[g] else 0
+            if v >= _RAIL or v <= -_RAIL:
+                v = 0           # at a rail: no magnet reads that, a fault does (faults.py)
             res[g] = v
             if (v > t or v < -t) and nc < MAX_CAND:
                 cand[nc] = g

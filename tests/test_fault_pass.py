@@ -92,12 +92,16 @@ class Ev:
 
 
 class Loc:
+    """The locator's side of set_ignored: its two flags per pad (faults.py writes a dead mux's
+    straight into them, then calls set_ignored once)."""
     def __init__(self):
         self.n = 0
-        self.ignored = bytearray(N)
+        self.ignore = bytearray(N)
+        self.usable = bytearray(BT.PAD_PRESENT)
 
     def set_ignored(self, g, v):
-        self.ignored[g] = v
+        self.ignore[g] = 1 if v else 0
+        self.usable[g] = 1 if BT.PAD_PRESENT[g] and not v else 0
 
 
 class Tr:
@@ -225,7 +229,8 @@ def make(cls, scan):
     return cls(scan, Loc(), Fast(), Tr(), Ev(), 0)
 
 
-NAMES = ("prev", "dlast", "same", "rail", "flick", "bad", "mux_same", "mux_bad", "new", "newc")
+NAMES = ("prev", "dlast", "same", "rail", "flick", "bad", "mux_same", "mux_bad", "mux_nbad", "kq", "new",
+         "newc")
 
 
 def differ(a, b):
@@ -236,13 +241,13 @@ def differ(a, b):
         for i in range(len(x)):
             if x[i] != y[i]:
                 return [name, i, x[i], y[i]]
-    for name in ("nn", "count", "frames"):
+    for name in ("nn", "nh", "nr", "kn", "kh", "rn", "rh", "count", "frames"):
         if getattr(a, name) != getattr(b, name):
             return [name, getattr(a, name), getattr(b, name)]
     if a.ev.h != b.ev.h or a.ev.n != b.ev.n:
         return ["events", a.ev.n, b.ev.n]
     for g in range(N):
-        if a.loc.ignored[g] != b.loc.ignored[g]:
+        if a.loc.ignore[g] != b.loc.ignore[g] or a.loc.usable[g] != b.loc.usable[g]:
             return ["ignored", g]
     if (a.text is None) != (b.text is None) or (a.text is not None and bytes(a.text) != bytes(b.text)):
         return ["text"]
@@ -338,9 +343,13 @@ def run(seed, frames):
         micropython.heap_lock()
         try:
             fw.frame()
+            while fw.report():
+                pass
         finally:
             micropython.heap_unlock()
         ref.frame()
+        while ref.report():
+            pass
         d = differ(fw, ref)
         if d is not None:
             return {"bad": [f] + d, "counts": counts}
