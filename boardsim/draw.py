@@ -9,9 +9,12 @@ State lines (boardsim/target/live.py) carry chips in 0.1 mm and the lit pads as 
 permille) pairs; pads are indexed as in the firmware's tables, which list them in the order of
 Board.pad_positions().
 """
+import ast
+import os
+
 from shapely.geometry import Polygon
 
-from boardsim.geometry import Board, ENDS
+from boardsim.geometry import Board, END_ZONE_KEYS, ENDS
 from boardsim.scenario import CHIPS
 
 # chip colours: the small chip white, the big ones red, blue, green (as a poker set); others
@@ -46,13 +49,14 @@ def board_description(board=None):
     for e in ENDS:
         for key, letter in letters.items():
             c = b.zones[f"{e}.{key}"].representative_point()
-            labels.append({"x": c.x, "y": c.y, "text": letter, "pts": points[key], "end": e})
+            labels.append({"x": c.x, "y": c.y, "text": letter, "pts": points[key], "end": e,
+                           "zone": f"{e}.{key}"})
         for key in ("back4",):
             u, v = (b.half_w - b.corner) * 0.55, b.baseline_v / 2
             x, y = b.to_board(e, u, v)
-            labels.append({"x": x, "y": y, "text": "", "pts": points[key], "end": e})
+            labels.append({"x": x, "y": y, "text": "", "pts": points[key], "end": e, "zone": f"{e}.{key}"})
         x, y = b.to_board(e, (b.half_w - b.corner) * 0.55, (b.baseline_v + b.zline_v) / 2)
-        labels.append({"x": x, "y": y, "text": "", "pts": points["cup3"], "end": e})
+        labels.append({"x": x, "y": y, "text": "", "pts": points["cup3"], "end": e, "zone": f"{e}.cup3"})
     return {
         "width": b.width, "length": b.length, "corner": b.corner,
         "outline": _ring(b.outline),
@@ -65,7 +69,27 @@ def board_description(board=None):
         "chips": {n: {"kind": k, "r": b.chip_radius(k), "colour": CHIP_COLOURS.get(n, OTHER_COLOUR)}
                   for n, k in CHIPS.items()},
         "zone_colours": ZONE_COLOURS,
+        "pins": bowling_pins(),
     }
+
+
+def bowling_pins():
+    """What a first ball resting in each section of an end knocks down in Zenn Bowling, on the
+    pin side and on the shooter's side: {"pin": {key: pins}, "shooter": {...}}, read from the
+    firmware's own tables (firmware/rules_bowling.py, _PINS_PIN and _PINS_SHOOTER) so that the
+    board drawing says what the scoreboard counts."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "firmware", "rules_bowling.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    tables = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                getattr(node.targets[0], "id", "") in ("_PINS_PIN", "_PINS_SHOOTER"):
+            tables[node.targets[0].id] = ast.literal_eval(node.value)
+    keys = END_ZONE_KEYS        # the tables' order: back4 cup3 pocket zline z3 e2 n2 n3 cup
+    return {"pin": dict(zip(keys, tables["_PINS_PIN"])),
+            "shooter": dict(zip(keys, tables["_PINS_SHOOTER"]))}
 
 
 # =============================================================================================

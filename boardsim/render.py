@@ -19,36 +19,229 @@ WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 EVERY_MS = 50
 
 
+# the events in words: the same words as web/board.js's describeEvent (tests/test_play.py
+# holds the two together)
+SECTION = {"back4": "4-point section", "cup3": "3-point section by the cup", "pocket": "pocket",
+           "zline": "Zenn line", "z3": "Z strip", "e2": "E strip", "n2": "inner N strip",
+           "n3": "outer N strip", "cup": "cup"}
+GAME_NAMES = {"bowling": "Zenn Bowling", "trap1": "Trap Zenn 1", "trap2": "Trap Zenn 2"}
+TRAP_RESULT = {
+    "trapped_stuck": "Trapped! The small chip did not get out of the backcourt",
+    "trapped_hit": "Trapped! The small chip hit a big chip in its backcourt",
+    "trapped_off": "Trapped! The small chip left the board from the backcourt",
+    "trapped_basket": "Trapped! The fugitive sank the small chip",
+    "out_of_shots": "15 shots used: the fugitive got away",
+    "trapper_sank_small": "The trapper sank the small chip",
+    "escaped": "Escaped from the backcourt",
+    "penalty": "A big chip sank the small chip: 5 penalty shots",
+}
+SMALL_AT = {"field": "in the field", "a.backcourt": "in backcourt a", "b.backcourt": "in backcourt b",
+            "cup": "in a cup", "off": "off the board", "none": "not on the board"}
+FOULS = {"same_chip": "foul: the same big chip twice in a turn (it counts as a shot)",
+         "out_of_turn": "foul: shot out of turn", "no_shots_left": "foul: no shots left (it does not count)"}
+PROMPTS = {"setup": "set up the chips", "small_to_center": "put the small chip in the center circle",
+           "big_to_center": "put the big chip in the center circle",
+           "both_to_center": "put both chips in the center circle"}
+REFUSED = {"moving": "wait until the chips stop", "nothing": "nothing to take back", "not_now": "not now",
+           "not_here": "not used here"}
+PAD_FAULT = {"pad_stuck": "is stuck", "pad_dead": "is dead", "pad_off": "is blind", "pad_flicker": "flickers",
+             "mux_dead": "is dead"}
+CHIP_FAULT = {"too_many": "Too many chips on the board", "two_small": "Two small chips on the board",
+              "big_chip": "A big chip on the board (Zenn Bowling uses only the small chip)"}
+JOURNAL_FAULT = {"foreign": "a foreign journal file", "damaged": "the journal is damaged",
+                 "refused": "a journal entry the rules refuse", "io": "a flash write failed: not saved",
+                 "full": "the journal is full: not saved"}
+
+
+def zone_words(z):
+    if not z:
+        return ""
+    if z == "center":
+        return "the center circle"
+    if z == "off":
+        return "off the board"
+    end, _, key = z.partition(".")
+    if key == "cup":
+        return f"cup {end}"
+    return f"end {end}'s {SECTION.get(key, key)}"
+
+
+def _plural(n, one, many=None):
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _js(v):
+    # a value as JavaScript's template strings write it
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    if isinstance(v, list):
+        return " ".join(_js(x) for x in v)
+    if isinstance(v, dict):
+        return _fields(v)
+    return str(v)
+
+
+def _fields(e):
+    return ", ".join(f"{k.replace('_', ' ')} {_js(v)}" for k, v in e.items() if k != "ev")
+
+
+def _bowling_result(e):
+    r = e.get("result")
+    z = f" ({zone_words(e['zone'])})" if e.get("zone") else ""
+    if r == "strike":
+        return "Strike! (a Zenn)"
+    if r == "spare":
+        return "Split! A spare off a bank shot" if e.get("split") else "Spare! (a Zenn)"
+    if r == "sink9":
+        return "sunk without a Zenn: 9 pins"
+    if r == "pins":
+        return _plural(e.get("pins"), "pin") + z
+    if r == "gutter":
+        return "gutter ball: no pins" + z
+    if r == "no_basket":
+        return "no basket: no more pins" + z
+    return f"{_js(r)}"
+
+
 def describe_event(e):
-    """One line for an event (as web/board.js's describeEvent)."""
-    if e.get("ev") == "shot" and e.get("role"):     # trap games
-        s = f"P{e.get('player')} {e['role']}, {e.get('chip')} chip: {e.get('result')}"
-        if e.get("small"):
-            s += f", small chip {e['small']}"
-        if "shots" in e:
-            s += f", shots {e['shots']}"
-        if e.get("foul"):
-            s += f", foul {e['foul']}"
+    """One line in words for an event (as web/board.js's describeEvent)."""
+    ev = e.get("ev")
+    P = f"P{_js(e.get('player'))}"
+    if ev == "boot":
+        s = "The scoreboard restarted (its watchdog)" if e.get("reset") == "watchdog" else "The scoreboard is on"
+        c = e.get("calib")
+        if c == "loaded":
+            s += "; pads calibrated"
+        elif c == "damaged":
+            s += "; calibration damaged, running on defaults"
+        elif c == "missing":
+            s += "; pads not calibrated (defaults)"
         return s
-    if e.get("ev") == "shot":
-        s = f"P{e.get('player')} {e.get('result', 'shot')}"
-        if "pins" in e:
-            s += f" {e['pins']} pins"
-        if e.get("zone"):
-            s += f" ({e['zone']})"
-        if e.get("frame"):
-            s += f", frame {e['frame']} ball {e.get('ball')}"
-        if "total" in e:
-            s += f", total {e['total']}"
-        return s
-    if e.get("ev") == "game_over":
+    if ev == "game":
         if e.get("game") == "bowling":
-            return "game over: " + ", ".join(f"P{i + 1} {p['total']}" for i, p in enumerate(e["players"]))
-        return f"game over: winner P{e.get('winner')}" + (f" ({e['reason']})" if e.get("reason") else "")
-    if e.get("ev") == "game":
-        n = e.get("players")
-        return f"game: {e.get('game')}" + (f", {n} player{'s' if n > 1 else ''}" if n else "")
-    return json.dumps(e, separators=(",", ":"))
+            return (f"New game: Zenn Bowling, {_plural(e.get('players'), 'player')}, "
+                    f"shooting from end {_js(e.get('shooter_end'))}")
+        return (f"New game: {GAME_NAMES.get(e.get('game'), _js(e.get('game')))}, P{_js(e.get('trapper'))} traps first"
+                + (" (coin flip)" if e.get("coin") else ""))
+    if ev == "coin":
+        return f"Coin flip: P{_js(e.get('winner'))} won"
+    if ev == "restored":
+        how = "a watchdog restart" if e.get("reset") == "watchdog" else "a power cut"
+        return (f"Game restored after {how}: {GAME_NAMES.get(e.get('game'), _js(e.get('game')))}, "
+                f"{_plural(e.get('entries'), 'entry', 'entries')} played back"
+                + (" (the last write was torn)" if e.get("torn") else ""))
+    if ev == "shot":
+        if e.get("role"):
+            if e["role"] == "trapper":
+                s = f"{P} (trapper) shot a big chip" + (f" (no. {e['slot'] + 1})" if "slot" in e else "")
+            else:
+                s = f"{P} (fugitive) shot the small chip" + (" to escape" if e.get("escape") else "")
+            s += f": small chip {SMALL_AT.get(e.get('small'), _js(e.get('small')))}"
+            if e.get("result") in TRAP_RESULT:
+                s += f". {TRAP_RESULT[e['result']]}"
+            if e.get("game") == "trap2":
+                s += (f". Round {_js(e.get('round'))}: {_plural(e.get('shots'), 'trapper shot')}"
+                      + (f" + {e['penalty']} penalty" if e.get("penalty") else ""))
+            else:
+                s += f". {_plural(e.get('shots'), 'trapper shot')} of 15"
+            if e.get("foul"):
+                s += f"; {FOULS.get(e['foul'], e['foul'])}"
+            if e.get("prompt") in PROMPTS:
+                s += f"; next: {PROMPTS[e['prompt']]}"
+        else:
+            s = f"{P}, frame {_js(e.get('frame'))}, ball {_js(e.get('ball'))}: {_bowling_result(e)}"
+            if e.get("manual"):
+                s += ", set by hand"
+        if e.get("sure") is False:
+            s += " (the pads were unsure: check the chips)"
+        return s
+    if ev == "undo":
+        if e.get("role"):
+            return f"Shot taken back: {P} ({e['role']}) plays again, {_plural(e.get('shots'), 'trapper shot')} so far"
+        return f"Shot taken back: {P} plays frame {_js(e.get('frame'))}, ball {_js(e.get('ball'))} again"
+    if ev == "turn":
+        if e.get("role") == "fugitive":
+            return f"{P}'s turn: the fugitive" + (", an escape shot" if e.get("escape") else "")
+        return f"{P}'s turn: the trapper, {_plural(e.get('shots'), 'shot')} so far"
+    if ev == "round":
+        return f"Round {_js(e.get('round'))}: P{_js(e.get('trapper'))} traps"
+    if ev == "setup":
+        if e.get("ok"):
+            return "Set-up seen: three big chips on the Zenn line, the small chip in the center: shoot"
+        return "Set up: three big chips on the trapper's Zenn line, the small chip in the center circle"
+    if ev == "refused":
+        return f"{_js(e.get('button'))} refused: {REFUSED.get(e.get('why'), _js(e.get('why')))}"
+    if ev == "game_over":
+        if e.get("game") == "bowling":
+            ps = e.get("players", [])
+            t = ", ".join(f"P{i + 1} {p['total']}" for i, p in enumerate(ps))
+            if len(ps) < 2:
+                return f"Game over: {t}"
+            best = max(p["total"] for p in ps)
+            w = [f"P{i + 1}" for i, p in enumerate(ps) if p["total"] == best]
+            return f"Game over: {t}. " + (f"A tie ({', '.join(w)})" if len(w) > 1 else f"{w[0]} wins")
+        if e.get("game") == "trap1":
+            return (f"Game over: P{_js(e.get('winner'))} wins. "
+                    + TRAP_RESULT.get(e.get("reason"), _js(e.get("reason")))
+                    + f" (P{_js(e.get('trapper'))} trapped, {_plural(e.get('shots'), 'shot')})")
+        rs = ", ".join(f"round {i + 1}: P{r['trapper']} {_plural(r['shots'] + r['penalty'], 'shot')}"
+                       + (f" ({r['penalty']} penalty)" if r["penalty"] else "")
+                       for i, r in enumerate(e.get("rounds") or []))
+        who = f"P{e['winner']} wins" if e.get("winner") else "a tie"
+        return f"Game over: {who}; {rs}"
+    if ev == "fault":
+        on = e.get("on") is not False
+        what = e.get("what")
+        if what == "button":
+            b = _js(e.get("button"))
+            return f"The {b} button is stuck down" if on else f"The {b} button is free again"
+        if what == "chips":
+            return CHIP_FAULT.get(e.get("why"), _js(e.get("why"))) + ("" if on else ": cleared")
+        if what == "pads" and e.get("code") == "hand":
+            return "A hand hovers over the pads" if on else "The hand has gone"
+        if what == "pads":
+            where = (f"Multiplexer {_js(e.get('mux'))}" if e.get("code") == "mux_dead"
+                     else f"Pad {','.join(str(x) for x in (e.get('pad') or []))}")
+            return f"{where} {PAD_FAULT.get(e.get('code'), _js(e.get('code')))}: left out of the fits"
+        if what == "cup":
+            return f"The beam of cup {_js(e.get('cup'))} chatters"
+        if what == "journal":
+            return (f"Journal: {JOURNAL_FAULT.get(e.get('why'), _js(e.get('why')))}"
+                    + (f" ({e['file']})" if e.get("file") else ""))
+        if what == "config":
+            return f"config.json: {e.get('key') or 'the file'}: {_js(e.get('msg'))}"
+        return f"Fault: {_fields(e)}"
+    if ev == "calib":
+        step = {"empty": "empty board", "small": "small chip", "big": "big chip", "save": "saved"}.get(
+            e.get("step"), _js(e.get("step")))
+        return (f"Calibration, {step}" + (": failed" if e.get("ok") is False else "")
+                + (f": {_js(e['value'])}" if "value" in e else "")
+                + (f": {_plural(e['bad'], 'bad pad')}" if "bad" in e else ""))
+    return f"{(ev or 'event').replace('_', ' ')}: {_fields(e)}"
+
+
+def log_entries(events):
+    """[(text, undone)] for the events in order: each in words, the shots an undo took back
+    marked (as web/board.js's logEntries)."""
+    out, stack, prev = [], [], None
+    for e in events:
+        d = [describe_event(e), False]
+        ev = e.get("ev")
+        if ev == "game":
+            stack = []
+        elif ev == "shot":
+            stack.append(d)
+        elif ev == "turn" and prev not in ("shot", "round", "game"):
+            stack.append(d)             # a turn ended by the button
+        elif ev == "undo" and stack:
+            stack.pop()[1] = True
+        out.append(d)
+        prev = ev
+    return [tuple(d) for d in out]
 
 
 def record_scenario(path, rt="micropython", every_ms=EVERY_MS):

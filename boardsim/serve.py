@@ -16,12 +16,21 @@ The HTTP API (JSON), used by web/play.html:
                             (all of it when N is not the current firmware's epoch)
     POST /api/action        one action, answered {"ok": true} or {"ok": false, "error": reason}:
         {"press": BUTTON}  {"hold": BUTTON, "ms": N}  {"flick": CHIP, "v": [vx, vy]}
+        {"down": BUTTON}  {"up": BUTTON}   a button goes down / comes up now and stays so while
+                            the clock runs (the page's buttons: a long press shows as it happens)
         {"place": {CHIP: {"x": mm, "y": mm}}}  {"take": CHIP}  {"power": "cut"|"on"}
+        {"put_back": true}  the chips where they lay before the shot the last undo took back
         {"wait_ms": N}      (lets N ms of virtual time pass at once)
         {"new": {"game": G, "players": N, "options": {...}}}   restart the firmware and go
                             through its menu to that game (CONTRACT 2's options)
-Actions other than new, hold and wait_ms are scenario steps (boardsim/scenario.py) and go
-through the same compiler, so a refused step says why exactly as `boardsim run` would.
+Actions other than new, hold, down, up, put_back and wait_ms are scenario steps
+(boardsim/scenario.py) and go through the same compiler, so a refused step says why exactly as
+`boardsim run` would. A chip off the board is in the player's hand: it can be put down again,
+and "take" of it just says so (it comes back "in hand").
+
+Hands (place, take, flick) while chips slide are refused; while the table is only settling (a
+chip just put down or lifted, a hand's reach into a cup, a shot's chip at rest for less than
+SETTLED_MS) they wait for it, so that a put down right after a pick up just works.
 
 Time: the firmware's virtual clock is kept with the wall clock (times --speed): a clock thread
 sends "wait" ops every TICK_S. Nobody watching (no poll for IDLE_S) pauses the table.
@@ -44,6 +53,11 @@ TICK_S = 0.04
 IDLE_S = 15.0
 MAX_CATCH_UP_MS = 500
 SETTLED_MS = 600        # the scoreboard takes a chip as at rest after 400 ms still (tracker.py)
+QUIET_WAIT_S = 3.0      # how long a hand waits (wall clock) for a settling table to rest
+MIN_DOWN_MS = 60        # a click's press lasts at least this (virtual), and a button stays up at
+MIN_UP_MS = 60          # least this long between two presses, so that the firmware's 20 ms
+                        # debounce sees both even when they come within one clock tick
+PUT_BACK_LIFT_MS = 400  # putting chips back: the lifts done before the chips are put down
 
 
 class Session:
@@ -63,6 +77,9 @@ class Session:
         self.last_poll = time.monotonic()
         self.stopped = False
         self.epoch = 0          # one per firmware started: a page seeing it change starts afresh
+        self.held = {}          # buttons held down from the page: button -> virtual ms when pressed
+        self.released = {}      # button -> virtual ms when it last came up
+        self.flicks = []        # [(event lines before it, chips before it)], for put_back
         self.restart(None)
         self._clock = threading.Thread(target=self._tick, daemon=True)
         self._clock.start()
@@ -81,6 +98,9 @@ class Session:
             self.error = None
             self.oled = None
             self.text = []
+            self.held = {}
+            self.released = {}
+            self.flicks = []
             self.target = live.Target(self.rt)
             if game is None:
                 ops = [{"op": "boot"}]
@@ -120,6 +140,7 @@ class Session:
                 now = time.monotonic()
                 if self.error or now - self.last_poll > IDLE_S:
                     self.wall0 += TICK_S        # paused: do not catch up later
+                    self._release_all()         # nobody watching holds a button
                     continue
                 want = self.virt0 + (now - self.wall0) * 1000.0 * self.speed
                 lag = want - self.state.get("t", 0)
@@ -156,51 +177,198 @@ class Session:
             st["game"] = self.game
             st["epoch"] = self.epoch
             st["error"] = self.error
+            st["held"] = sorted(self.held)
+            st["put_back"] = self._put_back_offer(events)
             st["wall_ms"] = int((time.monotonic() - self.wall0) * 1000)
             return st
 
     def act(self, a):
         """One action from the page (see the module's doc). Returns None or a reason."""
         if not isinstance(a, dict):
-            return "an action is one object: press, hold, flick, place, take, power, wait_ms or new"
-        with self.lock:
-            try:
-                if "new" in a:
-                    g = a["new"] or {}
-                    if g.get("menu"):
-                        self.restart(None)
-                        return None
-                    s = parse({"game": g.get("game"), "players": g.get("players"),
-                               "options": g.get("options", {}), "steps": []})
-                    self.restart({"game": s.game, "players": s.players, "options": s.options})
+            return ("an action is one object: press, hold, down, up, flick, place, take, "
+                    "put_back, power, wait_ms or new")
+        try:
+            if any(k in a for k in ("place", "take", "flick", "put_back")):
+                # hands: not while chips slide; a table only settling is waited for
+                why = self._wait_quiet()
+                if why:
+                    return why
+            with self.lock:
+                return self._act(a)
+        except ScenarioError as e:
+            msg = str(e)
+            return msg[len("step 1: "):] if msg.startswith("step 1: ") else msg
+        except live.TargetFailure as e:
+            return str(e)
+
+    def _quiet(self):
+        st = self.state
+        return not st.get("moving") and st.get("still_ms", SETTLED_MS) >= SETTLED_MS
+
+    def _wait_quiet(self):
+        end = time.monotonic() + QUIET_WAIT_S / min(1.0, self.speed)
+        while True:
+            with self.lock:
+                if self.error or self._quiet():
                     return None
-                if self.error:
-                    return "the firmware stopped; start a new game"
-                if "hold" in a:
-                    if a["hold"] not in BUTTONS:
-                        return f"unknown button {a['hold']!r}"
-                    ms = a.get("ms", 2500)
-                    if not isinstance(ms, int) or not 0 < ms <= 10000:
-                        return "hold ms: 1 to 10000"
-                    self._send({"op": "hold", "button": a["hold"], "ms": ms})
-                    self._rebase()
-                    return None
-                step = parse({"game": "bowling", "players": 1, "steps": [a]}).steps[0]
-                kind = step[0]
-                if kind in ("place", "take", "flick", "shoot") and (
-                        self.state.get("moving") or self.state.get("still_ms", SETTLED_MS) < SETTLED_MS):
+                if self.state.get("sliding", self.state.get("moving")) or time.monotonic() > end:
                     return "wait until the chips have come to rest and the scoreboard has seen them"
-                if kind == "shoot":
-                    return "flick the chip instead (shoot takes waypoint paths: boardsim run)"
-                for op in self.compiler.step(step):
-                    self._send(op)
-                self._rebase()
+            time.sleep(0.02)
+
+    def _act(self, a):
+        if "new" in a:
+            g = a["new"] or {}
+            if g.get("menu"):
+                self.restart(None)
                 return None
-            except ScenarioError as e:
-                msg = str(e)
-                return msg[len("step 1: "):] if msg.startswith("step 1: ") else msg
-            except live.TargetFailure as e:
-                return str(e)
+            s = parse({"game": g.get("game"), "players": g.get("players"),
+                       "options": g.get("options", {}), "steps": []})
+            self.restart({"game": s.game, "players": s.players, "options": s.options})
+            return None
+        if self.error:
+            return "the firmware stopped; start a new game"
+        if "hold" in a:
+            if a["hold"] not in BUTTONS:
+                return f"unknown button {a['hold']!r}"
+            ms = a.get("ms", 2500)
+            if not isinstance(ms, int) or not 0 < ms <= 10000:
+                return "hold ms: 1 to 10000"
+            self._send({"op": "hold", "button": a["hold"], "ms": ms})
+            self._rebase()
+            return None
+        if "down" in a or "up" in a:
+            return self._button(a)
+        if "put_back" in a:
+            return self._put_back()
+        step = parse({"game": "bowling", "players": 1, "steps": [a]}).steps[0]
+        kind = step[0]
+        if kind in ("place", "take", "flick", "shoot") and not self._quiet():
+            return "wait until the chips have come to rest and the scoreboard has seen them"
+        if kind == "shoot":
+            return "flick the chip instead (shoot takes waypoint paths: boardsim run)"
+        if kind == "take" and self.compiler.state[step[1]][0] == "off":
+            # off the board it is in the player's hand already
+            self.compiler.state[step[1]] = ("hand",)
+            self._send({"op": "lift", "chip": step[1]})
+            return None
+        if kind == "flick":
+            self.flicks.append((self.state.get("ev", 0), dict(self.compiler.state)))
+        for op in self.compiler.step(step):
+            self._send(op)
+        self._rebase()
+        return None
+
+    # -- buttons held from the page --------------------------------------------------------------
+    def _button(self, a):
+        down = "down" in a
+        b = a["down"] if down else a["up"]
+        if b not in BUTTONS:
+            return f"unknown button {b!r}"
+        if down:
+            if b not in self.held:
+                short = MIN_UP_MS - (self.state.get("t", 0) - self.released.get(b, -MIN_UP_MS))
+                if short > 0:
+                    self._send({"op": "wait", "ms": int(short)})
+                    self._rebase()
+                self.held[b] = self.state.get("t", 0)
+                self._send({"op": "down", "button": b})
+            return None
+        if b not in self.held:
+            return None                 # already up (released when nobody watched)
+        short = MIN_DOWN_MS - (self.state.get("t", 0) - self.held[b])
+        if short > 0:
+            self._send({"op": "wait", "ms": int(short)})
+            self._rebase()
+        del self.held[b]
+        self._send({"op": "up", "button": b})
+        self.released[b] = self.state.get("t", 0)
+        return None
+
+    def _release_all(self):
+        for b in list(self.held):
+            del self.held[b]
+            try:
+                self._send({"op": "up", "button": b})
+            except live.TargetFailure:
+                pass
+
+    # -- after undo: the chips back where they lay -----------------------------------------------
+    def _undone_chips(self, events):
+        """Where the chips lay before the shot the last undo took back ({chip: state}, the
+        compiler's form), or None when the last entry was not taken back (or no flick on this
+        page made that shot). Entries are shots and, in Trap Zenn, turns ended by the button
+        (a turn line that follows no shot); undo takes back the last one."""
+        stack, undone, prev = [], None, None
+        flicks = self.flicks
+        for i, e in enumerate(events):
+            ev = e.get("ev")
+            if ev == "game":
+                stack, undone = [], None
+            elif ev == "shot":
+                if e.get("manual"):
+                    snap = undone               # a corrected ball: the same ball played again
+                else:
+                    snap = None
+                    for n0, chips in flicks:
+                        if n0 <= i:
+                            snap = chips
+                stack.append(snap)
+                undone = None
+            elif ev == "turn" and prev not in ("shot", "round", "game"):
+                stack.append(None)              # the trapper ended his turn with the button
+                undone = None
+            elif ev == "undo":
+                undone = stack.pop() if stack else None
+            prev = ev
+        return undone
+
+    def _put_back_offer(self, events):
+        chips = self._undone_chips(events)
+        if chips is None:
+            return None
+        moves = self._put_back_moves(chips)
+        if not moves:
+            return None
+        return [{"chip": c, "where": list(st)} for c, st in sorted(moves.items())]
+
+    def _put_back_moves(self, chips):
+        """{chip: state before the shot} for the chips that are not there now."""
+        now = self.compiler.state
+        out = {}
+        for c, st in chips.items():
+            cur = now.get(c, ("hand",))
+            if st[0] == "board":
+                if cur[0] != "board" or abs(cur[1] - st[1]) > 0.5 or abs(cur[2] - st[2]) > 0.5:
+                    out[c] = st
+            elif st[0] in ("hand", "off") and cur[0] in ("board", "cup"):
+                out[c] = ("hand",)
+        return out
+
+    def _put_back(self):
+        if not self._quiet():
+            return "wait until the chips have come to rest and the scoreboard has seen them"
+        chips = self._undone_chips(list(self.target.events))
+        moves = self._put_back_moves(chips) if chips else {}
+        if not moves:
+            return "nothing to put back: no shot was taken back since the last one"
+        lifted = False
+        for c in moves:
+            if self.compiler.state[c][0] in ("board", "cup", "off"):
+                if self.compiler.state[c][0] == "off":
+                    self.compiler.state[c] = ("hand",)
+                    self._send({"op": "lift", "chip": c})
+                else:
+                    for op in self.compiler.step(("take", c)):
+                        self._send(op)
+                    lifted = True
+        if lifted:      # the hands take the chips off before they put them down again
+            self._send({"op": "wait", "ms": PUT_BACK_LIFT_MS})
+        places = {c: ("point", st[1], st[2]) for c, st in moves.items() if st[0] == "board"}
+        if places:
+            for op in self.compiler.place(places):
+                self._send(op)
+        self._rebase()
+        return None
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -206,7 +206,7 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
 
     # drag a flick straight up the board: a Zenn, strike
     drag_flick(pg, (0.0, -291.0), (0.0, 1700.0))
-    wait_text(pg, "strike", "#events")
+    wait_text(pg, "Strike", "#events")
     wait_text(pg, "small: in cup b", "#tray")
     wait_text(pg, "X")
 
@@ -222,9 +222,11 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
     wait_text(pg, "8 pins", "#events")
     pos = settled(server[0])["chips"][0]
     drag_flick(pg, (pos[2] / 10.0, pos[3] / 10.0), (3000.0, 200.0))
-    wait_text(pg, "no_basket", "#events")
+    wait_text(pg, "no basket", "#events")
     wait_text(pg, "26")                                 # the score: 10 + 8, then 8
     assert "small: off the board" in pg.inner_text("#tray")
+    # the score sheet beside the OLED: marks and running totals, as on paper
+    assert sheet_row(pg, 1) == (["X", "8 -"] + [""] * 8, ["18", "26"] + [""] * 8, "26")
 
     # a spot where no chip can lie is refused, with the reason
     pg.click("#put-big1")
@@ -238,7 +240,7 @@ def test_a_person_starts_a_trap_game_from_the_form_and_cuts_the_power(page):
     pg.select_option("#game", "trap1")
     pg.select_option("#trapper", "1")
     pg.click("#new-game")
-    wait_text(pg, "trap1", "#events")
+    wait_text(pg, "Trap Zenn 1", "#events")
     pg.click("#power")
     pg.wait_for_function("document.getElementById('clock').innerText.includes('power off')")
     assert pg.inner_text("#oled-text").strip() == ""
@@ -247,3 +249,285 @@ def test_a_person_starts_a_trap_game_from_the_form_and_cuts_the_power(page):
     wait_text(pg, "Trap")                               # it boots and goes on with the game
     assert len(pg.locator("#events .event[data-ev=boot]").all()) == 2
     assert not pg.errors
+
+
+# =============================================================================================
+# issue 14: the page as players use it
+# =============================================================================================
+
+def sheet_row(pg, player):
+    """(marks per frame, running totals per frame, total) of a player's row on the score sheet."""
+    return tuple(pg.evaluate("""(p) => {
+        const rows = [...document.querySelectorAll('#sheet tr')];
+        const i = rows.findIndex((r) => r.classList.contains('p' + p));
+        const marks = [...rows[i].querySelectorAll('td.marks')].map((d) => d.innerText.trim());
+        const cum = [...rows[i + 1].querySelectorAll('td.cum')].map((d) => d.innerText.trim());
+        return [marks, cum, rows[i].querySelector('td.tot').innerText.trim()]; }""", player))
+
+
+def new_game(pg, url, game="bowling", players=1, **options):
+    assert _post(url, {"new": {"game": game, "players": players, "options": options}})["ok"]
+    n = _get(url, "api/state")["epoch"]
+    pg.wait_for_function("(n) => epoch === n && document.querySelector('#tray div')", arg=n)
+
+
+def chip(url, name):
+    return next(c for c in _get(url, "api/state")["chips"] if c[0] == name)
+
+
+def wait_chip(url, name, state, what=None):
+    return _until(lambda: (lambda c: c if c[1] == state else None)(chip(url, name)),
+                  what=what or f"{name} in state {state}")
+
+
+def test_a_chip_flicked_off_the_board_is_in_hand_it_goes_down_again_or_is_picked_up(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    assert _post(url, {"place": {"small": {"x": 150, "y": -100}}})["ok"]
+    settled(url)
+    assert _post(url, {"flick": "small", "v": [3500, 0]})["ok"]    # over the side bumper
+    wait_chip(url, "small", 4)
+    wait_text(pg, "small: off the board", "#tray")
+    settled(url)
+    # put down straight from off the board: the chip is in the player's hand
+    pg.click("#put-small")
+    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    wait_text(pg, "small: on the board", "#tray")
+    assert chip(url, "small")[1:4] == [1, 0, -2910]
+    assert "wait until" not in pg.inner_text("#status")
+    # and pick up works from off the board too (docs/simulator.md)
+    settled(url)
+    assert _post(url, {"place": {"big1": {"x": 150, "y": 100}}})["ok"]
+    settled(url)
+    assert _post(url, {"flick": "big1", "v": [3500, 0]})["ok"]
+    wait_chip(url, "big1", 4)
+    settled(url)
+    pg.click("#take-big1")
+    wait_text(pg, "big1: in hand", "#tray")
+    assert not pg.errors
+
+
+def test_put_down_right_after_pick_up_from_a_cup_is_not_refused_and_keeps_the_choice(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    pg.click("#put-small")
+    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    wait_text(pg, "small: on the board", "#tray")
+    settled(url)
+    drag_flick(pg, (0.0, -291.0), (0.0, 1700.0))
+    wait_chip(url, "small", 3)
+    _until(lambda: any(e["ev"] == "shot" for e in _get(url, "api/state")["events"]), what="the shot")
+    pg.click("#take-small")
+    wait_text(pg, "small: in hand", "#tray")
+    pg.click("#put-small")                      # at once: the table is still settling
+    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    wait_text(pg, "small: on the board", "#tray")
+    assert "wait until" not in pg.inner_text("#status")
+    # a put down refused (for a reason) keeps the chip chosen, so the next click can place it
+    settled(url)
+    pg.click("#put-big1")
+    pg.mouse.click(*board_px(pg, 0.0, 340.0))   # over cup b: refused
+    wait_text(pg, "cup b", "#status")
+    assert pg.inner_text("#put-big1") == "click the board"
+    pg.mouse.click(*board_px(pg, 150.0, 150.0))
+    wait_text(pg, "big1: on the board", "#tray")
+    assert not pg.errors
+
+
+def test_a_long_press_shows_new_game_while_the_button_is_held(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    wait_text(pg, "Frame 1")
+    box = pg.locator("#btn-next").bounding_box()
+    pg.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    pg.mouse.down()
+    wait_text(pg, "New game?", timeout=8000)      # still held: the firmware saw the long press
+    assert _get(url, "api/state")["held"] == ["next"]
+    pg.mouse.up()
+    _until(lambda: _get(url, "api/state")["held"] == [], what="the button to come up")
+    pg.click("#btn-undo")                           # any other button: no
+    wait_text(pg, "Frame 1")
+    # a click is a press the firmware sees (down and up may come within one clock tick)
+    pg.click("#btn-turn")
+    wait_text(pg, "turn refused", "#events")
+    # keys too: down on keydown, up on keyup
+    pg.keyboard.down("n")
+    wait_text(pg, "New game?", timeout=8000)
+    pg.keyboard.up("n")
+    pg.keyboard.press("u")
+    wait_text(pg, "Frame 1")
+    assert not pg.errors
+
+
+SAMPLE_EVENTS = [
+    {"ev": "boot", "reset": "power", "calib": "missing"},
+    {"ev": "boot", "reset": "watchdog", "calib": "loaded"},
+    {"ev": "game", "game": "bowling", "players": 2, "shooter_end": "a"},
+    {"ev": "shot", "player": 1, "game": "bowling", "frame": 1, "ball": 1, "pins": 10, "mark": "X",
+     "result": "strike", "zone": "b.cup", "split": False, "total": 0, "sure": True},
+    {"ev": "shot", "player": 2, "game": "bowling", "frame": 1, "ball": 1, "pins": 8, "mark": "8",
+     "result": "pins", "zone": "b.e2", "split": False, "total": 0, "sure": True},
+    {"ev": "shot", "player": 2, "game": "bowling", "frame": 1, "ball": 2, "pins": 2, "mark": "/",
+     "result": "spare", "zone": "b.cup", "split": True, "total": 0, "sure": True},
+    {"ev": "shot", "player": 1, "game": "bowling", "frame": 2, "ball": 2, "pins": 0, "mark": "-",
+     "result": "no_basket", "zone": None, "split": False, "total": 18, "sure": False},
+    {"ev": "shot", "player": 1, "game": "bowling", "frame": 3, "ball": 1, "pins": 0, "mark": "-",
+     "result": "gutter", "zone": "center", "split": False, "total": 18, "sure": True},
+    {"ev": "shot", "player": 1, "game": "bowling", "frame": 3, "ball": 1, "pins": 9, "mark": "9",
+     "result": "sink9", "zone": "b.cup", "split": False, "total": 18, "sure": True, "manual": True},
+    {"ev": "undo", "player": 1, "frame": 3, "ball": 1},
+    {"ev": "refused", "button": "turn", "why": "not_here"},
+    {"ev": "restored", "game": "bowling", "entries": 5, "reset": "power", "torn": False},
+    {"ev": "game_over", "game": "bowling", "players": [
+        {"frames": ["X"] * 9 + ["XXX"], "cum": [30 * i for i in range(1, 11)], "total": 300},
+        {"frames": ["9/"] * 10, "cum": list(range(19, 191, 19)), "total": 190}]},
+    {"ev": "game", "game": "trap1", "trapper": 1, "coin": True},
+    {"ev": "coin", "winner": 2},
+    {"ev": "setup", "ok": False},
+    {"ev": "setup", "ok": True},
+    {"ev": "turn", "player": 1, "role": "trapper", "escape": False, "shots": 0},
+    {"ev": "shot", "player": 1, "game": "trap1", "role": "trapper", "chip": "big", "slot": 0, "shots": 1,
+     "left": 14, "turn_shot": 1, "small": "a.backcourt", "escape": False, "result": "play",
+     "foul": "same_chip", "prompt": "small_to_center"},
+    {"ev": "shot", "player": 2, "game": "trap1", "role": "fugitive", "chip": "small", "shots": 4,
+     "left": 11, "turn_shot": 1, "small": "a.backcourt", "escape": True, "result": "trapped_stuck",
+     "foul": None, "prompt": "game_over"},
+    {"ev": "undo", "game": "trap1", "player": 2, "role": "fugitive", "shots": 4, "escape": True},
+    {"ev": "round", "game": "trap2", "round": 2, "trapper": 2},
+    {"ev": "shot", "player": 2, "game": "trap2", "role": "trapper", "chip": "big", "slot": 2, "shots": 3,
+     "round": 2, "penalty": 5, "turn_shot": 2, "small": "cup", "escape": False, "result": "penalty",
+     "foul": None, "prompt": "small_to_center"},
+    {"ev": "game_over", "game": "trap1", "winner": 1, "trapper": 1, "shots": 7, "reason": "trapped_hit"},
+    {"ev": "game_over", "game": "trap2", "rounds": [
+        {"trapper": 1, "shots": 7, "penalty": 0, "reason": "trapped_off"},
+        {"trapper": 2, "shots": 4, "penalty": 5, "reason": "trapped_basket"}], "winner": 1},
+    {"ev": "game_over", "game": "trap2", "rounds": [
+        {"trapper": 1, "shots": 7, "penalty": 0, "reason": "trapped_off"},
+        {"trapper": 2, "shots": 7, "penalty": 0, "reason": "trapped_basket"}], "winner": None},
+    {"ev": "fault", "what": "button", "why": "stuck", "button": "undo", "on": True},
+    {"ev": "fault", "what": "chips", "why": "big_chip", "on": False},
+    {"ev": "fault", "what": "pads", "code": "pad_dead", "pad": [4, 20], "on": True},
+    {"ev": "fault", "what": "pads", "code": "mux_dead", "pad": None, "mux": 29, "on": True},
+    {"ev": "fault", "what": "pads", "code": "hand", "pad": [3, 3], "on": True},
+    {"ev": "fault", "what": "cup", "code": "cup_chatter", "pad": None, "cup": "b", "on": True},
+    {"ev": "fault", "what": "journal", "why": "damaged", "file": "zj1.zj"},
+    {"ev": "fault", "what": "config", "key": "display", "msg": "one of oled, seg, both"},
+    {"ev": "calib", "step": "small", "value": 13982, "samples": 1, "ok": True},
+    {"ev": "best", "game": "bowling", "scores": [187, 150], "new_best": True},
+]
+
+
+def test_every_event_reads_in_words_the_same_on_the_page_and_in_replays(page):
+    from boardsim.render import describe_event
+    pg = page
+    js = pg.evaluate("(evs) => evs.map(ZennBoard.describeEvent)", SAMPLE_EVENTS)
+    py = [describe_event(e) for e in SAMPLE_EVENTS]
+    assert js == py
+    for e, line in zip(SAMPLE_EVENTS, py):
+        assert not any(c in line for c in "{}[]\"") and "_" not in line, (e, line)
+        assert "None" not in line and "null" not in line and "undefined" not in line, (e, line)
+    assert "Strike!" in py[3] and "total" not in py[3]
+    assert "8 pins (end b's E strip)" in py[4] and "2 pins" not in py[5] and "0 pins" not in py[6]
+    assert "unsure" in py[6] and "set by hand" in py[8]
+
+
+def test_the_log_says_every_event_in_words_marks_undone_shots_and_wraps(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    assert _post(url, {"place": {"small": {"x": 0, "y": -291}}})["ok"]
+    settled(url)
+    assert _post(url, {"flick": "small", "v": [150, 1300]})["ok"]
+    wait_text(pg, "8 pins", "#events")
+    settled(url)
+    pg.click("#btn-undo")
+    wait_text(pg, "taken back", "#events")
+    lines = pg.evaluate("""() => [...document.querySelectorAll('#events .event')].map((d) => [
+        d.dataset.ev, d.innerText, d.classList.contains('undone'), d.scrollWidth <= d.clientWidth + 1])""")
+    kinds = [k for k, *_ in lines]
+    assert {"boot", "game", "shot", "undo"} <= set(kinds)
+    for kind, text, undone, fits in lines:
+        assert "{" not in text and "_" not in text and fits, (kind, text)
+        assert undone == (kind == "shot"), (kind, text)
+    assert not pg.errors
+
+
+def test_banners_say_each_result_and_the_game_end(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    assert _post(url, {"place": {"small": {"x": 0, "y": -291}}})["ok"]
+    settled(url)
+    assert _post(url, {"flick": "small", "v": [0, 1700]})["ok"]
+    pg.wait_for_function("document.getElementById('banner').innerText.includes('Strike!')")
+    assert pg.is_visible("#banner")
+    pg.wait_for_function("getComputedStyle(document.getElementById('banner')).display === 'none'",
+                         timeout=8000)          # it goes again
+    assert sheet_row(pg, 1)[0][0] == "X"
+
+
+def test_the_board_says_which_end_is_which_and_what_sections_are_worth(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url, shooter_end="b")
+    pg.wait_for_function("view.game && view.game.game === 'bowling'")
+    labels = pg.evaluate("view.labels()")
+    texts = [lb["text"] for lb in labels]
+    assert "end a" in texts and "end b" in texts
+    assert any("pocket a" in t for t in texts) and any("pocket b" in t for t in texts)
+    pins = {lb["zone"]: lb["pins"] for lb in labels if "pins" in lb}
+    # shooting from end b: end a is the pin side (9 by its cup, 5 behind), b the shooter's
+    assert pins["a.cup3"] == 9 and pins["a.back4"] == 5 and pins["a.e2"] == 8
+    assert pins["b.cup3"] == 2 and pins["b.back4"] == 1 and pins["b.z3"] == 4
+    ends = {lb["end"]: lb for lb in labels if lb.get("text", "").startswith("end ")}
+    ya, yb = board_px(pg, 0, ends["a"]["y"])[1], board_px(pg, 0, ends["b"]["y"])[1]
+    assert ya > yb                                  # end a at the bottom, as drawn
+    new_game(pg, url, game="trap1", players=2, trapper=2)
+    pg.wait_for_function("view.game && view.game.game === 'trap1'")
+    texts = [lb["text"] for lb in pg.evaluate("view.labels()")]
+    assert "backcourt a" in texts and "backcourt b" in texts and not any("pins" in t for t in texts)
+    assert any("P2 traps" in t for t in texts)
+
+
+def test_after_undo_one_click_puts_the_chip_back_and_a_chip_put_down_is_confirmed(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    pg.click("#put-small")
+    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    wait_text(pg, "the scoreboard's pads feel it", "#status")     # the chip put down was seen
+    assert "pocket" in pg.inner_text("#status")
+    drag_flick(pg, (0.0, -291.0), (0.0, 1700.0))
+    wait_text(pg, "Strike", "#events")
+    settled(url)
+    assert not pg.is_visible("#putback")
+    pg.click("#btn-undo")
+    pg.wait_for_selector("#putback", state="visible")
+    assert "pocket" in pg.inner_text("#putback")
+    pg.click("#put-back")
+    wait_text(pg, "small: on the board", "#tray")
+    assert chip(url, "small")[1:4] == [1, 0, -2910]
+    pg.wait_for_selector("#putback", state="hidden")
+    # and the firmware takes it as the ball to play again
+    settled(url)
+    drag_flick(pg, (0.0, -291.0), (0.0, 1700.0))
+    _until(lambda: [e["result"] for e in _get(url, "api/state")["events"] if e["ev"] == "shot"]
+           == ["strike", "strike"], what="the strike played again")
+    assert sheet_row(pg, 1)[0][:2] == ["X", ""]
+    assert not pg.errors
+
+
+def test_the_test_only_second_small_chip_is_not_in_the_tray(page, server):
+    pg, url = page, server[0]
+    new_game(pg, url)
+    pg.wait_for_selector("#chip-small")
+    assert pg.locator("#chip-small2").count() == 0
+    assert pg.locator("#tray > div").count() == 4
+
+
+def test_api_down_and_up_hold_a_button_while_time_passes(server):
+    url, _session = server
+    assert _post(url, {"new": {"game": "bowling", "players": 1}})["ok"]
+    assert _post(url, {"down": "next"})["ok"]
+    st = _until(lambda: (lambda s: s if "New game?" in "\n".join(s["text"]) else None)(
+        _get(url, "api/state")), what="New game? while next is held")
+    assert st["held"] == ["next"]
+    assert _post(url, {"up": "next"})["ok"] and _get(url, "api/state")["held"] == []
+    assert "unknown button" in _post(url, {"down": "start"})["error"]
+    assert _post(url, {"press": "undo"})["ok"]

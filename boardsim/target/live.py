@@ -17,12 +17,16 @@ on a side channel, the inherited file descriptor N, one JSON object per line ("s
                                                    changed (frame n), else just "frame"
      "seg": [rows]                                 the seven-segment chain, once driven
      "moving": bool,                               a move, fade or pulse is still under way
+     "sliding": bool,                              a chip is sliding (a move op under way)
      "still_ms": ms}                               how long nothing has moved
 
 Interactive: timeline ops are read from stdin one line at a time; after each one exactly one
 state line is written. Unlike runner.py, put / lift / move do not let the board settle: time
 passes only through "wait" ops (the host sends them to keep virtual time with the wall clock),
-so chips slide while the page watches. Extra ops: {"op": "state"} (just the state line) and
+so chips slide while the page watches. Extra ops: {"op": "state"} (just the state line),
+{"op": "down", "button": B} and {"op": "up", "button": B} (a button goes down or comes up and
+stays so while waits pass: a person holding it, so that the firmware sees a long press as it
+happens, as "press" and "hold", which take their time at once, cannot show) and
 {"op": "quit"}. Before a "boot" op the scoreboard is off.
 
 Recording: the timeline is played as runner.py plays it, and a state line is written every MS
@@ -54,6 +58,13 @@ class LiveRunner(Runner):
     def settle(self):
         if not self.interactive:
             Runner.settle(self)
+
+    def op(self, o):
+        kind = o.get("op")
+        if kind == "down" or kind == "up":
+            self.world.press(o["button"], kind == "down")
+        else:
+            Runner.op(self, o)
 
     def _step(self):
         idle = Runner._step(self)
@@ -100,6 +111,7 @@ class LiveRunner(Runner):
         if moving or self.still_since < 0:
             self.still_since = vclock.now_ms()
         d["moving"] = moving
+        d["sliding"] = len(w.moves) > 0
         d["still_ms"] = vclock.now_ms() - self.still_since
         self.side.write(json.dumps(d) + "\n")
         if not MICROPYTHON:

@@ -1,25 +1,105 @@
 // Drawing the table and the OLED in a canvas, from the board description of boardsim/draw.py
-// and the state lines of boardsim/target/live.py. Used by the play page and the HTML replay.
+// and the state lines of boardsim/target/live.py; the firmware's events in words, the score
+// sheet and the result banners. Used by the play page and the HTML replay.
 // The same picture as boardsim/draw.py's Painter (GIF): end b at the top, end a at the bottom.
+// describeEvent() has a twin in boardsim/render.py (describe_event): tests/test_play.py holds
+// the two to the same words.
 "use strict";
 const ZennBoard = (() => {
-  const MARGIN = 12;
-  const BOARD = 1, CUP_A = 2, CUP_B = 3, OFF = 4;
+  const MX = 12, MY = 24;           // margins (px): room above and below for the ends' names
+  const HAND = 0, BOARD = 1, CUP_A = 2, CUP_B = 3, OFF = 4;
   const STATE_NAMES = ["in hand", "on the board", "in cup a", "in cup b", "off the board"];
+  const TRAIL_PTS = 400;
+  const REST_MS = 300;
+
+  // what each section is called, for players
+  const SECTION = { back4: "4-point section", cup3: "3-point section by the cup", pocket: "pocket",
+    zline: "Zenn line", z3: "Z strip", e2: "E strip", n2: "inner N strip", n3: "outer N strip", cup: "cup" };
+  function zoneWords(z) {
+    if (!z) return "";
+    if (z === "center") return "the center circle";
+    if (z === "off") return "off the board";
+    const [end, key] = z.split(".");
+    if (key === "cup") return `cup ${end}`;
+    return `end ${end}'s ${SECTION[key] || key}`;
+  }
 
   class View {
     constructor(canvas, desc, scale) {
       this.c = canvas;
       this.d = desc;
       this.s = scale;
-      canvas.width = Math.round(desc.width * scale) + 2 * MARGIN;
-      canvas.height = Math.round(desc.length * scale) + 2 * MARGIN;
+      canvas.width = Math.round(desc.width * scale) + 2 * MX;
+      canvas.height = Math.round(desc.length * scale) + 2 * MY;
       this.ctx = canvas.getContext("2d");
       this.bg = null;
+      this.game = null;
+      this.trails = {};         // chip -> [[x, y] mm]: its last slide (until it is picked up)
+      this.lastXY = {};         // chip -> {x, y, state, movedT}
+      this.trackedT = null;
     }
     // board mm -> canvas px, and back
-    px(x, y) { return [MARGIN + (x + this.d.width / 2) * this.s, MARGIN + (this.d.length / 2 - y) * this.s]; }
-    mm(px, py) { return [(px - MARGIN) / this.s - this.d.width / 2, this.d.length / 2 - (py - MARGIN) / this.s]; }
+    px(x, y) { return [MX + (x + this.d.width / 2) * this.s, MY + (this.d.length / 2 - y) * this.s]; }
+    mm(px, py) { return [(px - MX) / this.s - this.d.width / 2, this.d.length / 2 - (py - MY) / this.s]; }
+
+    // the game being played ({game, options, trapper}) or null: what the sections are worth
+    setGame(g) {
+      const k = JSON.stringify(g || null);
+      if (k === this.gameKey) return;
+      this.gameKey = k; this.game = g; this.bg = null;
+    }
+
+    // the words drawn on the board: [{x, y, text, size, colour, align}] (mm), for the game
+    labels() {
+      const d = this.d, g = this.game, out = [];
+      const dark = "rgba(70,45,20,0.85)", faint = "rgba(90,60,30,0.5)";
+      out.push({ x: 0, y: d.length / 2, dy: -12, text: "end b", size: 15, colour: "#e8d8c0", end: "b" });
+      out.push({ x: 0, y: -d.length / 2, dy: 13, text: "end a", size: 15, colour: "#e8d8c0", end: "a" });
+      for (const e of ["a", "b"]) {
+        const p = centroid(d.zones[`${e}.pocket`][0]);
+        const side = e === "a" ? 1 : -1;     // beside the right-hand block as seen from above
+        out.push({ x: p[0] + side * 52, y: p[1], text: e === "a" ? "\u2190 pocket a" : "pocket b \u2192",
+          size: 11, colour: dark, align: e === "a" ? "left" : "right", what: "pocket", end: e });
+      }
+      if (g && g.game === "bowling") {
+        const se = (g.options && g.options.shooter_end) || "a";
+        for (const lab of d.labels) {
+          const key = lab.zone.split(".")[1];
+          const table = lab.end === se ? d.pins.shooter : d.pins.pin;
+          const n = table[key];
+          out.push({ x: lab.x, y: lab.y, dy: -7, text: `${n}`, size: 17, colour: dark, zone: lab.zone, pins: n });
+          out.push({ x: lab.x, y: lab.y, dy: 9, text: n === 1 ? "pin" : "pins", size: 10, colour: dark });
+        }
+        const pe = se === "a" ? "b" : "a";
+        const [cx, cy] = d.cups[pe === "a" ? 0 : 1];
+        out.push({ x: cx, y: cy + (pe === "b" ? 38 : -38), text: "Zenn: strike", size: 11, colour: dark });
+        out.push({ x: 0, y: 0, dy: -8, text: "0 pins", size: 12, colour: dark });
+        out.push({ x: 0, y: 0, dy: 8, text: "(gutter)", size: 10, colour: dark });
+        const yS = se === "a" ? -d.length / 2 : d.length / 2, yP = -yS;
+        out.push({ x: d.width / 2 - 4, y: yS, dy: se === "a" ? 13 : -12, text: "shooter's side", size: 11, colour: "#ffd27f", align: "right" });
+        out.push({ x: d.width / 2 - 4, y: yP, dy: se === "a" ? -12 : 13, text: "pin side", size: 11, colour: "#ffd27f", align: "right" });
+      } else if (g && (g.game === "trap1" || g.game === "trap2")) {
+        for (const e of ["a", "b"]) {
+          const r = d.zones[`${e}.back4`][0];
+          const yb = r.reduce((m, p) => (e === "a" ? Math.min(m, p[1]) : Math.max(m, p[1])), 0);
+          out.push({ x: 0, y: yb + (e === "a" ? 40 : -40), text: `backcourt ${e}`, size: 15, colour: dark, what: "backcourt" });
+          const zl = centroid(d.zones[`${e}.zline`][0]);
+          out.push({ x: zl[0], y: zl[1] + (e === "a" ? 14 : -14), text: `P${e === "a" ? 1 : 2}'s Zenn line`, size: 10, colour: dark });
+        }
+        out.push({ x: 0, y: 0, text: "center", size: 12, colour: dark });
+        const tr = g.trapper;
+        if (tr) out.push({ x: d.width / 2 - 4, y: tr === 1 ? -d.length / 2 : d.length / 2, dy: tr === 1 ? 13 : -12,
+          text: `P${tr} traps: set up on his Zenn line`, size: 11, colour: "#ffd27f", align: "right" });
+        for (const lab of d.labels) {
+          if (lab.text) out.push({ x: lab.x, y: lab.y, text: lab.text, size: Math.round(40 * this.s), colour: faint });
+        }
+      } else {
+        for (const lab of d.labels) {
+          out.push({ x: lab.x, y: lab.y, text: lab.text || lab.pts, size: Math.max(10, Math.round(40 * this.s)), colour: faint });
+        }
+      }
+      return out;
+    }
 
     poly(ring, fill, stroke) {
       const g = this.ctx;
@@ -32,7 +112,7 @@ const ZennBoard = (() => {
 
     background() {
       if (this.bg) { this.ctx.putImageData(this.bg, 0, 0); return; }
-      const g = this.ctx, d = this.d;
+      const g = this.ctx, d = this.d, game = this.game;
       g.fillStyle = "#2b2622"; g.fillRect(0, 0, this.c.width, this.c.height);
       this.poly(d.outline, "#d2ad7a", "#5a3d1e");
       for (const [name, polys] of Object.entries(d.zones)) {
@@ -40,29 +120,65 @@ const ZennBoard = (() => {
         if (key === "zline") continue;
         for (const ring of polys) this.poly(ring, d.zone_colours[key] || null, "#8a6a44");
       }
+      if (game && (game.game === "trap1" || game.game === "trap2")) {
+        for (const e of ["a", "b"]) for (const z of ["back4", "cup3"]) {
+          for (const ring of d.zones[`${e}.${z}`]) this.poly(ring, "rgba(120,160,200,0.28)", null);
+        }
+      }
       for (const ring of d.zones["a.zline"].concat(d.zones["b.zline"])) this.poly(ring, "#3a2a1a", null);
+      for (const e of ["a", "b"]) for (const ring of d.zones[`${e}.pocket`]) this.poly(ring, "rgba(255,255,255,0.35)", "#7a5a34");
       for (const [cx, cy, r] of d.cups) {
         const [x, y] = this.px(cx, cy);
         g.beginPath(); g.arc(x, y, r * this.s, 0, 2 * Math.PI);
         g.fillStyle = "#1a1410"; g.fill(); g.strokeStyle = "#000"; g.stroke();
       }
       for (const ring of d.blocks) this.poly(ring, "#6b4423", "#3a230f");
-      g.font = `${Math.max(10, Math.round(40 * this.s))}px sans-serif`;
-      g.textAlign = "center"; g.textBaseline = "middle";
-      for (const lab of d.labels) {
-        const [x, y] = this.px(lab.x, lab.y);
-        g.fillStyle = "rgba(90,60,30,0.55)";
-        g.fillText(lab.text || lab.pts, x, y);
-      }
       g.fillStyle = "#a88a60";
       for (const [x, y] of d.pads) { const [a, b] = this.px(x, y); g.fillRect(a - 1, b - 1, 2, 2); }
+      g.textBaseline = "middle";
+      for (const lab of this.labels()) {
+        const [x, y] = this.px(lab.x, lab.y);
+        g.font = `${lab.size >= 15 ? "bold " : ""}${lab.size}px sans-serif`;
+        g.textAlign = lab.align || "center";
+        g.fillStyle = lab.colour;
+        g.fillText(lab.text, x, y + (lab.dy || 0));
+      }
       this.bg = g.getImageData(0, 0, this.c.width, this.c.height);
+    }
+
+    // each chip's last slide: from where it began to move until it is picked up (a chip
+    // still for REST_MS or more starts a new trail when it moves again)
+    track(st) {
+      if (!st || !st.chips || st.t === this.trackedT) return;
+      this.trackedT = st.t;
+      for (const [name, state, x, y] of st.chips) {
+        const p = [x / 10, y / 10], last = this.lastXY[name];
+        if (state === HAND) { delete this.trails[name]; delete this.lastXY[name]; continue; }
+        if (state !== BOARD) { if (last) last.state = state; continue; }   // in a cup or off: it stays
+        if (last && last.state === BOARD && (last.x !== p[0] || last.y !== p[1])) {
+          let t = this.trails[name];
+          if (!t || st.t - last.movedT > REST_MS) t = this.trails[name] = [[last.x, last.y]];
+          t.push(p);
+          if (t.length > TRAIL_PTS) t.splice(1, 1);
+          this.lastXY[name] = { x: p[0], y: p[1], state, movedT: st.t };
+        } else if (!last || last.state !== BOARD) {
+          this.lastXY[name] = { x: p[0], y: p[1], state, movedT: -1e9 };
+        }
+      }
     }
 
     // st: a state line; extra(ctx): draws on top (the aiming arrow)
     draw(st, extra) {
       this.background();
       const g = this.ctx, d = this.d;
+      this.track(st);
+      for (const [name, t] of Object.entries(this.trails)) {
+        if (!d.chips[name] || t.length < 2) continue;
+        g.beginPath();
+        t.forEach((p, i) => { const [x, y] = this.px(p[0], p[1]); if (i) g.lineTo(x, y); else g.moveTo(x, y); });
+        g.strokeStyle = d.chips[name].colour; g.globalAlpha = 0.75; g.lineWidth = 2; g.setLineDash([4, 3]);
+        g.stroke(); g.setLineDash([]); g.globalAlpha = 1;
+      }
       for (const [name, state, x, y, amp] of (st && st.chips) || []) {
         if (state !== BOARD) continue;
         const c = d.chips[name];
@@ -92,6 +208,30 @@ const ZennBoard = (() => {
       }
       return null;
     }
+
+    zoneAt(x, y) {       // the zone names under a point (mm), most specific first
+      const out = [];
+      for (const [name, polys] of Object.entries(this.d.zones)) {
+        if (polys.some((r) => inside(r, x, y))) out.push(name);
+      }
+      for (const [i, [cx, cy, r]] of this.d.cups.entries()) if (Math.hypot(x - cx, y - cy) < r) out.push(`${"ab"[i]}.cup`);
+      const rank = (z) => ["pocket", "cup", "zline", "center"].indexOf(z.split(".").pop()) + 1 || 9;
+      return out.sort((p, q) => rank(p) - rank(q));
+    }
+  }
+
+  function centroid(ring) {
+    let x = 0, y = 0;
+    for (const p of ring) { x += p[0]; y += p[1]; }
+    return [x / ring.length, y / ring.length];
+  }
+  function inside(ring, x, y) {
+    let c = false;
+    for (let i = 0, j = ring.length - 1; i < ring.length; j = i++) {
+      const [xi, yi] = ring[i], [xj, yj] = ring[j];
+      if ((yi > y) !== (yj > y) && x < (xj - xi) * (y - yi) / (yj - yi) + xi) c = !c;
+    }
+    return c;
   }
 
   // the model's frame: 1024 bytes as hex, page-major (page p, column x at p*128+x, bit j = row 8p+j)
@@ -111,29 +251,247 @@ const ZennBoard = (() => {
     }
   }
 
-  function describeEvent(e) {
-    if (e.ev === "shot" && e.role) {     // trap games
-      let s = `P${e.player} ${e.role}, ${e.chip} chip: ${e.result}`;
-      if (e.small) s += `, small chip ${e.small}`;
-      if (e.shots !== undefined) s += `, shots ${e.shots}`;
-      if (e.foul) s += `, foul ${e.foul}`;
-      return s;
+  // ---- the events in words (the same words as boardsim/render.py's describe_event) ----------
+  const GAME_NAMES = { bowling: "Zenn Bowling", trap1: "Trap Zenn 1", trap2: "Trap Zenn 2" };
+  const TRAP_RESULT = {
+    trapped_stuck: "Trapped! The small chip did not get out of the backcourt",
+    trapped_hit: "Trapped! The small chip hit a big chip in its backcourt",
+    trapped_off: "Trapped! The small chip left the board from the backcourt",
+    trapped_basket: "Trapped! The fugitive sank the small chip",
+    out_of_shots: "15 shots used: the fugitive got away",
+    trapper_sank_small: "The trapper sank the small chip",
+    escaped: "Escaped from the backcourt",
+    penalty: "A big chip sank the small chip: 5 penalty shots",
+  };
+  const SMALL_AT = { field: "in the field", "a.backcourt": "in backcourt a", "b.backcourt": "in backcourt b",
+    cup: "in a cup", off: "off the board", none: "not on the board" };
+  const FOULS = { same_chip: "foul: the same big chip twice in a turn (it counts as a shot)",
+    out_of_turn: "foul: shot out of turn", no_shots_left: "foul: no shots left (it does not count)" };
+  const PROMPTS = { setup: "set up the chips", small_to_center: "put the small chip in the center circle",
+    big_to_center: "put the big chip in the center circle", both_to_center: "put both chips in the center circle" };
+  const REFUSED = { moving: "wait until the chips stop", nothing: "nothing to take back", not_now: "not now",
+    not_here: "not used here" };
+  const PAD_FAULT = { pad_stuck: "is stuck", pad_dead: "is dead", pad_off: "is blind", pad_flicker: "flickers",
+    mux_dead: "is dead" };
+  const CHIP_FAULT = { too_many: "Too many chips on the board", two_small: "Two small chips on the board",
+    big_chip: "A big chip on the board (Zenn Bowling uses only the small chip)" };
+  const JOURNAL_FAULT = { foreign: "a foreign journal file", damaged: "the journal is damaged",
+    refused: "a journal entry the rules refuse", io: "a flash write failed: not saved", full: "the journal is full: not saved" };
+
+  function plural(n, one, many) { return `${n} ${n === 1 ? one : (many || one + "s")}`; }
+  function bowlingResult(e) {
+    switch (e.result) {
+      case "strike": return "Strike! (a Zenn)";
+      case "spare": return e.split ? "Split! A spare off a bank shot" : "Spare! (a Zenn)";
+      case "sink9": return "sunk without a Zenn: 9 pins";
+      case "pins": return `${plural(e.pins, "pin")}` + (e.zone ? ` (${zoneWords(e.zone)})` : "");
+      case "gutter": return "gutter ball: no pins" + (e.zone ? ` (${zoneWords(e.zone)})` : "");
+      case "no_basket": return "no basket: no more pins" + (e.zone ? ` (${zoneWords(e.zone)})` : "");
+      default: return `${e.result}`;
     }
-    if (e.ev === "shot") {
-      let s = `P${e.player} ${e.result || "shot"}`;
-      if (e.pins !== undefined) s += ` ${e.pins} pins`;
-      if (e.zone) s += ` (${e.zone})`;
-      if (e.frame) s += `, frame ${e.frame} ball ${e.ball}`;
-      if (e.total !== undefined) s += `, total ${e.total}`;
-      return s;
-    }
-    if (e.ev === "game_over") {
-      if (e.game === "bowling") return "game over: " + e.players.map((p, i) => `P${i + 1} ${p.total}`).join(", ");
-      return `game over: winner P${e.winner}` + (e.reason ? ` (${e.reason})` : "");
-    }
-    if (e.ev === "game") return `game: ${e.game}` + (e.players ? `, ${e.players} player${e.players > 1 ? "s" : ""}` : "");
-    return JSON.stringify(e);
+  }
+  function fields(e) {    // an event nobody taught us: its fields in plain words
+    return Object.entries(e).filter(([k]) => k !== "ev").map(([k, v]) =>
+      `${k.replace(/_/g, " ")} ${Array.isArray(v) ? v.join(" ") : (v && typeof v === "object") ? fields(v) : v}`).join(", ");
   }
 
-  return { View, drawOled, describeEvent, STATE_NAMES, BOARD, CUP_A, CUP_B, OFF };
+  function describeEvent(e) {
+    const P = `P${e.player}`;
+    switch (e.ev) {
+      case "boot": {
+        let s = e.reset === "watchdog" ? "The scoreboard restarted (its watchdog)" : "The scoreboard is on";
+        if (e.calib === "loaded") s += "; pads calibrated";
+        else if (e.calib === "damaged") s += "; calibration damaged, running on defaults";
+        else if (e.calib === "missing") s += "; pads not calibrated (defaults)";
+        return s;
+      }
+      case "game":
+        if (e.game === "bowling") return `New game: Zenn Bowling, ${plural(e.players, "player")}, shooting from end ${e.shooter_end}`;
+        return `New game: ${GAME_NAMES[e.game] || e.game}, P${e.trapper} traps first` + (e.coin ? " (coin flip)" : "");
+      case "coin": return `Coin flip: P${e.winner} won`;
+      case "restored":
+        return `Game restored after ${e.reset === "watchdog" ? "a watchdog restart" : "a power cut"}: ` +
+          `${GAME_NAMES[e.game] || e.game}, ${plural(e.entries, "entry", "entries")} played back` + (e.torn ? " (the last write was torn)" : "");
+      case "shot": {
+        let s;
+        if (e.role) {
+          s = e.role === "trapper" ? `${P} (trapper) shot a big chip` + (e.slot !== undefined ? ` (no. ${e.slot + 1})` : "")
+            : `${P} (fugitive) shot the small chip` + (e.escape ? " to escape" : "");
+          s += `: small chip ${SMALL_AT[e.small] || e.small}`;
+          if (TRAP_RESULT[e.result]) s += `. ${TRAP_RESULT[e.result]}`;
+          if (e.game === "trap2") s += `. Round ${e.round}: ${plural(e.shots, "trapper shot")}` + (e.penalty ? ` + ${e.penalty} penalty` : "");
+          else s += `. ${plural(e.shots, "trapper shot")} of 15`;
+          if (e.foul) s += `; ${FOULS[e.foul] || e.foul}`;
+          if (PROMPTS[e.prompt]) s += `; next: ${PROMPTS[e.prompt]}`;
+        } else {
+          s = `${P}, frame ${e.frame}, ball ${e.ball}: ${bowlingResult(e)}`;
+          if (e.manual) s += ", set by hand";
+        }
+        if (e.sure === false) s += " (the pads were unsure: check the chips)";
+        return s;
+      }
+      case "undo":
+        if (e.role) return `Shot taken back: ${P} (${e.role}) plays again, ${plural(e.shots, "trapper shot")} so far`;
+        return `Shot taken back: ${P} plays frame ${e.frame}, ball ${e.ball} again`;
+      case "turn":
+        if (e.role === "fugitive") return `${P}'s turn: the fugitive` + (e.escape ? ", an escape shot" : "");
+        return `${P}'s turn: the trapper, ${plural(e.shots, "shot")} so far`;
+      case "round": return `Round ${e.round}: P${e.trapper} traps`;
+      case "setup": return e.ok ? "Set-up seen: three big chips on the Zenn line, the small chip in the center: shoot"
+        : "Set up: three big chips on the trapper's Zenn line, the small chip in the center circle";
+      case "refused": return `${e.button} refused: ${REFUSED[e.why] || e.why}`;
+      case "game_over": {
+        if (e.game === "bowling") {
+          const t = e.players.map((p, i) => `P${i + 1} ${p.total}`).join(", ");
+          if (e.players.length < 2) return `Game over: ${t}`;
+          const best = Math.max(...e.players.map((p) => p.total));
+          const w = e.players.map((p, i) => p.total === best ? `P${i + 1}` : null).filter(Boolean);
+          return `Game over: ${t}. ` + (w.length > 1 ? `A tie (${w.join(", ")})` : `${w[0]} wins`);
+        }
+        if (e.game === "trap1") {
+          return `Game over: P${e.winner} wins. ` + (TRAP_RESULT[e.reason] || e.reason) + ` (P${e.trapper} trapped, ${plural(e.shots, "shot")})`;
+        }
+        const rs = (e.rounds || []).map((r, i) => `round ${i + 1}: P${r.trapper} ${plural(r.shots + r.penalty, "shot")}` +
+          (r.penalty ? ` (${r.penalty} penalty)` : "")).join(", ");
+        return `Game over: ${e.winner ? `P${e.winner} wins` : "a tie"}; ${rs}`;
+      }
+      case "fault": {
+        const on = e.on !== false;
+        if (e.what === "button") return on ? `The ${e.button} button is stuck down` : `The ${e.button} button is free again`;
+        if (e.what === "chips") return (CHIP_FAULT[e.why] || e.why) + (on ? "" : ": cleared");
+        if (e.what === "pads" && e.code === "hand") return on ? "A hand hovers over the pads" : "The hand has gone";
+        if (e.what === "pads") {
+          const what = e.code === "mux_dead" ? `Multiplexer ${e.mux}` : `Pad ${(e.pad || []).join(",")}`;
+          return `${what} ${PAD_FAULT[e.code] || e.code}: left out of the fits`;
+        }
+        if (e.what === "cup") return `The beam of cup ${e.cup} chatters`;
+        if (e.what === "journal") return `Journal: ${JOURNAL_FAULT[e.why] || e.why}` + (e.file ? ` (${e.file})` : "");
+        if (e.what === "config") return `config.json: ${e.key || "the file"}: ${e.msg}`;
+        return `Fault: ${fields(e)}`;
+      }
+      case "calib": {
+        const step = { empty: "empty board", small: "small chip", big: "big chip", save: "saved" }[e.step] || e.step;
+        return `Calibration, ${step}` + (e.ok === false ? ": failed" : "") + (e.value !== undefined ? `: ${e.value}` : "") +
+          (e.bad !== undefined ? `: ${plural(e.bad, "bad pad")}` : "");
+      }
+      default: return `${(e.ev || "event").replace(/_/g, " ")}: ${fields(e)}`;
+    }
+  }
+
+  // the event log: each event in words, the shots an undo took back marked
+  function logEntries(events) {
+    const out = [], stack = [];
+    let prev = null;
+    for (const e of events) {
+      const d = { text: describeEvent(e), ev: e.ev, undone: false };
+      if (e.ev === "game") stack.length = 0;
+      else if (e.ev === "shot") stack.push(d);
+      else if (e.ev === "turn" && !["shot", "round", "game"].includes(prev)) stack.push(d);  // turn ended by the button
+      else if (e.ev === "undo" && stack.length) stack.pop().undone = true;
+      out.push(d);
+      prev = e.ev;
+    }
+    return out;
+  }
+
+  // ---- the score sheet ------------------------------------------------------------------------
+  // Zenn Bowling: per player the balls still standing (undo takes the last one back), marks as
+  // the firmware sends them, running totals by conventional bowling scoring. Trap Zenn: shots
+  // grouped by turns, per round.
+  function sheet(events) {
+    let game = null, bowl = null, trap = null, over = null, prev = null;
+    const entries = [];
+    for (const e of events) {
+      if (e.ev === "game") {
+        game = e; over = null; entries.length = 0;
+        if (e.game === "bowling") bowl = Array.from({ length: e.players }, () => []);
+        else trap = { trapper: e.trapper };
+      } else if (e.ev === "shot" && game) {
+        entries.push({ shot: e });
+      } else if (e.ev === "turn" && game && game.game !== "bowling") {
+        if (!["shot", "round", "game"].includes(prev)) entries.push({ endTurn: e });
+        else if (entries.length) entries[entries.length - 1].turn = e;
+      } else if (e.ev === "undo" && game) {
+        entries.pop(); over = null;
+      } else if (e.ev === "game_over") {
+        over = e;
+      }
+      prev = e.ev;
+    }
+    if (!game) return null;
+    if (game.game === "bowling") {
+      for (const en of entries) bowl[en.shot.player - 1].push(en.shot);
+      return { game: "bowling", players: bowl.map(bowlingRow), over };
+    }
+    return trapSheet(game, entries, over);
+  }
+
+  function bowlingRow(balls) {
+    const frames = Array.from({ length: 10 }, () => ({ marks: [], pins: [], cum: null }));
+    for (const b of balls) { const f = frames[b.frame - 1]; if (!f) continue; f.marks[b.ball - 1] = b.mark; f.pins[b.ball - 1] = b.pins; }
+    const rolls = [], first = [];
+    frames.forEach((f, i) => { first.push(rolls.length); for (const p of f.pins) if (p !== undefined) rolls.push(p); });
+    let cum = 0;
+    for (let i = 0; i < 10; i++) {
+      const f = frames[i], k = first[i], n = f.pins.filter((p) => p !== undefined).length;
+      let v = null;
+      if (i < 9) {
+        if (n >= 1 && f.pins[0] === 10) v = rolls.length >= k + 3 ? 10 + rolls[k + 1] + rolls[k + 2] : null;
+        else if (n >= 2 && f.pins[0] + f.pins[1] === 10) v = rolls.length >= k + 3 ? 10 + rolls[k + 2] : null;
+        else if (n >= 2) v = f.pins[0] + f.pins[1];
+      } else if (n >= 2) {
+        const bonus = f.pins[0] === 10 || f.pins[0] + f.pins[1] === 10;
+        if (!bonus || n >= 3) v = f.pins.reduce((a, b) => a + (b || 0), 0);
+      }
+      if (v === null) break;
+      cum += v; f.cum = cum;
+    }
+    const last = balls[balls.length - 1];
+    return { frames, total: last ? last.total : 0 };
+  }
+
+  function trapSheet(game, entries, over) {
+    const rounds = [];
+    let round = null, turn = null;
+    for (const en of entries) {
+      const s = en.shot;
+      if (s) {
+        const r = s.round || 1;
+        if (!round || round.n !== r) { round = { n: r, trapper: s.role === "trapper" ? s.player : 3 - s.player, turns: [], shots: 0, penalty: 0 }; rounds.push(round); turn = null; }
+        if (!turn || turn.player !== s.player || turn.closed) { turn = { player: s.player, role: s.role, shots: [] }; round.turns.push(turn); }
+        turn.shots.push(s);
+        round.shots = s.shots; round.penalty = s.penalty || 0;
+        if (TRAP_RESULT[s.result] && s.result !== "escaped" && s.result !== "penalty") round.result = s.result;
+        if (en.turn) turn.closed = true;
+      } else if (en.endTurn && turn) {
+        turn.closed = true; turn.ended = true;
+      }
+    }
+    return { game: game.game, trapper: game.trapper, rounds, over };
+  }
+
+  // the banner for an event as it comes: {text, kind} or null
+  function banner(e) {
+    if (e.ev === "shot" && !e.role) {
+      const t = { strike: "Strike!", spare: e.split ? "Split! Spare" : "Spare!", sink9: "9 pins",
+        pins: plural(e.pins, "pin"), gutter: "Gutter", no_basket: "No basket" }[e.result] || e.result;
+      return { text: `P${e.player}: ${t}`, kind: e.result === "strike" || e.result === "spare" ? "great" : "plain" };
+    }
+    if (e.ev === "shot") {
+      if (e.result.startsWith("trapped")) return { text: `Trapped! P${e.player} is caught`, kind: "great" };
+      if (e.result === "escaped") return { text: `P${e.player} escaped!`, kind: "great" };
+      if (e.result === "penalty") return { text: `P${e.player}: +5 penalty shots`, kind: "plain" };
+      if (e.result === "out_of_shots") return { text: "15 shots: the fugitive got away", kind: "great" };
+      if (e.result === "trapper_sank_small") return { text: `P${e.player} sank the small chip`, kind: "plain" };
+      if (e.foul) return { text: { same_chip: "Same chip twice!", out_of_turn: "Out of turn!", no_shots_left: "No shots left" }[e.foul] || e.foul, kind: "plain" };
+      if (e.small && e.small.endsWith("backcourt")) return { text: `Small chip in backcourt ${e.small[0]}`, kind: "plain" };
+      return null;
+    }
+    if (e.ev === "game_over") return { text: describeEvent(e), kind: "over" };
+    if (e.ev === "round") return { text: `Round ${e.round}: P${e.trapper} traps`, kind: "plain" };
+    return null;
+  }
+
+  return { View, drawOled, describeEvent, logEntries, sheet, banner, zoneWords, STATE_NAMES,
+    HAND, BOARD, CUP_A, CUP_B, OFF };
 })();
