@@ -20,13 +20,19 @@ def _load_and_compile(path):
 
 def cmd_run(args):
     from boardsim import runtime
+    from boardsim.oled_tty import TerminalDisplay
     timeline = _load_and_compile(args.file)
+    # the OLED drawn to fit the terminal's width (boardsim/oled_tty.py)
+    err = TerminalDisplay(sys.stderr) if args.display else None
     try:
         extra = ["--config", os.path.abspath(args.config)] if args.config else []
-        return runtime.run(timeline, args.runtime, args.display, runner_args=extra)
+        return runtime.run(timeline, args.runtime, args.display, stderr=err, runner_args=extra)
     except runtime.RuntimeFailure as e:
         sys.stderr.write(f"error: {e}\n")
         return e.status
+    finally:
+        if err is not None:
+            err.close()
 
 
 def cmd_timeline(args):
@@ -64,7 +70,9 @@ def parser():
     r.add_argument("file", metavar="FILE.json", help="the scenario")
     r.add_argument("--runtime", choices=("micropython", "cpython"), default="micropython",
                    help="the firmware's interpreter (default: micropython, the unix port)")
-    r.add_argument("--display", action="store_true", help="show the OLED on stderr when it changes")
+    r.add_argument("--display", action="store_true",
+                   help="show the OLED on stderr when it changes, as wide as the terminal allows "
+                        "(130 columns: a column per pixel; 66: two pixels per character)")
     r.add_argument("--config", metavar="CONFIG.json",
                    help="the firmware's config.json (e.g. {\"display\": \"both\"}; firmware/config.py)")
     r.set_defaults(func=cmd_run)

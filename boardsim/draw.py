@@ -24,7 +24,7 @@ OTHER_COLOUR = "#c9b8f0"
 ZONE_COLOURS = {"back4": "#d9b98c", "cup3": "#e6c9a0", "pocket": "#e6c9a0", "z3": "#efd9b4",
                 "e2": "#f5e6c8", "n2": "#efd9b4", "n3": "#f5e6c8", "center": "#e9d3ad"}
 STATE_NAMES = ("hand", "board", "cup a", "cup b", "off")
-BOARD, CUP_A, CUP_B, OFF = 1, 2, 3, 4
+HAND, BOARD, CUP_A, CUP_B, OFF = 0, 1, 2, 3, 4
 
 
 def _ring(poly):
@@ -99,13 +99,60 @@ def bowling_pins():
 SCALE = 0.5         # px per mm
 MARGIN = 12
 OLED_PX = 2
+TEXT_COLS = 42      # the caption's characters per line (6 px each, beside the OLED's 256 px)
+TRAIL_EDGE = "#3a2a1a"
+TRAIL_REST_MS = 300 # a chip still this long starts a new trail when it moves again (web/board.js)
+
+
+class BitmapFont:
+    """The scoreboard's own 6x8 font (firmware/font.py, read as data), for the replay's text:
+    crisp at any size, every character the same width (so spaces show), nothing to install."""
+
+    def __init__(self):
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "firmware", "font.py")
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+        consts = {}
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                name = getattr(node.targets[0], "id", "")
+                v = node.value
+                if isinstance(v, ast.Call) and getattr(v.func, "id", "") == "const":
+                    v = v.args[0]
+                try:
+                    consts[name] = ast.literal_eval(v)
+                except ValueError:
+                    pass
+        self.font, self.first, self.last = consts["FONT"], consts["FIRST"], consts["LAST"]
+        self.w, self.h = consts["WIDTH"], consts["HEIGHT"]
+
+    def points(self, x0, y0, text, scale=1):
+        """The pixels (x, y) that `text` lights with its top left corner at (x0, y0)."""
+        pts = []
+        for k, ch in enumerate(text):
+            c = ord(ch)
+            if not self.first <= c <= self.last:
+                c = ord("?")
+            i = (c - self.first) * self.w
+            for col in range(self.w):
+                b = self.font[i + col]
+                for row in range(self.h):
+                    if b >> row & 1:
+                        x, y = x0 + (k * self.w + col) * scale, y0 + row * scale
+                        for dx in range(scale):
+                            for dy in range(scale):
+                                pts.append((x + dx, y + dy))
+        return pts
+
+    def draw(self, dr, xy, text, fill, scale=1):
+        dr.point(self.points(int(xy[0]), int(xy[1]), text, scale), fill=fill)
 
 
 class Painter:
     def __init__(self, desc, scale=SCALE):
-        from PIL import Image, ImageDraw, ImageFont
+        from PIL import Image, ImageDraw
         self.Image, self.ImageDraw = Image, ImageDraw
-        self.font = ImageFont.load_default()
+        self.font = BitmapFont()
         self.d = desc
         self.s = scale
         self.bw = int(desc["width"] * scale) + 2 * MARGIN
@@ -114,6 +161,8 @@ class Painter:
         self.W = self.bw + self.ow + 3 * MARGIN
         self.H = self.bh
         self._board = self._board_image()
+        self.trails = {}        # chip -> [(x, y) mm]: its last slide, until it is picked up
+        self.last = {}          # chip -> [x, y, state, t when it last moved]
 
     def xy(self, x, y):
         d = self.d
@@ -141,7 +190,10 @@ class Painter:
         for lab in d["labels"]:
             x, y = self.xy(lab["x"], lab["y"])
             text = lab["text"] or lab["pts"]
-            dr.text((x - 3, y - 6), text, fill="#7a5a34", font=self.font)
+            self.font.draw(dr, (x - 3 * len(text), y - 4), text, "#7a5a34")
+        for end, y in (("b", d["length"] / 2 - 12), ("a", -d["length"] / 2 + 28)):
+            x, yy = self.xy(0, y)
+            self.font.draw(dr, (x - 15, yy), f"end {end}", "#5a3d1e")
         self.pad_xy = [self.xy(*p) for p in d["pads"]]
         for x, y in self.pad_xy:
             dr.point((x, y), fill="#a88a60")
@@ -150,12 +202,40 @@ class Painter:
         dr.rectangle([ox - 4, oy - 4, ox + self.ow + 3, oy + self.oh + 3], fill="#111111", outline="#444444")
         return img
 
+    def track(self, st):
+        """Follow the chips through the state lines (each one, in order): every chip's last
+        slide, from where it began to move, kept until the chip is picked up."""
+        t = st.get("t", 0)
+        for name, state, x, y, _amp in st.get("chips", []):
+            p = (x / 10.0, y / 10.0)
+            last = self.last.get(name)
+            if state == HAND:
+                self.trails.pop(name, None)
+                self.last.pop(name, None)
+            elif state != BOARD:
+                if last:
+                    last[2] = state         # in a cup or off: the trail stays
+            elif last and last[2] == BOARD and (last[0], last[1]) != p:
+                tr = self.trails.get(name)
+                if tr is None or t - last[3] > TRAIL_REST_MS:
+                    tr = self.trails[name] = [(last[0], last[1])]
+                tr.append(p)
+                self.last[name] = [p[0], p[1], state, t]
+            elif not last or last[2] != BOARD:
+                self.last[name] = [p[0], p[1], state, -10 ** 9]
+
     def frame(self, st, oled_hex, caption=""):
         """One picture: the board with the state line `st`, the OLED from `oled_hex` (the model's
-        1024-byte frame as hex, or None for a dark panel), a caption under the OLED."""
+        1024-byte frame as hex, or None for a dark panel), a caption under the OLED; the
+        chips' trails as track() followed them."""
         img = self._board.copy()
         dr = self.ImageDraw.Draw(img)
         chips = self.d["chips"]
+        for name, tr in self.trails.items():
+            if len(tr) > 1 and name in chips:
+                pts = [self.xy(*p) for p in tr]
+                dr.line(pts, fill=TRAIL_EDGE, width=4)     # a dark edge: a white chip's trail shows
+                dr.line(pts, fill=chips[name]["colour"], width=2)
         for name, state, x, y, amp in st.get("chips", []):
             if state != BOARD:
                 continue
@@ -191,15 +271,16 @@ class Painter:
             dr.rectangle([ox, oy, ox + self.ow - 1, oy + self.oh - 1], fill="#050a0c")
         # the chips not on the board
         y = oy + self.oh + 14
-        dr.text((ox, y), "t = %.1f s" % (st.get("t", 0) / 1000.0), fill="#dddddd", font=self.font)
-        y += 16
+        self.font.draw(dr, (ox, y), "t = %.1f s" % (st.get("t", 0) / 1000.0), "#dddddd")
+        y += 14
         for name, state, _x, _y, _amp in st.get("chips", []):
             if state in (CUP_A, CUP_B, OFF):
-                dr.text((ox, y), f"{name}: {STATE_NAMES[state]}", fill="#dddddd", font=self.font)
-                y += 14
-        for line in _wrap(caption, 40)[:12]:
-            dr.text((ox, y), line, fill="#ffd27f", font=self.font)
-            y += 13
+                self.font.draw(dr, (ox, y), f"{name}: {STATE_NAMES[state]}", "#dddddd")
+                y += 11
+        y += 4
+        for line in _wrap(caption, TEXT_COLS)[:24]:
+            self.font.draw(dr, (ox, y), line, "#ffd27f")
+            y += 11
         return img
 
 
@@ -219,21 +300,30 @@ class Painter:
         for c in list(self.d["chips"].values()):
             dr.rectangle([x, self.H, x + 9, self.H + 9], fill=c["colour"])
             x += 10
-        for c in ("#9fe8ff", "#050a0c", "#dddddd", "#ffd27f", "#ffffff", "#111111", "#3a1d00"):
+        for c in ("#9fe8ff", "#050a0c", "#dddddd", "#ffd27f", "#ffffff", "#111111", "#3a1d00", TRAIL_EDGE):
             dr.rectangle([x, self.H, x + 9, self.H + 9], fill=c)
             x += 10
         return probe.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
 
 
 def _wrap(text, n):
+    """Lines of at most n characters: each paragraph (an event) wrapped at spaces, its
+    continuation lines indented two, a word longer than a line cut."""
     out = []
     for para in text.split("\n"):
-        line = ""
+        line, width = "", n
         for word in para.split(" "):
-            if len(line) + len(word) + 1 > n and line:
+            while len(word) > width:
+                if line:
+                    out.append(line)
+                    line, width = "  ", n
+                out.append(line + word[:width - len(line)])
+                word = word[width - len(line):]
+                line = "  "
+            if line.strip() and len(line) + 1 + len(word) > n:
                 out.append(line)
-                line = word
+                line = "  " + word
             else:
-                line = (line + " " + word).strip()
+                line = word if not line else (line + word if line == "  " else line + " " + word)
         out.append(line)
     return out

@@ -261,9 +261,12 @@ def render_gif(frames, events, out, speed=1.0, desc=None):
         if "oled" in st:
             oled = st["oled"]
         n = st.get("ev", 0)
-        caption = "\n".join(describe_event(e) for e in events[max(0, n - 3):n] if e.get("ev") != "boot")
+        painter.track(st)
+        lines = [("(taken back) " if undone else "") + text
+                 for (text, undone), e in zip(log_entries(events[:n]), events[:n]) if e.get("ev") != "boot"]
+        caption = "\n".join(lines[-3:])
         key = (json.dumps(st.get("chips")), json.dumps(st.get("lit")), st.get("frame"), caption,
-               st.get("power"))
+               st.get("power"), json.dumps(painter.trails))
         dt = 0 if prev_t is None else st["t"] - prev_t
         prev_t = st["t"]
         if durations:

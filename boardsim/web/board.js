@@ -176,8 +176,8 @@ const ZennBoard = (() => {
         if (!d.chips[name] || t.length < 2) continue;
         g.beginPath();
         t.forEach((p, i) => { const [x, y] = this.px(p[0], p[1]); if (i) g.lineTo(x, y); else g.moveTo(x, y); });
-        g.strokeStyle = d.chips[name].colour; g.globalAlpha = 0.75; g.lineWidth = 2; g.setLineDash([4, 3]);
-        g.stroke(); g.setLineDash([]); g.globalAlpha = 1;
+        g.globalAlpha = 0.8; g.strokeStyle = "#3a2a1a"; g.lineWidth = 4; g.stroke();   // a dark edge
+        g.strokeStyle = d.chips[name].colour; g.lineWidth = 2; g.stroke(); g.globalAlpha = 1;
       }
       for (const [name, state, x, y, amp] of (st && st.chips) || []) {
         if (state !== BOARD) continue;
