@@ -213,8 +213,11 @@ class Painter:
                 self.trails.pop(name, None)
                 self.last.pop(name, None)
             elif state != BOARD:
+                # in a cup or off: the trail ends where it went and stays
+                if last and last[2] == BOARD and name in self.trails and t - last[3] <= 3 * TRAIL_REST_MS:
+                    self.trails[name].append(p)
                 if last:
-                    last[2] = state         # in a cup or off: the trail stays
+                    last[2] = state
             elif last and last[2] == BOARD and (last[0], last[1]) != p:
                 tr = self.trails.get(name)
                 if tr is None or t - last[3] > TRAIL_REST_MS:

@@ -88,8 +88,8 @@ const ZennBoard = (() => {
         }
         out.push({ x: 0, y: 0, text: "center", size: 12, colour: dark });
         const tr = g.trapper;
-        if (tr) out.push({ x: d.width / 2 - 4, y: tr === 1 ? -d.length / 2 : d.length / 2, dy: tr === 1 ? 13 : -12,
-          text: `P${tr} traps: set up on his Zenn line`, size: 11, colour: "#ffd27f", align: "right" });
+        if (tr) out.push({ x: -d.width / 2 + 4, y: tr === 1 ? -d.length / 2 : d.length / 2, dy: tr === 1 ? 13 : -12,
+          text: `P${tr} traps first`, size: 11, colour: "#ffd27f", align: "left" });
         for (const lab of d.labels) {
           if (lab.text) out.push({ x: lab.x, y: lab.y, text: lab.text, size: Math.round(40 * this.s), colour: faint });
         }
@@ -154,7 +154,11 @@ const ZennBoard = (() => {
       for (const [name, state, x, y] of st.chips) {
         const p = [x / 10, y / 10], last = this.lastXY[name];
         if (state === HAND) { delete this.trails[name]; delete this.lastXY[name]; continue; }
-        if (state !== BOARD) { if (last) last.state = state; continue; }   // in a cup or off: it stays
+        if (state !== BOARD) {                      // in a cup or off: the trail ends there and stays
+          if (last && last.state === BOARD && this.trails[name] && st.t - last.movedT <= REST_MS * 3) this.trails[name].push(p);
+          if (last) last.state = state;
+          continue;
+        }
         if (last && last.state === BOARD && (last.x !== p[0] || last.y !== p[1])) {
           let t = this.trails[name];
           if (!t || st.t - last.movedT > REST_MS) t = this.trails[name] = [[last.x, last.y]];
@@ -487,7 +491,15 @@ const ZennBoard = (() => {
       if (e.small && e.small.endsWith("backcourt")) return { text: `Small chip in backcourt ${e.small[0]}`, kind: "plain" };
       return null;
     }
-    if (e.ev === "game_over") return { text: describeEvent(e), kind: "over" };
+    if (e.ev === "game_over") {
+      let t;
+      if (e.game === "bowling") {
+        const tot = e.players.map((p) => p.total), best = Math.max(...tot);
+        const w = tot.map((v, i) => (v === best ? `P${i + 1}` : null)).filter(Boolean);
+        t = tot.length < 2 ? `${best}` : (w.length > 1 ? `a tie, ${best}` : `${w[0]} wins, ${tot.join(" : ")}`);
+      } else t = e.winner ? `P${e.winner} wins` : "a tie";
+      return { text: `Game over: ${t}`, kind: "over" };
+    }
     if (e.ev === "round") return { text: `Round ${e.round}: P${e.trapper} traps`, kind: "plain" };
     return null;
   }
