@@ -12,7 +12,7 @@ Board.pad_positions().
 import ast
 import os
 
-from shapely.geometry import Polygon
+from shapely.geometry import LineString, Polygon, box
 
 from boardsim.geometry import Board, END_ZONE_KEYS, ENDS
 from boardsim.scenario import CHIPS
@@ -162,6 +162,9 @@ class Painter:
         self.H = self.bh
         self._board = self._board_image()
         self.trails = {}        # chip -> [(x, y) mm]: its last slide, until it is picked up
+        m = MARGIN / scale / 2     # half the margin: clear of the OLED beside the board
+        self._trail_box = box(-desc["width"] / 2 - m, -desc["length"] / 2 - m,
+                              desc["width"] / 2 + m, desc["length"] / 2 + m)
         self.last = {}          # chip -> [x, y, state, t when it last moved]
 
     def xy(self, x, y):
@@ -236,9 +239,14 @@ class Painter:
         chips = self.d["chips"]
         for name, tr in self.trails.items():
             if len(tr) > 1 and name in chips:
-                pts = [self.xy(*p) for p in tr]
-                dr.line(pts, fill=TRAIL_EDGE, width=4)     # a dark edge: a white chip's trail shows
-                dr.line(pts, fill=chips[name]["colour"], width=2)
+                # a chip that flew off the board: its trail stops at the picture's edge
+                line = LineString(tr).intersection(self._trail_box)
+                for part in getattr(line, "geoms", [line]):
+                    if part.is_empty or not hasattr(part, "coords") or len(part.coords) < 2:
+                        continue
+                    pts = [self.xy(*p) for p in part.coords]
+                    dr.line(pts, fill=TRAIL_EDGE, width=4)     # a dark edge: a white chip's trail shows
+                    dr.line(pts, fill=chips[name]["colour"], width=2)
         for name, state, x, y, amp in st.get("chips", []):
             if state != BOARD:
                 continue
