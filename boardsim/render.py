@@ -97,7 +97,7 @@ def _bowling_result(e):
     if r == "spare":
         return "Split! A spare off a bank shot" if e.get("split") else "Spare! (a Zenn)"
     if r == "sink9":
-        return "sunk without a Zenn: 9 pins"
+        return "sunk without a Zenn: 9 pins" if e.get("pins") == 9 else "sunk without a Zenn: the frame counts 9"
     if r == "pins":
         return _plural(e.get("pins"), "pin") + z
     if r == "gutter":
@@ -224,23 +224,49 @@ def describe_event(e):
     return f"{(ev or 'event').replace('_', ' ')}: {_fields(e)}"
 
 
-def log_entries(events):
-    """[(text, undone)] for the events in order: each in words, the shots an undo took back
-    marked (as web/board.js's logEntries)."""
-    out, stack, prev = [], [], None
+def passes_turn(shot):
+    """Trap Zenn: does this shot pass the turn (the turn line after it is then its own)? The
+    fugitive has one shot a turn, the trapper three (Trap Zenn 1: fifteen in all). A turn line
+    no shot passed is a turn ended by the button, an entry undo takes back as it takes a shot
+    (web/board.js passesTurn)."""
+    return bool(shot) and (shot.get("role") == "fugitive" or shot.get("turn_shot", 0) >= 3
+                           or (shot.get("game") == "trap1" and shot.get("shots", 0) >= 15))
+
+
+def entry_kinds(events):
+    """Per event: "entry" (a shot, or a turn ended by the button: what undo takes back),
+    "undo", "game" or None."""
+    out, last_shot, prev = [], None, None
     for e in events:
-        d = [describe_event(e), False]
         ev = e.get("ev")
+        k = None
         if ev == "game":
-            stack = []
+            k = "game"
         elif ev == "shot":
+            k = "entry"
+            last_shot = e
+        elif ev == "undo":
+            k = "undo"
+        elif ev == "turn" and prev != "game" and not (prev in ("shot", "round") and passes_turn(last_shot)):
+            k = "entry"
+        out.append(k)
+        prev = ev
+    return out
+
+
+def log_entries(events):
+    """[(text, undone)] for the events in order: each in words, the entries an undo took back
+    marked (as web/board.js's logEntries)."""
+    out, stack = [], []
+    for e, k in zip(events, entry_kinds(events)):
+        d = [describe_event(e), False]
+        if k == "game":
+            stack = []
+        elif k == "entry":
             stack.append(d)
-        elif ev == "turn" and prev not in ("shot", "round", "game"):
-            stack.append(d)             # a turn ended by the button
-        elif ev == "undo" and stack:
+        elif k == "undo" and stack:
             stack.pop()[1] = True
         out.append(d)
-        prev = ev
     return [tuple(d) for d in out]
 
 

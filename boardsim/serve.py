@@ -46,6 +46,7 @@ from urllib.parse import parse_qs, urlparse
 from boardsim import live, physics
 from boardsim.compile import Compiler, _default_board
 from boardsim.draw import board_description
+from boardsim.render import entry_kinds
 from boardsim.scenario import BUTTONS, CHIPS, FLICK_MAX, GAMES, Scenario, ScenarioError, parse
 
 WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
@@ -294,17 +295,16 @@ class Session:
 
     # -- after undo: the chips back where they lay -----------------------------------------------
     def _undone_chips(self, events):
-        """Where the chips lay before the shot the last undo took back ({chip: state}, the
+        """Where the chips lay before the entry the last undo took back ({chip: state}, the
         compiler's form), or None when the last entry was not taken back (or no flick on this
         page made that shot). Entries are shots and, in Trap Zenn, turns ended by the button
-        (a turn line that follows no shot); undo takes back the last one."""
-        stack, undone, prev = [], None, None
+        (render.entry_kinds); undo takes back the last one."""
+        stack, undone = [], None
         flicks = self.flicks
-        for i, e in enumerate(events):
-            ev = e.get("ev")
-            if ev == "game":
+        for i, (e, kind) in enumerate(zip(events, entry_kinds(events))):
+            if kind == "game":
                 stack, undone = [], None
-            elif ev == "shot":
+            elif kind == "entry" and e.get("ev") == "shot":
                 if e.get("manual"):
                     snap = undone               # a corrected ball: the same ball played again
                 else:
@@ -314,12 +314,11 @@ class Session:
                             snap = chips
                 stack.append(snap)
                 undone = None
-            elif ev == "turn" and prev not in ("shot", "round", "game"):
+            elif kind == "entry":
                 stack.append(None)              # the trapper ended his turn with the button
                 undone = None
-            elif ev == "undo":
+            elif kind == "undo":
                 undone = stack.pop() if stack else None
-            prev = ev
         return undone
 
     def _put_back_offer(self, events):

@@ -531,3 +531,73 @@ def test_api_down_and_up_hold_a_button_while_time_passes(server):
     assert _post(url, {"up": "next"})["ok"] and _get(url, "api/state")["held"] == []
     assert "unknown button" in _post(url, {"down": "start"})["error"]
     assert _post(url, {"press": "undo"})["ok"]
+
+
+def _random_bowling_events(rng, players):
+    """A complete game's shot events (with some undos) as the firmware writes them, scored by
+    the independent reference (tests/ref_bowling.py); and that reference."""
+    from ref_bowling import Game
+    g = Game(players)
+    evs = [{"ev": "game", "game": "bowling", "players": players, "shooter_end": "a"}]
+    while not g.over():
+        p, f, fresh, base = g.next()
+        ball = len(g._frames(p)[f]) + 1 if f < len(g._frames(p)) else 1
+        if fresh:
+            pins = rng.choice([10, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0])
+        else:
+            pins = rng.choice([10 - base, 9 - base, 0])
+        g.play(pins)
+        mark = g.marks(p)[f][-1]
+        result = ("strike" if mark == "X" else "spare" if mark == "/" else
+                  "pins" if fresh and pins else "gutter" if fresh else
+                  "sink9" if pins else "no_basket")
+        evs.append({"ev": "shot", "player": p + 1, "game": "bowling", "frame": f + 1, "ball": ball,
+                    "pins": pins, "mark": mark, "result": result, "zone": None, "split": False,
+                    "total": g.total(p), "sure": True})
+        if rng.random() < 0.1 and not g.over():      # taken back and played again
+            g.undo()
+            evs.append({"ev": "undo", "player": p + 1, "frame": f + 1, "ball": ball})
+    return evs, g
+
+
+def test_the_score_sheet_scores_as_conventional_bowling(page):
+    import random
+    rng = random.Random(14)
+    for _ in range(12):
+        players = rng.randint(1, 3)
+        evs, ref = _random_bowling_events(rng, players)
+        sheet = page.evaluate("(evs) => ZennBoard.sheet(evs)", evs)
+        for p in range(players):
+            row = sheet["players"][p]
+            assert [f["cum"] for f in row["frames"]] == ref.cum(p)
+            assert ["".join(m or "" for m in f["marks"]) for f in row["frames"]] == ref.marks(p)
+            assert row["total"] == ref.total(p)
+
+
+def _trap_shot(n, **kw):
+    e = {"ev": "shot", "player": 1, "game": "trap1", "role": "trapper", "chip": "big", "slot": n - 1,
+         "shots": n, "left": 15 - n, "turn_shot": n, "small": "field", "escape": False, "result": "play",
+         "foul": None, "prompt": "shoot"}
+    e.update(kw)
+    return e
+
+
+def test_undo_marks_the_turn_the_button_ended_not_the_shot_before_it(page):
+    from boardsim.render import log_entries
+    game = [{"ev": "game", "game": "trap1", "trapper": 1, "coin": False},
+            {"ev": "turn", "player": 1, "role": "trapper", "escape": False, "shots": 0}]
+    to_fugitive = {"ev": "turn", "player": 2, "role": "fugitive", "escape": False, "shots": 1}
+    # one trapper shot, the turn ended by the button, then undo: the turn is taken back
+    by_button = game + [_trap_shot(1), to_fugitive, {"ev": "undo", "game": "trap1", "player": 1,
+                                                       "role": "trapper", "shots": 1, "escape": False}]
+    # three trapper shots pass the turn themselves: undo takes back the third shot
+    by_shots = game + [_trap_shot(1), _trap_shot(2), _trap_shot(3), dict(to_fugitive, shots=3),
+                       {"ev": "undo", "game": "trap1", "player": 1, "role": "trapper", "shots": 2,
+                        "escape": False}]
+    for events, undone in ((by_button, 3), (by_shots, 4)):
+        py = [u for _t, u in log_entries(events)]
+        js = page.evaluate("(evs) => ZennBoard.logEntries(evs).map((d) => d.undone)", events)
+        assert py == js == [i == undone for i in range(len(events))]
+        sheet = page.evaluate("(evs) => ZennBoard.sheet(evs)", events)
+        shots = [s["turn_shot"] for r in sheet["rounds"] for t in r["turns"] for s in t["shots"]]
+        assert shots == ([1] if events is by_button else [1, 2])

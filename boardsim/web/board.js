@@ -287,7 +287,7 @@ const ZennBoard = (() => {
     switch (e.result) {
       case "strike": return "Strike! (a Zenn)";
       case "spare": return e.split ? "Split! A spare off a bank shot" : "Spare! (a Zenn)";
-      case "sink9": return "sunk without a Zenn: 9 pins";
+      case "sink9": return e.pins === 9 ? "sunk without a Zenn: 9 pins" : "sunk without a Zenn: the frame counts 9";
       case "pins": return `${plural(e.pins, "pin")}` + (e.zone ? ` (${zoneWords(e.zone)})` : "");
       case "gutter": return "gutter ball: no pins" + (e.zone ? ` (${zoneWords(e.zone)})` : "");
       case "no_basket": return "no basket: no more pins" + (e.zone ? ` (${zoneWords(e.zone)})` : "");
@@ -382,18 +382,36 @@ const ZennBoard = (() => {
     }
   }
 
+  // Trap Zenn: does this shot pass the turn (so that the turn line after it is its own)? The
+  // fugitive has one shot a turn, the trapper three (and Trap Zenn 1 fifteen in all). A turn
+  // line that no shot passed is a turn ended by the button: an entry undo takes back, as a shot.
+  function passesTurn(s) {
+    return !!s && (s.role === "fugitive" || s.turn_shot >= 3 || (s.game === "trap1" && s.shots >= 15));
+  }
+  function* entryKinds(events) {     // per event: "entry" (undo can take it back), "undo", "game" or null
+    let lastShot = null, prev = null;
+    for (const e of events) {
+      let k = null;
+      if (e.ev === "game") k = "game";
+      else if (e.ev === "shot") k = "entry";
+      else if (e.ev === "undo") k = "undo";
+      else if (e.ev === "turn" && prev !== "game" && !((prev === "shot" || prev === "round") && passesTurn(lastShot))) k = "entry";
+      if (e.ev === "shot") lastShot = e;
+      prev = e.ev;
+      yield k;
+    }
+  }
+
   // the event log: each event in words, the shots an undo took back marked
   function logEntries(events) {
     const out = [], stack = [];
-    let prev = null;
+    const kinds = entryKinds(events);
     for (const e of events) {
-      const d = { text: describeEvent(e), ev: e.ev, undone: false };
-      if (e.ev === "game") stack.length = 0;
-      else if (e.ev === "shot") stack.push(d);
-      else if (e.ev === "turn" && !["shot", "round", "game"].includes(prev)) stack.push(d);  // turn ended by the button
-      else if (e.ev === "undo" && stack.length) stack.pop().undone = true;
+      const d = { text: describeEvent(e), ev: e.ev, undone: false }, k = kinds.next().value;
+      if (k === "game") stack.length = 0;
+      else if (k === "entry") stack.push(d);
+      else if (k === "undo" && stack.length) stack.pop().undone = true;
       out.push(d);
-      prev = e.ev;
     }
     return out;
   }
@@ -403,24 +421,24 @@ const ZennBoard = (() => {
   // the firmware sends them, running totals by conventional bowling scoring. Trap Zenn: shots
   // grouped by turns, per round.
   function sheet(events) {
-    let game = null, bowl = null, trap = null, over = null, prev = null;
-    const entries = [];
+    let game = null, bowl = null, over = null;
+    const entries = [], kinds = entryKinds(events);
     for (const e of events) {
+      const k = kinds.next().value;
       if (e.ev === "game") {
         game = e; over = null; entries.length = 0;
         if (e.game === "bowling") bowl = Array.from({ length: e.players }, () => []);
-        else trap = { trapper: e.trapper };
-      } else if (e.ev === "shot" && game) {
-        entries.push({ shot: e });
-      } else if (e.ev === "turn" && game && game.game !== "bowling") {
-        if (!["shot", "round", "game"].includes(prev)) entries.push({ endTurn: e });
-        else if (entries.length) entries[entries.length - 1].turn = e;
-      } else if (e.ev === "undo" && game) {
+      } else if (!game) {
+        continue;
+      } else if (k === "entry") {
+        entries.push(e.ev === "shot" ? { shot: e } : { endTurn: e });
+      } else if (e.ev === "turn" && entries.length) {
+        entries[entries.length - 1].turn = e;
+      } else if (k === "undo") {
         entries.pop(); over = null;
       } else if (e.ev === "game_over") {
         over = e;
       }
-      prev = e.ev;
     }
     if (!game) return null;
     if (game.game === "bowling") {
@@ -504,6 +522,6 @@ const ZennBoard = (() => {
     return null;
   }
 
-  return { View, drawOled, describeEvent, logEntries, sheet, banner, zoneWords, STATE_NAMES,
+  return { View, drawOled, describeEvent, logEntries, entryKinds, passesTurn, sheet, banner, zoneWords, STATE_NAMES,
     HAND, BOARD, CUP_A, CUP_B, OFF };
 })();
