@@ -35,6 +35,7 @@ SETTLED_MS) they wait for it, so that a put down right after a pick up just work
 Time: the firmware's virtual clock is kept with the wall clock (times --speed): a clock thread
 sends "wait" ops every TICK_S. Nobody watching (no poll for IDLE_S) pauses the table.
 """
+import bisect
 import json
 import os
 import sys
@@ -301,17 +302,16 @@ class Session:
         (render.entry_kinds); undo takes back the last one."""
         stack, undone = [], None
         flicks = self.flicks
+        starts = [n0 for n0, _c in flicks]
         for i, (e, kind) in enumerate(zip(events, entry_kinds(events))):
             if kind == "game":
                 stack, undone = [], None
             elif kind == "entry" and e.get("ev") == "shot":
                 if e.get("manual"):
                     snap = undone               # a corrected ball: the same ball played again
-                else:
-                    snap = None
-                    for n0, chips in flicks:
-                        if n0 <= i:
-                            snap = chips
+                else:                           # the last flick before the shot's line
+                    k = bisect.bisect_right(starts, i)
+                    snap = flicks[k - 1][1] if k else None
                 stack.append(snap)
                 undone = None
             elif kind == "entry":
@@ -322,7 +322,12 @@ class Session:
         return undone
 
     def _put_back_offer(self, events):
-        chips = self._undone_chips(events)
+        # the page asks 20 times a second: the walk over the events only when they changed
+        key = (self.epoch, len(events), len(self.flicks))
+        if key != getattr(self, "_undone_key", None):
+            self._undone_key = key
+            self._undone = self._undone_chips(events)
+        chips = self._undone
         if chips is None:
             return None
         moves = self._put_back_moves(chips)
