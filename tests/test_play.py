@@ -472,6 +472,7 @@ def test_the_board_says_which_end_is_which_and_what_sections_are_worth(page, ser
     texts = [lb["text"] for lb in labels]
     assert "end a" in texts and "end b" in texts
     assert any("pocket a" in t for t in texts) and any("pocket b" in t for t in texts)
+    assert any("pocket b: start" in t for t in texts)      # where "Place in pocket" means
     pins = {lb["zone"]: lb["pins"] for lb in labels if "pins" in lb}
     # shooting from end b: end a is the pin side (9 by its cup, 5 behind), b the shooter's
     assert pins["a.cup3"] == 9 and pins["a.back4"] == 5 and pins["a.e2"] == 8

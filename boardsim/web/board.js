@@ -55,11 +55,13 @@ const ZennBoard = (() => {
       const dark = "rgba(70,45,20,0.85)", faint = "rgba(90,60,30,0.5)";
       out.push({ x: 0, y: d.length / 2, dy: -12, text: "end b", size: 15, colour: "#e8d8c0", end: "b" });
       out.push({ x: 0, y: -d.length / 2, dy: 13, text: "end a", size: 15, colour: "#e8d8c0", end: "a" });
+      const start = g && g.game === "bowling" ? ((g.options && g.options.shooter_end) || "a") : null;
       for (const e of ["a", "b"]) {
         const p = centroid(d.zones[`${e}.pocket`][0]);
         const side = e === "a" ? 1 : -1;     // beside the right-hand block as seen from above
-        out.push({ x: p[0] + side * 52, y: p[1], text: e === "a" ? "\u2190 pocket a" : "pocket b \u2192",
-          size: 11, colour: dark, align: e === "a" ? "left" : "right", what: "pocket", end: e });
+        const name = `pocket ${e}` + (e === start ? ": start" : "");
+        out.push({ x: p[0] + side * 52, y: p[1], text: e === "a" ? `\u2190 ${name}` : `${name} \u2192`,
+          size: 11, colour: e === start ? "#8a2a00" : dark, align: e === "a" ? "left" : "right", what: "pocket", end: e });
       }
       if (g && g.game === "bowling") {
         const se = (g.options && g.options.shooter_end) || "a";
