@@ -457,7 +457,8 @@ def test_banners_say_each_result_and_the_game_end(page, server):
     assert _post(url, {"place": {"small": {"x": 0, "y": -291}}})["ok"]
     settled(url)
     assert _post(url, {"flick": "small", "v": [0, 1700]})["ok"]
-    pg.wait_for_function("document.getElementById('banner').innerText.includes('Strike!')")
+    pg.wait_for_function("(b => b.style.display === 'block' && b.innerText.includes('Strike!'))"
+                         "(document.getElementById('banner'))")
     assert pg.is_visible("#banner")
     pg.wait_for_function("getComputedStyle(document.getElementById('banner')).display === 'none'",
                          timeout=8000)          # it goes again
@@ -602,3 +603,19 @@ def test_undo_marks_the_turn_the_button_ended_not_the_shot_before_it(page):
         sheet = page.evaluate("(evs) => ZennBoard.sheet(evs)", events)
         shots = [s["turn_shot"] for r in sheet["rounds"] for t in r["turns"] for s in t["shots"]]
         assert shots == ([1] if events is by_button else [1, 2])
+
+
+def test_sound_is_off_until_asked_for_then_a_strike_plays_its_tune(page, server):
+    pg, url = page, server[0]
+    for sound in (False, True):
+        new_game(pg, url)
+        pg.set_checked("#sound", sound)
+        pg.evaluate("tunesPlayed.length = 0")
+        assert _post(url, {"place": {"small": {"x": 0, "y": -291}}})["ok"]
+        settled(url)
+        assert _post(url, {"flick": "small", "v": [0, 1700]})["ok"]
+        pg.wait_for_function("(b => b.style.display === 'block' && b.innerText.includes('Strike!'))"
+                             "(document.getElementById('banner'))")
+        assert pg.evaluate("tunesPlayed") == (["strike"] if sound else [])
+    pg.set_checked("#sound", False)
+    assert not pg.errors
