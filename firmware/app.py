@@ -42,6 +42,7 @@ gc.collect()
 import journal as J
 from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
 from displays import Displays
+from digits import shot_result
 gc.collect()
 
 # Only what config.json chooses is imported (issue 8: every module's code takes heap on the
@@ -115,6 +116,12 @@ J_TEXT = (None, b"Foreign journal file", b"Journal damaged", b"Journal: bad entr
 
 
 class Scoreboard:
+    # A shot's result stays on the displays this long (ms) before the next player's screen:
+    # as a bowling centre's scoreboard shows "STRIKE" before it moves on. Cut short by any
+    # button (next alone does nothing else) or a chip put down (the next player is ready);
+    # the next shot shows its own result. docs/playing.md, "After each shot".
+    RESULT_MS = 3000
+
     def __init__(self, out=None, config_path=CONFIG_PATH):
         if out is None:
             out = sys.stdout
@@ -177,6 +184,8 @@ class Scoreboard:
         self.game_choice = 0
         self.players = 1
         self.dirty = 1
+        self.held = 0               # 1: the last shot's result is on the displays (RESULT_MS)
+        self.held_t = 0             # since this ticks_ms
         self.mode_before = MENU
         self.need_service = 0
         self.shown = None           # what the status row shows
@@ -245,6 +254,9 @@ class Scoreboard:
                 self.notice = self.faults.text
                 self.faults.text = None
             self.dirty = 1
+        if self.held and time.ticks_diff(time.ticks_ms(), self.held_t) >= self.RESULT_MS:
+            self.held = 0
+            self.dirty = 1
         b = self.buttons.poll()
         if b != NONE:
             self.on_button(b)
@@ -306,8 +318,11 @@ class Scoreboard:
 
     # -- what happened on the board ------------------------------------------------------
     def on_board(self, e):
+        if e == TR.EV_PLACED or e == TR.EV_CHANGED:
+            self.unhold()                   # a chip put down: the next player is ready
         if e == TR.EV_SHOT:
             self.notice = None
+            self.held = 0
             if self.mode == MENU and (self.page == _PAGE_RESTART or self.page == _PAGE_CORRECT):
                 self.mode = self.mode_before    # a shot drops the question; the shot counts
             self.dirty = 1
@@ -325,6 +340,7 @@ class Scoreboard:
                 c = self.bowling.on_shot(self.tracker.res)
                 if c >= 0:
                     self.journal.out(c)
+                    self.hold()
             self.dirty = 1
         elif self.mode == TRAP:
             t = self.trap
@@ -332,6 +348,8 @@ class Scoreboard:
                 c = t.on_shot(self.tracker.res)
                 if c >= 0:
                     self.journal.out(c)
+                    if shot_result(t):
+                        self.hold()
             if t.prompt == TRAP_SETUP:
                 self.check_setup()
             else:
@@ -341,6 +359,15 @@ class Scoreboard:
         if not sure and ((self.mode == BOWLING and not self.bowling.last_split)
                          or (self.mode == TRAP and not self.trap.lfoul)):
             self.notice = b"Unsure: check chips"
+
+    def hold(self):
+        self.held = 1
+        self.held_t = time.ticks_ms()
+
+    def unhold(self):
+        if self.held:
+            self.held = 0
+            self.dirty = 1
 
     def check_chips(self):
         # chips the game has no use for: conditions while they lie on the board
@@ -399,6 +426,7 @@ class Scoreboard:
     def on_button(self, b):
         self.cfg_fault = False              # a button press acknowledges a notice
         self.notice = None
+        self.held = 0                       # ... and the result on show
         self.dirty = 1
         if self.mode == MENU:
             self.menu_button(b)
@@ -630,9 +658,9 @@ class Scoreboard:
             elif p == _PAGE_CORRECT:
                 u.draw_menu(self.ctitle, self.correct_text(), b"next / ok / undo=no")
         elif self.mode == BOWLING:
-            u.draw_bowling(self.bowling)
+            u.draw_bowling(self.bowling, self.held)
         elif self.mode == TRAP:
-            u.draw_trap(self.trap, self.setup)
+            u.draw_trap(self.trap, self.setup, self.held)
         elif self.mode == CALIB:
             _menu(u, b"Calibrate pads", _CAL_TEXT, _CAL_TEXT_AT, self.cstep,
                         b"working..." if self.calib_job else

@@ -51,13 +51,14 @@ class Displays:
         for u in self.uis:
             u.draw_menu(title, choice, hint, off, n)
 
-    def draw_bowling(self, game):
+    def draw_bowling(self, game, held=0):
+        # held: the last ball's result (app.py holds it for RESULT_MS), else the player up
         for u in self.uis:
-            u.draw_bowling(game)
+            u.draw_bowling(game, -1, held)
 
-    def draw_trap(self, t, setup):
+    def draw_trap(self, t, setup, held=0):
         for u in self.uis:
-            u.draw_trap(t, setup)
+            u.draw_trap(t, setup, held)
 
     def fault(self, buf):
         for u in self.uis:

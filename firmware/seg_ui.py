@@ -18,12 +18,16 @@
 #
 # Result codes: StUC trapped_stuck, hit trapped_hit, oFF trapped_off, CUP trapped_basket,
 # 15Sh out_of_shots, SAnK trapper_sank_small.
+#
+# A shot's result while app.py holds it (held=1): bowling rows 0-1 are the ball played and
+# its player's total, row 2 the result (StriKE, SPArE, SPLit, 8 PinS, GUttEr, no SPArE,
+# SUnK 9); Trap Zenn row 2 the shot's word (trAPPEd, ESCAPEd, PEnALty, In bACK, ...).
 from micropython import const
 
 from max7219 import DIGITS
-from digits import Row
+from digits import Row, shot_result
 from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
-                           PROMPT_SHOOT)
+                           PROMPT_SHOOT, RES_STRIKE, RES_SPARE, RES_SINK9, RES_PINS, RES_GUTTER)
 from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
                         PROMPT_BIG_CENTER as TP_BIG, PROMPT_BOTH_CENTER as TP_BOTH)
 
@@ -57,6 +61,10 @@ _SHORT = (
 # _REASON[_REASON_AT[r]:_REASON_AT[r + 1]]
 _REASON = b"StUChitoFFCUP15ShSAnK"
 _REASON_AT = b"\x00\x00\x04\x07\x0a\x0d\x11\x15"
+
+# what one Trap Zenn shot decided (ui.shot_result 1..9), while it is held
+_SHOT = b"trAPPEdtrAPPEdtrAPPEdtrAPPEdoUt 15SAnKESCAPEdPEnALtyIn bACK"
+_SHOT_AT = b"\x00\x00\x07\x0e\x15\x1c\x22\x26\x2d\x34\x3b"
 
 
 def _same(t, j, buf, off, n):
@@ -141,10 +149,13 @@ class SegUI(Row):
             self._show(r)
 
     # -- bowling ------------------------------------------------------------------------------
-    def draw_bowling(self, game):
+    def draw_bowling(self, game, player=-1, held=0):
         p = game.player
         ln = self._ln
         np = game.players
+        if held and game.lp >= 0:
+            self._held(game)
+            return
         if game.over:
             win = 0
             best = -1
@@ -209,6 +220,38 @@ class SegUI(Row):
             self._show(2)
         self._rest(3)
 
+    def _held(self, game):
+        # the ball just played: P1 F 3-1, that player's total, its result
+        ln = self._ln
+        p = game.lp
+        self._blank()
+        ln[0] = _P
+        self._num(1, p + 1, 1)
+        ln[3] = 70                                  # F
+        self._num(4, game.lf + 1, 2)
+        ln[6] = 45                                  # -
+        self._num(7, game.lb + 1, 1)
+        self._show(0)
+        self._total_row(1, b"tot", p, game)
+        if not self._status(2):
+            self._blank()
+            r = game.lres
+            if r == RES_PINS:
+                c = self._num(0, game.lpins, 1)
+                self._put(c + 1, b"PinS" if game.lpins > 1 else b"Pin")
+            elif r == RES_STRIKE:
+                self._put(0, b"StriKE")
+            elif r == RES_SPARE:
+                self._put(0, b"SPLit" if game.last_split else b"SPArE")
+            elif r == RES_SINK9:
+                self._put(0, b"SUnK 9")
+            elif r == RES_GUTTER:
+                self._put(0, b"GUttEr")
+            else:
+                self._put(0, b"no SPArE")
+            self._show(2)
+        self._rest(3)
+
     def _total_row(self, row, word, p, game):
         self._blank()
         self._put(0, word)
@@ -216,7 +259,7 @@ class SegUI(Row):
         self._show(row)
 
     # -- trap zenn ------------------------------------------------------------------------------
-    def draw_trap(self, t, setup):
+    def draw_trap(self, t, setup, held=0):
         ln = self._ln
         # roles, the player up marked by his digit's decimal point
         self._blank()
@@ -254,7 +297,11 @@ class SegUI(Row):
             return
         self._blank()
         c = 0
-        if t.over:
+        r = shot_result(t) if held else 0
+        if r:
+            a = _SHOT_AT[r]
+            self._put(0, _SHOT, a, _SHOT_AT[r + 1] - a)
+        elif t.over:
             if t.winner:
                 ln[0] = _P
                 self._num(1, t.winner, 1)

@@ -17,13 +17,19 @@
 #   7  Split!                  status: a fault (in negative) before "Split!"; with 4-6
 #                              players this row holds the totals of P4-P6 instead of "Split!"
 #
+# A ball's result (held=1, app.py keeps it for Scoreboard.RESULT_MS): the sheet of the player
+# who shot, the header naming the ball played, row 1 the result in negative ("Strike!",
+# "Spare!", "Split! Spare", "8 pins", "Gutter", "No basket" ...), the frame just played
+# highlighted; then the next player's sheet as above.
+#
 # RAM: 21 + 4 bytes of buffers and the object itself.
 from micropython import const
 
 from ssd1306 import COLS
-from digits import Row
+from digits import Row, shot_result
 from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
-                           PROMPT_SHOOT, PROMPT_GAME_OVER)
+                           PROMPT_SHOOT, PROMPT_GAME_OVER, RES_STRIKE, RES_SPARE, RES_SINK9,
+                           RES_PINS, RES_GUTTER)
 from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SHOOT as TP_SHOOT,
                         PROMPT_SMALL_CENTER as TP_SMALL, PROMPT_BIG_CENTER as TP_BIG,
                         PROMPT_BOTH_CENTER as TP_BOTH, PROMPT_GAME_OVER as TP_OVER)
@@ -37,6 +43,12 @@ _BAR = const(124)       # '|': the font draws it over the full cell height
 # _REASON[_REASON_AT[r]:_REASON_AT[r + 1]]
 _REASON = b"stuckhit a bigoff boardin a cup15 shotssank small"
 _REASON_AT = b"\x00\x00\x05\x0e\x17\x1f\x27\x31"
+
+# what one Trap Zenn shot decided (rules_trap's lres 1..8), shown while it is held; 9: the
+# trapper left the small chip in a backcourt
+_SHOT = (b"Trapped: stuck!Trapped: hit a big!Trapped: off board!Trapped: in a cup!"
+         b"Out of shots!Big sank small!Escaped!Penalty: +5 shotsIn the backcourt!")
+_SHOT_AT = b"\x00\x00\x0f\x22\x35\x47\x54\x63\x6b\x7c\x8d"
 
 
 def _prompt_text(prompt):
@@ -134,10 +146,22 @@ class UI(Row):
             self.line(_STATUS, hint, 0, -1, True)
 
     # -- bowling ----------------------------------------------------------------------------
-    def draw_bowling(self, game, player=-1):
-        # the sheet of `player` (0-based; -1: the player up)
-        p = game.player if player < 0 else player
-        over = game.over
+    def draw_bowling(self, game, player=-1, held=0):
+        # the sheet of `player` (0-based; -1: the player up); held: the last ball's result, on
+        # the sheet of the player who played it
+        if held and game.lp >= 0:
+            p = game.lp
+            over = False
+            f1 = game.lf + 1
+            b1 = game.lb + 1
+            cur = game.lf
+        else:
+            held = 0
+            p = game.player if player < 0 else player
+            over = game.over
+            f1 = game.frame + 1
+            b1 = game.ball + 1
+            cur = -1 if over or p != game.player else game.frame
         ln = self._ln
         # header
         self._blank()
@@ -148,20 +172,20 @@ class UI(Row):
             self._num(c, game.total(p), 3)
         else:
             c = self._put(c, b" Frame ")
-            f1 = game.frame + 1
             c = self._num(c, f1, 2 if f1 > 9 else 1)
             c = self._put(c, b" Ball ")
-            self._num(c, game.ball + 1, 1)
+            self._num(c, b1, 1)
         self._show(0, 1)
-        # prompt
+        # prompt, or the result in negative
         self._blank()
-        if over:
+        if held:
+            self._ball_result(game)
+        elif over:
             self._game_over(game)
         else:
             self._put(0, _prompt_text(game.prompt))
-        self._show(_PROMPT)
+        self._show(_PROMPT, held)
         # the frames, two rows of five, marks over running totals
-        cur = -1 if over or p != game.player else game.frame
         known = True
         for h in range(2):
             self._blank()
@@ -195,18 +219,19 @@ class UI(Row):
             self._show(3 + 2 * h)
         # totals, three players a row
         np = game.players
-        self._totals(game, 6, 0, np if np < 3 else 3, over)
+        up = p if held else -1 if over else game.player
+        self._totals(game, 6, 0, np if np < 3 else 3, up)
         if self._status():
             return
         if np > 3:
-            self._totals(game, 7, 3, np, over)
+            self._totals(game, 7, 3, np, up)
         else:
             self._blank()
             if game.last_split:
                 self._put(0, b"Split!")
             self._show(_STATUS)
 
-    def _totals(self, game, row, p0, p1, over):
+    def _totals(self, game, row, p0, p1, up):
         self._blank()
         a = 0
         k = 0
@@ -215,10 +240,31 @@ class UI(Row):
             self._ln[c + 1] = 80                    # P
             self._num(c + 2, q + 1, 1)
             self._num(c + 4, game.total(q), 3)
-            if q == game.player and not over:
+            if q == up:
                 a = c
                 k = 7
         self._show(row, 0, a, k)
+
+    def _ball_result(self, game):
+        # the last ball's result in words, centred on the line being composed
+        r = game.lres
+        if r == RES_PINS:
+            v = game.lpins
+            c = 7 if v > 1 else 8
+            c = self._num(c, v, 1)
+            self._put(c, b" pins" if v > 1 else b" pin")
+            return
+        if r == RES_STRIKE:
+            t = b"Strike!"
+        elif r == RES_SPARE:
+            t = b"Split! Spare" if game.last_split else b"Spare!"
+        elif r == RES_SINK9:
+            t = b"Sunk: 9 pins" if game.lfresh else b"Sunk, no Zenn: 9"
+        elif r == RES_GUTTER:
+            t = b"Gutter"
+        else:
+            t = b"No basket"
+        self._put((COLS - len(t)) // 2, t)
 
     def _game_over(self, game):
         # "Game over", and who won when there was more than one player
@@ -252,8 +298,9 @@ class UI(Row):
     #   5  R1 P1 12  R2 P2  9      Trap Zenn 2: each round's shots + penalty
     #   6  P1 wins: trapped stuck  the result, once the game is over
     #   7  Same chip twice!        status: a fault, a foul, or the set-up check
-    def draw_trap(self, t, setup):
-        # t: rules_trap.Trap; setup: -1 not checked, 0 wrong, 1 right (before the first shot)
+    def draw_trap(self, t, setup, held=0):
+        # t: rules_trap.Trap; setup: -1 not checked, 0 wrong, 1 right (before the first shot);
+        # held: row 6 shows what the last shot decided, in negative
         ln = self._ln
         self._blank()
         c = self._put(0, b"Trap Zenn ")
@@ -328,7 +375,12 @@ class UI(Row):
         self._show(5)
         # result
         self._blank()
-        if t.over:
+        r = shot_result(t) if held else 0
+        if r:
+            a = _SHOT_AT[r]
+            n = _SHOT_AT[r + 1] - a
+            self._put((COLS - n) // 2, _SHOT, a, n)
+        elif t.over:
             if t.winner:
                 ln[0] = 80
                 c = self._num(1, t.winner, 1)
@@ -339,7 +391,7 @@ class UI(Row):
             if 0 < r < len(_REASON_AT) - 1:
                 a = _REASON_AT[r]
                 self._put(c, _REASON, a, _REASON_AT[r + 1] - a)
-        self._show(6)
+        self._show(6, 1 if r else 0)
         if self._status():
             return
         self._blank()
@@ -354,3 +406,4 @@ class UI(Row):
         elif setup == 0:
             self._put(0, b"Big on Zenn line x3")
         self._show(_STATUS)
+
