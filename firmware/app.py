@@ -320,6 +320,8 @@ class Scoreboard:
     def on_board(self, e):
         if e == TR.EV_PLACED or e == TR.EV_CHANGED:
             self.unhold()                   # a chip put down: the next player is ready
+            if self.mode == BOWLING:
+                self.check_away()
         if e == TR.EV_SHOT:
             self.notice = None
             self.held = 0
@@ -367,6 +369,18 @@ class Scoreboard:
     def unhold(self):
         if self.held:
             self.held = 0
+            self.dirty = 1
+
+    def check_away(self):
+        # after an undo the chip goes back where the ball is played from (Bowling.away): the
+        # prompt says where until the pads see it there
+        g = self.bowling
+        if g.away < 0:
+            return
+        tr = self.tracker
+        i = tr.slot_of(S.KIND_SMALL)
+        if i >= 0 and tr.mask[i] & (1 << g.away):
+            g.away = -1
             self.dirty = 1
 
     def check_chips(self):
@@ -445,6 +459,7 @@ class Scoreboard:
             if b == _BTN_UNDO:
                 if self.bowling.undo():
                     self.journal.undo()
+                    self.check_away()
                 else:
                     self.refuse(b, _WHY_NOTHING)
             elif b == _BTN_OK:

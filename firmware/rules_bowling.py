@@ -15,7 +15,7 @@ from micropython import const
 from array import array
 from shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF
 
-from board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_CENTER, Z_OFF, N_ZONES
+from board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_A_POCKET, Z_CENTER, Z_OFF, N_ZONES
 
 MAX_PLAYERS = const(6)
 FRAMES = const(10)
@@ -87,6 +87,10 @@ class Bowling:
         self.fresh = True                   # the next ball is a first ball (a fresh rack)
         self.base = 0                       # otherwise: the pins of the ball before it
         self.last_split = False             # the last ball was a split (a spare after a hit)
+        # after an undo: the zone the chip goes back to before the ball is played again (the
+        # undo event's "put_back"), -1 once app.py sees it there, after the next ball, or when
+        # not known (the ball before was set by hand)
+        self.away = -1
         # the last ball played (for the shot event)
         self.lp = -1
         self.lf = 0
@@ -203,8 +207,25 @@ class Bowling:
             return False
         self.nlog -= 1
         self._rebuild()
+        self.away = self.put_back()
         self._emit_undo()
         return True
+
+    def put_back(self):
+        # where the chip goes for the ball to play now: the pocket or the centre the prompt
+        # names, or where the ball before left it (a spare attempt shoots from there); -1 when
+        # that is not known (the ball before was set by hand) or no ball is to be played
+        pr = self.prompt
+        se = self.shooter_end
+        if pr == PROMPT_PLACE_POCKET:
+            return se * END_ZONES + Z_A_POCKET
+        if pr == PROMPT_PLACE_PIN_POCKET:
+            return (1 - se) * END_ZONES + Z_A_POCKET
+        if pr == PROMPT_PLACE_CENTER:
+            return Z_CENTER
+        if pr == PROMPT_SHOOT and self.lp >= 0 and self.lkind == K_REST:
+            return self.lzone
+        return -1
 
     def manual_ok(self, pins):
         # a ball set by hand may be worth this many pins: a first ball 0..10 (10 a strike); a
@@ -240,6 +261,10 @@ class Bowling:
             ev.int_(b'player', self.player + 1)
             ev.int_(b'frame', self.frame + 1)
             ev.int_(b'ball', self.ball + 1)
+            if self.away >= 0:
+                ev.str_(b'put_back', ZONE_NAMES[self.away])
+            else:
+                ev.null_(b'put_back')
             ev.end()
 
     # -- the state machine ------------------------------------------------------------------
@@ -259,6 +284,7 @@ class Bowling:
         self.fresh = True
         self.base = 0
         self.last_split = False
+        self.away = -1
         self.lp = -1
         for i in range(self.nlog):
             self._step(self.log[i])
@@ -334,6 +360,7 @@ class Bowling:
         self.lkind = kind
         self.lzone = zone
         self.last_split = split != 0
+        self.away = -1
         # what comes next
         if f < FRAMES - 1:
             done = (not self.fresh) or r == RES_STRIKE

@@ -26,6 +26,7 @@
 from micropython import const
 
 from ssd1306 import COLS
+from board_table import END_ZONES
 from digits import Row, shot_result
 from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, PROMPT_GAME_OVER, RES_STRIKE, RES_SPARE, RES_SINK9,
@@ -49,6 +50,12 @@ _REASON_AT = b"\x00\x00\x05\x0e\x17\x1f\x27\x31"
 _SHOT = (b"Trapped: stuck!Trapped: hit a big!Trapped: off board!Trapped: in a cup!"
          b"Out of shots!Big sank small!Escaped!Penalty: +5 shotsIn the backcourt!")
 _SHOT_AT = b"\x00\x00\x0f\x22\x35\x47\x54\x63\x6b\x7c\x8d"
+
+
+# the board's sections as players call them (docs/playing.md's picture), for "Put back: b E":
+# zone z of an end (0..8: back4 cup3 pocket zline z3 e2 n2 n3 cup), 9 the centre circle
+_PLACE = b'4pt3ptpocketZenn lineZEinner Nouter Ncup lipcentre'
+_PLACE_AT = b'\x00\x03\x06\x0c\x15\x16\x17\x1e%,2'
 
 
 def _prompt_text(prompt):
@@ -182,8 +189,15 @@ class UI(Row):
             self._ball_result(game)
         elif over:
             self._game_over(game)
+        elif game.prompt == PROMPT_SHOOT and game.away >= 0:
+            self._put_back(game.away)
         else:
-            self._put(0, _prompt_text(game.prompt))
+            pr = game.prompt
+            c = self._put(0, _prompt_text(pr))
+            if pr == PROMPT_PLACE_POCKET or pr == PROMPT_PLACE_PIN_POCKET:
+                # which end's pocket: the shooter's, or the pin side's
+                e = game.shooter_end if pr == PROMPT_PLACE_POCKET else 1 - game.shooter_end
+                ln[c + 1] = 97 + e
         self._show(_PROMPT, held)
         # the frames, two rows of five, marks over running totals
         known = True
@@ -244,6 +258,18 @@ class UI(Row):
                 a = c
                 k = 7
         self._show(row, 0, a, k)
+
+    def _put_back(self, z):
+        # after an undo, until the chip is seen there: "Put back: b E", "Put back: centre"
+        c = self._put(0, b"Put back: ")
+        if z >= 2 * END_ZONES:
+            z = 9
+        else:
+            self._ln[c] = 97 + z // END_ZONES          # a or b
+            c += 2
+            z = z % END_ZONES
+        a = _PLACE_AT[z]
+        self._put(c, _PLACE, a, _PLACE_AT[z + 1] - a)
 
     def _ball_result(self, game):
         # the last ball's result in words, centred on the line being composed
@@ -404,6 +430,7 @@ class UI(Row):
         elif setup == 1:
             self._put(0, b"Set-up OK")
         elif setup == 0:
-            self._put(0, b"Big on Zenn line x3")
+            c = self._put(0, b"3 big on Zenn line ")
+            ln[c] = 96 + t.trapper                  # the trapper's end: a or b
         self._show(_STATUS)
 

@@ -154,6 +154,8 @@ class FakeGame:
         self.prompt = prompt
         self.over = over
         self.last_split = split
+        self.shooter_end = 0
+        self.away = -1
 
     def marks(self, p, f, buf, off):
         m = self._m[p][f]
@@ -454,6 +456,59 @@ def case_real_engine():
     return m.text_rows()
 
 
+def case_held():
+    # the real engine: each ball's result held on the sheet of the player who played it, then
+    # the next player's sheet; after an undo, where the chip goes back. Drawn under the lock.
+    m, i2c, d = rig()
+    u = UI(d)
+    g = RB.Bowling(None)
+    g.start(2, 0)
+    out = {}
+
+    def draw(name, held):
+        micropython.heap_lock()
+        try:
+            u.draw_bowling(g, -1, held)
+            d.flush()
+        finally:
+            micropython.heap_unlock()
+        out[name] = {"rows": m.text_rows(), "inv": [m.inverted_cells(r) for r in range(8)],
+                     "bar1": m.pixel(127, 8)}
+
+    def ball(code):
+        g.apply_outcome(code)
+
+    ZENN = RB.K_ZENN << RB.OUT_SHIFT | 17
+    ball(ZENN)                                      # P1: strike
+    draw("strike", 1)
+    draw("strike_after", 0)
+    ball(RB.K_REST << RB.OUT_SHIFT | 14)            # P2: 8 pins on b.e2
+    draw("pins", 1)
+    ball(RB.K_ZENN_HIT << RB.OUT_SHIFT | 17)        # P2: a split spare
+    draw("split", 1)
+    ball(RB.K_REST << RB.OUT_SHIFT | 18)            # P1: gutter (the centre circle)
+    draw("gutter", 1)
+    ball(RB.K_OFF << RB.OUT_SHIFT | 19)             # P1: no basket
+    draw("no_basket", 1)
+    ball(RB.K_SINK << RB.OUT_SHIFT | 17)            # P2: sunk without a Zenn: 9 pins
+    draw("sink", 1)
+    draw("sink_after", 0)
+    ball(RB.K_OWN << RB.OUT_SHIFT | 8)              # P2: no basket
+    g.undo()                                        # ... taken back: the chip to the pin pocket
+    out["away_pin_pocket"] = g.away
+    ball(RB.K_OWN << RB.OUT_SHIFT | 8)
+    ball(RB.K_REST << RB.OUT_SHIFT | 16)            # P1: 7 pins on b.n3
+    ball(RB.K_OFF << RB.OUT_SHIFT | 19)             # P1: no basket, off the board
+    g.undo()                                        # taken back: the chip goes back on b.n3
+    out["away"] = g.away
+    draw("undo", 0)
+    g.away = -1                                     # (app.py: the pads see it there)
+    draw("back", 0)
+    g.undo()                                        # the 7 pins too: a fresh rack, pocket a
+    out["away_fresh"] = g.away
+    return out
+
+
 def case_ram():
     import gc
     gc.collect()
@@ -476,7 +531,8 @@ def run_all():
     for name, f in (("init", case_init), ("text", case_text), ("dirty", case_dirty),
                     ("roundrobin", case_roundrobin), ("pixels", case_pixels),
                     ("model", case_model), ("screens", case_screens),
-                    ("real_engine", case_real_engine), ("ram", case_ram)):
+                    ("real_engine", case_real_engine), ("held", case_held),
+                    ("ram", case_ram)):
         try:
             res[name] = f()
         except Exception as e:
@@ -635,7 +691,7 @@ def test_model_addressing(results):
 def test_real_engine_start_screen(results):
     rows = get(results, "real_engine")
     assert rows[0] == "P1 Frame 1 Ball 1"
-    assert rows[1] == "Place in pocket"
+    assert rows[1] == "Place in pocket a"
     assert rows[2] == "|   |   |   |   |   |"
     assert rows[6] == " P1   0 P2   0 P3   0"
 
@@ -661,12 +717,39 @@ def test_screens(results):
     assert r["clear"]["rows"] == [""] * 8 and r["clear"]["bar"] == [0] * 8
 
 
+def test_each_ball_s_result_is_held_on_its_player_s_sheet(results):
+    r = get(results, "held")
+    s = r["strike"]
+    assert s["rows"][:3] == ["P1 Frame 1 Ball 1", "       Strike!", "|  X|   |   |   |   |"]
+    assert s["bar1"] == 1 and s["inv"][1] == "#" * 21          # the result in negative
+    assert s["inv"][2] == " ###"                               # the frame just played
+    assert s["inv"][6] == "#######"                            # the player who shot
+    a = r["strike_after"]["rows"]
+    assert a[:2] == ["P2 Frame 1 Ball 1", "Place in pocket a"] and r["strike_after"]["bar1"] == 0
+    assert r["pins"]["rows"][:3] == ["P2 Frame 1 Ball 1", "       8 pins", "|  8|   |   |   |   |"]
+    assert r["split"]["rows"][:3] == ["P2 Frame 1 Ball 2", "    Split! Spare", "| 8/|   |   |   |   |"]
+    assert r["gutter"]["rows"][:3] == ["P1 Frame 2 Ball 1", "       Gutter", "|  X|  -|   |   |   |"]
+    assert r["no_basket"]["rows"][:3] == ["P1 Frame 2 Ball 2", "      No basket",
+                                          "|  X| --|   |   |   |"]
+    assert r["sink"]["rows"][:2] == ["P2 Frame 2 Ball 1", "    Sunk: 9 pins"]
+    assert r["sink_after"]["rows"][:2] == ["P2 Frame 2 Ball 2", "Place in pin pocket b"]
+
+
+def test_after_undo_the_prompt_says_where_the_chip_goes_back(results):
+    r = get(results, "held")
+    assert r["away_pin_pocket"] == 11                          # b.pocket
+    assert r["away"] == 16                                     # b.n3, where the 7 pins lay
+    assert r["undo"]["rows"][:2] == ["P1 Frame 3 Ball 2", "Put back: b outer N"]
+    assert r["back"]["rows"][1] == "Shoot where it lies"
+    assert r["away_fresh"] == 2                                # a.pocket
+
+
 EXPECTED_ROWS = {
-    "mid": ["P2 Frame 4 Ball 1", "Place in pocket",
+    "mid": ["P2 Frame 4 Ball 1", "Place in pocket a",
             "| 9/|  X| 81|   |   |", "| 20| 39| 48|   |   |",
             "|   |   |   |   |   |", "|   |   |   |   |   |",
             " P1  46 P2  48", "Split!"],
-    "tenth4": ["P3 Frame 10 Ball 3", "Place in pin pocket",
+    "tenth4": ["P3 Frame 10 Ball 3", "Place in pin pocket b",
                "| 9/| 9/| 9/| 9/| 9/|", "| 19| 38| 57| 76| 95|",
                "| 9/| 9/| 9/| 9/| X9|", "|114|133|152|172|   |",
                " P1 192 P2 100 P3 172", " P4 159"],

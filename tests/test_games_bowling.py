@@ -41,7 +41,9 @@ def test_perfect_game_is_300():
         frame(t, ["b.pocket", "b.cup"])
     frame(t, ["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.pocket", "b.cup"])
     t.checkpoint("end")
+    t.advance_time_and_run(3000)            # the last ball's result is held (app RESULT_MS)
     r = t.run()
+    r.assert_text_on_display("Strike!", "end")
     over = r.last("game_over")
     assert over["game"] == "bowling"
     p = over["players"][0]

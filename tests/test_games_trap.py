@@ -39,9 +39,12 @@ def test_escape_that_stays_in_the_zone_is_trapped_stuck():
     t = setup(Table("trap1", players=2, trapper=1))
     trap_into_b(t)
     t.shoot("small", "b.cup3")                  # still entirely in b's backcourt
+    t.checkpoint("trapped")
+    t.advance_time_and_run(3000)                # the shot's result is held (app RESULT_MS)
     r = t.run()
     assert over(r) == {"ev": "game_over", "game": "trap1", "winner": 1, "trapper": 1,
                        "shots": 1, "reason": "trapped_stuck"}
+    assert r.display_at("trapped")[6] == "  Trapped: stuck!"
     r.assert_text_on_display("P1 wins: stuck")
 
 
@@ -205,6 +208,7 @@ def test_trap2_rounds_with_a_penalty_and_a_tie():
     t.shoot("big1", "b.z3", knocks={"small": ["a.back4"]})  # the seventh shot traps ...
     t.press("turn")
     t.shoot("small", "a.cup3")                              # ... and the escape fails
+    t.advance_time_and_run(3000)
     r = t.run()
     o = over(r)
     assert o["game"] == "trap2"

@@ -238,5 +238,5 @@ def test_a_fifth_chip_and_a_second_small_chip_in_a_trap_game():
     assert f[-1] == ("two_small", False) and ("two_small", True) in f
     assert status(r, "five") == "Too many chips!"
     assert status(r, "two") == "Two small chips!"
-    assert status(r, "clean") == "Big on Zenn line x3"  # back to the set-up check
+    assert status(r, "clean") == "3 big on Zenn line a"  # back to the set-up check
     assert r.events_of("shot")[0]["chip"] == "big"      # play goes on

@@ -406,12 +406,15 @@ def bowling_start():
     t = Table("bowling", players=2)
     t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup").take("small")
     t.place("small", "a.pocket").shoot("small", "b.e2")
+    t.checkpoint("p2 result")                       # the ball's result, held (app RESULT_MS)
+    t.advance_time_and_run(3000)
     t.checkpoint("p2")
     return t
 
 
 def test_sevenseg_only():
     r = bowling_start().run(config={"display": "sevenseg"})
+    assert r.seg_at("p2 result") == ["P2 F 1-1", "tot    0", "8 Pin5  "]
     assert r.seg_at("p2") == ["P2 F 1-2", "tot    0", "5hoot   "]
     assert r.display_at("p2") == [""] * 8          # no OLED driven
     assert not r.events_of("fault")
