@@ -401,10 +401,10 @@ class UI(Row):
         self._show(5)
         # result
         self._blank()
-        r = shot_result(t) if held else 0
-        if r:
-            a = _SHOT_AT[r]
-            n = _SHOT_AT[r + 1] - a
+        h = shot_result(t) if held else 0
+        if h:
+            a = _SHOT_AT[h]
+            n = _SHOT_AT[h + 1] - a
             self._put((COLS - n) // 2, _SHOT, a, n)
         elif t.over:
             if t.winner:
@@ -417,7 +417,7 @@ class UI(Row):
             if 0 < r < len(_REASON_AT) - 1:
                 a = _REASON_AT[r]
                 self._put(c, _REASON, a, _REASON_AT[r + 1] - a)
-        self._show(6, 1 if r else 0)
+        self._show(6, 1 if h else 0)
         if self._status():
             return
         self._blank()

@@ -12,20 +12,24 @@ from tools import screens
 
 SEG = {
     "menu": ["PLAy    ", "boULin9 ", "nEHt oH "],
+    "bowling_strike": ["P1 F 1-1", "tot    0", "5triHE  "],
     "bowling_mid": ["P1 F 3-2", "tot   38", "5hoot   "],
     "bowling_over": ["donE P1 ", "tot  268", "P2   244"],
     "trap_setup": ["tr1. FL2 ", "5h 0 L15", "5EtUP oH"],
     "trap_escape": ["tr1 FL2. ", "5h 2 L13", "E5CAPE  "],
+    "trap_trapped": ["tr1 FL2 ", "5h 2 L13", "trAPPEd "],
     "trap_over": ["tr1 FL2 ", "5h 2 L13", "P1 5tUC "],
     "trap2_round2": ["tr2. FL1 ", "5h 3 P 0", "r2 tUrn1"],
     "trap2_over": ["tr2 FL1 ", "1.  72.  4", "P2 5tUC "],
 }
 OLED_TOP = {
     "menu": "        Game",
+    "bowling_strike": "P1 Frame 1 Ball 1",
     "bowling_mid": "P1 Frame 3 Ball 2",
     "bowling_over": "P2 Total 244",
     "trap_setup": "Trap Zenn 1",
     "trap_escape": "Trap Zenn 1",
+    "trap_trapped": "Trap Zenn 1",
     "trap_over": "Trap Zenn 1",
     "trap2_round2": "Trap Zenn 2  Round 2",
     "trap2_over": "Trap Zenn 2  Round 2",
@@ -35,6 +39,11 @@ GAME_OVER = {
     "trap1": lambda o: (o["winner"], o["shots"], o["reason"]) == (1, 2, "trapped_stuck"),
     "trap2": lambda o: o["winner"] == 2 and [r["shots"] + r["penalty"] for r in o["rounds"]] == [7, 4],
 }
+
+
+# what the row under the header says: a shot's result held in negative, then the game's word
+OLED_ROW = {"bowling_strike": (1, "       Strike!"), "bowling_mid": (1, "Shoot where it lies"),
+            "trap_trapped": (6, "  Trapped: stuck!"), "trap_over": (6, "P1 wins: stuck")}
 
 
 @pytest.mark.parametrize("run", sorted(screens.RUNS))
@@ -49,6 +58,9 @@ def test_key_screens(run):
     for name in names:
         s = snaps[name]
         assert s["display"][0] == OLED_TOP[name], (name, s["display"])
+        if name in OLED_ROW:
+            row, text = OLED_ROW[name]
+            assert s["display"][row] == text, (name, s["display"])
         assert s["seg"] == SEG[name], (name, s["seg"])
         for path, img in pictures.items():
             if os.path.basename(path) not in (f"screen_{name}.png", f"{name}.png", f"{name}_7seg.png"):

@@ -42,16 +42,20 @@ def _frame(t, *balls):
 
 
 STRIKE = ["b.pocket", "b.cup"]
+HELD_MS = 3000      # a shot's result stays this long (firmware/app.py, Scoreboard.RESULT_MS)
 
 
 def bowling():
     from boardsim.testing import Table
     t = Table("bowling", players=2)
-    _frame(t, STRIKE)                               # P1 X
+    t.place("small", "a.pocket").shoot("small", *STRIKE)     # P1 X
+    t.checkpoint("bowling_strike")                  # held on P1's sheet before P2's (RESULT_MS)
+    t.take("small")
     _frame(t, ["b.e2"], STRIKE)                     # P2 8/
     _frame(t, ["b.cup"], STRIKE)                    # P1 9/ (sink without a Zenn, then Zenn)
     _frame(t, ["b.e2"], ["b.z3"])                   # P2 8- (no basket)
     t.place("small", "a.pocket").shoot("small", "b.n2")
+    t.advance_time_and_run(HELD_MS)                 # past the ball's result
     t.checkpoint("bowling_mid")                     # P1, frame 3, second ball to come
     t.shoot("small", {"hit": "side"}, "b.pocket", "b.cup")   # a split spare
     t.take("small")
@@ -61,6 +65,7 @@ def bowling():
         _frame(t, STRIKE)
     _frame(t, STRIKE, STRIKE, STRIKE)               # P1 tenth: XXX
     _frame(t, ["b.e2"], STRIKE, STRIKE)             # P2 tenth: 8/X
+    t.advance_time_and_run(HELD_MS)
     t.checkpoint("bowling_over")
     return t
 
@@ -81,6 +86,8 @@ def trap1():
     t.press("turn")
     t.checkpoint("trap_escape")
     t.shoot("small", "b.cup3")
+    t.checkpoint("trap_trapped")                    # the shot's result, held
+    t.advance_time_and_run(HELD_MS)
     t.checkpoint("trap_over")
     return t
 
@@ -104,16 +111,18 @@ def trap2():
     t.shoot("big1", "a.z3", knocks={"small": ["a.back4"]})
     t.press("turn")
     t.shoot("small", "a.cup3")                               # round 2: 4 shots
+    t.advance_time_and_run(HELD_MS)
     t.checkpoint("trap2_over")
     return t
 
 
 RUNS = {"bowling": bowling, "trap1": trap1, "trap2": trap2}
 # every screen, in the order docs/screens.md shows them
-SCREENS = ("menu", "bowling_mid", "bowling_over", "trap_setup", "trap_escape", "trap_over",
-           "trap2_round2", "trap2_over")
-RUN_OF = {"menu": "bowling", "bowling_mid": "bowling", "bowling_over": "bowling",
-          "trap_setup": "trap1", "trap_escape": "trap1", "trap_over": "trap1",
+SCREENS = ("menu", "bowling_strike", "bowling_mid", "bowling_over", "trap_setup", "trap_escape",
+           "trap_trapped", "trap_over", "trap2_round2", "trap2_over")
+RUN_OF = {"menu": "bowling", "bowling_strike": "bowling", "bowling_mid": "bowling",
+          "bowling_over": "bowling",
+          "trap_setup": "trap1", "trap_escape": "trap1", "trap_trapped": "trap1", "trap_over": "trap1",
           "trap2_round2": "trap2", "trap2_over": "trap2"}
 
 
