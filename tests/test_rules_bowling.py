@@ -695,7 +695,8 @@ def test_split_survives_undo_replay(drv):
 
 def test_undo_one_ball(drv):
     out = drv.run([start(1, 0), rest("p.e2"), UNDO, rest("p.z3"), zenn()])
-    assert events(out)[2] == {"ev": "undo", "player": 1, "frame": 1, "ball": 1}
+    assert events(out)[2] == {"ev": "undo", "player": 1, "frame": 1, "ball": 1,
+                              "put_back": "a.pocket"}
     assert st_of(out["steps"][2])["prompt"] == PROMPT_PLACE_POCKET
     assert out["final"]["marks"][0][0] == "7/"
 
@@ -705,9 +706,11 @@ def test_undo_across_frames_and_players(drv):
     out = drv.run(ops + [UNDO, UNDO, UNDO])
     u = [e for e in events(out) if e["ev"] == "undo"]
     # undone: p2 f2 X, then p1 f2 '/', then p1 f2 '9'
-    assert u == [{"ev": "undo", "player": 2, "frame": 2, "ball": 1},
-                 {"ev": "undo", "player": 1, "frame": 2, "ball": 2},
-                 {"ev": "undo", "player": 1, "frame": 2, "ball": 1}]
+    # put_back: where the chip goes for the ball to play again (the pocket for a first ball,
+    # where the first ball left it for a second)
+    assert u == [{"ev": "undo", "player": 2, "frame": 2, "ball": 1, "put_back": "a.pocket"},
+                 {"ev": "undo", "player": 1, "frame": 2, "ball": 2, "put_back": "b.cup3"},
+                 {"ev": "undo", "player": 1, "frame": 2, "ball": 1, "put_back": "a.pocket"}]
     s = st_of(out["steps"][-1])
     assert (s["player"], s["frame"], s["ball"], s["prompt"]) == (0, 1, 0, PROMPT_PLACE_POCKET)
     assert out["final"]["marks"] == [["X"] + [""] * 9, ["72"] + [""] * 9]
@@ -731,7 +734,8 @@ def test_undo_after_game_over_reopens_the_game(drv):
     out = drv.run([start(1, 0)] + [zenn()] * 12 + [UNDO, rest("p.e2")])
     s = st_of(out["steps"][-2])
     assert not s["over"] and (s["frame"], s["ball"], s["prompt"]) == (9, 2, PROMPT_PLACE_POCKET)
-    assert events(out)[-3] == {"ev": "undo", "player": 1, "frame": 10, "ball": 3}
+    assert events(out)[-3] == {"ev": "undo", "player": 1, "frame": 10, "ball": 3,
+                               "put_back": "a.pocket"}
     assert out["final"]["marks"][0][9] == "XX8" and out["final"]["total"] == [298]
     assert events(out)[-1]["ev"] == "game_over"
 
@@ -874,7 +878,7 @@ def test_correct_a_first_ball_every_value(drv):
         step = out["steps"][-1]
         assert step["r"] == K_MANUAL << 5 | pins
         undo, shot = [json.loads(x) for x in step["ev"]]
-        assert undo == {"ev": "undo", "player": 1, "frame": 1, "ball": 1}
+        assert undo == {"ev": "undo", "player": 1, "frame": 1, "ball": 1, "put_back": None}
         assert shot["manual"] is True and shot["zone"] is None and shot["pins"] == pins
         assert shot["result"] == ("strike" if pins == 10 else "pins" if pins else "gutter")
         st = st_of(step)
