@@ -44,7 +44,7 @@ def test_escape_that_stays_in_the_zone_is_trapped_stuck():
     r = t.run()
     assert over(r) == {"ev": "game_over", "game": "trap1", "winner": 1, "trapper": 1,
                        "shots": 1, "reason": "trapped_stuck"}
-    assert r.display_at("trapped")[6] == "  Trapped: stuck!"
+    assert r.display_at("trapped")[6] == "   Trapped: stuck!"
     r.assert_text_on_display("P1 wins: stuck")
 
 

@@ -43,7 +43,7 @@ GAME_OVER = {
 
 # what the row under the header says: a shot's result held in negative, then the game's word
 OLED_ROW = {"bowling_strike": (1, "       Strike!"), "bowling_mid": (1, "Shoot where it lies"),
-            "trap_trapped": (6, "  Trapped: stuck!"), "trap_over": (6, "P1 wins: stuck")}
+            "trap_trapped": (6, "   Trapped: stuck!"), "trap_over": (6, "P1 wins: stuck")}
 
 
 @pytest.mark.parametrize("run", sorted(screens.RUNS))
