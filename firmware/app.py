@@ -173,6 +173,9 @@ class Scoreboard:
         self.tool_pending = 0       # CALIB / SENSORS to open once service() made its objects
         self.ui = Displays().open(cfg)
         self.oled = self.ui.oled            # None when the configuration has no OLED
+        # the buzzer after the displays: its pin is SPI0's MISO too (pin map), which it takes
+        # over; not configured, its code is not even imported
+        self.buzzer = _open_buzzer() if cfg.get("buzzer") else None
         self.bowling = Bowling(self.ev)
         self.trap = Trap(self.ev)
         self.setup = -1          # trap set-up check: -1 not known, 0 wrong, 1 right
@@ -275,6 +278,8 @@ class Scoreboard:
             self.dirty = 0
             self.redraw()
         self.ui.service()
+        if self.buzzer is not None:
+            self.buzzer.service()
         if self.tracker.at_rest():
             # at rest the loop idles between banks, unless a pad has just changed: a chip set
             # moving is then followed from the next bank on, so a fast flick is seen on its
@@ -343,6 +348,8 @@ class Scoreboard:
                 if c >= 0:
                     self.journal.out(c)
                     self.hold()
+                    if self.buzzer is not None:
+                        self.buzzer.bowling(self.bowling)
             self.dirty = 1
         elif self.mode == TRAP:
             t = self.trap
@@ -352,6 +359,8 @@ class Scoreboard:
                     self.journal.out(c)
                     if shot_result(t):
                         self.hold()
+                    if self.buzzer is not None:
+                        self.buzzer.trap(t)
             if t.prompt == TRAP_SETUP:
                 self.check_setup()
             else:
@@ -785,6 +794,12 @@ def _menu(u, title, words, at, c, hint):
     # a menu screen whose choice is word c of `words` (the lists above)
     a = at[c]
     u.draw_menu(title, words, hint, a, at[c + 1] - a)
+
+
+def _open_buzzer():
+    from machine import PWM, Pin
+    import buzzer
+    return buzzer.Buzzer(PWM(Pin(pins.BUZZER)))
 
 
 def _forget(name):

@@ -28,6 +28,10 @@ SETTINGS = (
     ("sevenseg_modules", 3, [1, 8]),
     # their brightness, the MAX7219's intensity register (0 dim .. 15 brightest)
     ("sevenseg_intensity", 8, [0, 15]),
+    # the piezo buzzer on the pin map's "buzzer" pin: tunes for a strike, a spare, a split, a
+    # trap, an escape and the game's end (docs/playing.md, "Sound"). Off unless fitted: GP16
+    # is SPI0's MISO as well
+    ("buzzer", False, None),
 )
 
 

@@ -26,6 +26,7 @@ SPI_MOSI = const(19)
 SPI_MISO = const(16)
 SPI_CS = const(17)
 LED = const(25)
+BUZZER = const(16)  # optional, PWM; shares SPI0's unused MISO
 # the presence pads (front end "shift"), on pins the hall pads use otherwise
 SHIFT_BUS = const(1)
 SHIFT_SCK = const(26)

@@ -44,6 +44,9 @@ def test_firmware_pins_match_the_pin_map_and_the_simulator():
             + list(pm["cup_beam"].values()) + list(pm["gate_beam"].values()) + list(pm["buttons"].values())
             + [pm["spi"][k] for k in ("sck", "mosi", "miso", "cs")])
     assert len(used) == len(set(used)), "a GPIO is used twice"
+    # the optional buzzer: a free GPIO, or SPI0's MISO, which the write-only MAX7219 never reads
+    assert pins.BUZZER == pm["buzzer"]["pin"]
+    assert pins.BUZZER not in used or pins.BUZZER == pm["spi"]["miso"]
     assert all(0 <= g <= 28 and g not in (23, 24) for g in used if g != pm["led"])
 
 

@@ -209,6 +209,7 @@ def pins_table(pinmap):
     for k in ("bus", "sck", "mosi", "miso", "cs"):
         w(f"SPI_{k.upper()} = const({s[k]})\n")
     w(f"LED = const({pinmap['led']})\n")
+    w(f"BUZZER = const({pinmap['buzzer']['pin']})  # optional, PWM; shares SPI0's unused MISO\n")
     sh = pinmap["shift"]
     w("# the presence pads (front end \"shift\"), on pins the hall pads use otherwise\n")
     for k in ("bus", "sck", "mosi", "miso", "load"):
@@ -264,6 +265,39 @@ def world_table(board, pinmap):
     return "".join(L)
 
 
+TUNES = os.path.join(ROOT, "sound", "tunes.json")
+
+
+def tunes_table(path=TUNES):
+    """firmware/tunes.py from sound/tunes.json: every tune's notes in two bytes objects, which
+    firmware/buzzer.py steps without allocating."""
+    with open(path) as f:
+        tunes = json.load(f)["tunes"]
+    hz = bytearray()
+    units = bytearray()
+    at = [0]
+    for name, notes in tunes.items():
+        for f_, ms in notes:
+            if not (0 <= f_ <= 65535 and 0 < ms <= 2550 and ms % 10 == 0):
+                raise SystemExit(f"sound/tunes.json: {name}: bad note {[f_, ms]}")
+            hz += bytes((f_ & 0xFF, f_ >> 8))
+            units.append(ms // 10)
+        at.append(len(units))
+    if at[-1] > 255:
+        raise SystemExit("sound/tunes.json: more than 255 notes in all")
+    L = [HEADER.format(src="sound/tunes.json"), "from micropython import const\n\n"]
+    w = L.append
+    for k, name in enumerate(tunes):
+        w(f"{name.upper()} = const({k})\n")
+    w("NAMES = (" + ", ".join(f'b"{n}"' for n in tunes) + ",)\n")
+    w("# tune k is notes AT[k] .. AT[k + 1] - 1; note i: HZ[2i] | HZ[2i + 1] << 8 Hz (0: a rest)\n")
+    w("# for MS10[i] * 10 ms\n")
+    w(f"AT = {bytes(at)!r}\n")
+    w(f"HZ = {bytes(hz)!r}\n")
+    w(f"MS10 = {bytes(units)!r}\n")
+    return "".join(L)
+
+
 def outputs(geometry=DEFAULT_GEOMETRY, pinmap_path=DEFAULT_PINMAP):
     board = Board.load(geometry)
     with open(pinmap_path) as f:
@@ -272,6 +306,7 @@ def outputs(geometry=DEFAULT_GEOMETRY, pinmap_path=DEFAULT_PINMAP):
         os.path.join(ROOT, "firmware", "board_table.py"): board_table(board, pinmap, geometry),
         os.path.join(ROOT, "firmware", "pins.py"): pins_table(pinmap),
         os.path.join(ROOT, "boardsim", "target", "world_table.py"): world_table(board, pinmap),
+        os.path.join(ROOT, "firmware", "tunes.py"): tunes_table(),
     }
 
 

@@ -88,6 +88,9 @@ def bom_rows(pm, board):
          "with 1 MOhm load and BAT54S clamp"),
         ("D1", "dual Schottky clamp", "Nexperia", "BAT54S,215", 1, "hit", "piezo input clamp"),
         ("R1", "1 MOhm 0603", "Yageo", "RC0603FR-071ML", 1, "hit", "piezo load"),
+        ("BZ1", "piezo sounder 12 mm, external drive (optional)", "Murata", "PKLCS1212E4001-R1",
+         1, "buzzer in the pin map", "the tunes (config.json buzzer), PWM; loudest near 4 kHz"),
+        ("R2", "100 Ohm 0603", "Yageo", "RC0603FR-07100RL", 1, "buzzer", "buzzer series resistor"),
         ("SW", "tactile switch 12 mm with cap", "Omron", "B3F-4055", c["buttons"],
          "buttons in the pin map", "active low, internal pull-ups"),
         ("PS1", "5 V 3 A wall supply", "Mean Well", "GST25E05-P1J", 1, "one",
@@ -174,6 +177,9 @@ def harnesses(pm):
                 "open-collector receivers, Pico pull-ups; emitters on the same VCC")
     harness("HIT", f"{xh} 2", "piezo hit sensor", f"{xh} 2",
             [(gp(pm["hit"], "hit"), "PIEZO+"), ("GND", "PIEZO-")], "1 MOhm load, BAT54S clamp")
+    harness("BUZ", f"{xh} 2", "piezo buzzer (optional)", f"{xh} 2",
+            [(gp(pm["buzzer"]["pin"], "buzzer"), "BUZ+"), ("GND", "BUZ-")],
+            "PWM square wave through 100 Ohm; GP16 shared with SPI0's unused MISO")
     pads = ([(gp(g, f"mux channel S{i}"), f"CH S{i}") for i, g in enumerate(pm["mux_channel_select"])]
             + [(gp(g, f"mux bank S{i}"), f"BANK S{i}") for i, g in enumerate(pm["mux_bank_select"])]
             + [(gp(g, f"ADC{g - 26}"), f"SIG{i}") for i, g in enumerate(pm["mux_adc"])]

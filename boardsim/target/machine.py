@@ -1,4 +1,4 @@
-"""The `machine` stand-in: the RP2040's Pin, ADC, I2C, SPI, Timer and WDT, backed by the
+"""The `machine` stand-in: the RP2040's Pin, ADC, I2C, SPI, PWM, Timer and WDT, backed by the
 simulated board (world.py). On the MicroPython unix port a machine.py on the path shadows the
 built-in module; under CPython it is simply the module found.
 
@@ -6,6 +6,7 @@ Everything the firmware calls in its loop (Pin.value, ADC.read_u16, I2C.writeto,
 WDT.feed) allocates nothing, so the runner can lock the heap around the firmware's step.
 """
 from micropython import const
+from array import array
 
 import vclock
 
@@ -215,6 +216,65 @@ class SPI:
     def write_readinto(self, wbuf, rbuf):
         _world[0].spi_write(self.id, wbuf)
         _world[0].spi_readinto(self.id, rbuf)
+
+
+# What PWM outputs played (the buzzer): one entry per change of frequency or duty, as
+# (ms of virtual time, gpio, frequency in Hz, duty_u16), in preallocated arrays so that the
+# firmware's loop can play under the heap lock; pwm_log() reads them out (the runner's final
+# state: "pwm").
+_PWM_MAX = const(2048)
+_pwm_t = array("i", [0] * _PWM_MAX)
+_pwm_g = bytearray(_PWM_MAX)
+_pwm_f = array("i", [0] * _PWM_MAX)
+_pwm_d = array("i", [0] * _PWM_MAX)
+_pwm_n = [0]
+
+
+def pwm_log():
+    """[[ms, gpio, hz, duty_u16], ...]: every change a PWM output made, in order (allocates)."""
+    return [[_pwm_t[i], _pwm_g[i], _pwm_f[i], _pwm_d[i]] for i in range(_pwm_n[0])]
+
+
+class PWM:
+    # the RP2040's PWM on one pin: freq() 8 Hz .. 62.5 MHz, duty_u16() 0 .. 65535; each change
+    # recorded (above); a stopped (deinit) PWM records a duty of 0
+    def __init__(self, pin, freq=0, duty_u16=0):
+        self.gpio = pin.id if isinstance(pin, Pin) else pin
+        self.f = 0
+        self.d = 0
+        if freq:
+            self.freq(freq)
+        self.duty_u16(duty_u16)
+
+    def _rec(self):
+        n = _pwm_n[0]
+        if n < _PWM_MAX:
+            _pwm_t[n] = vclock.now_ms()
+            _pwm_g[n] = self.gpio
+            _pwm_f[n] = self.f
+            _pwm_d[n] = self.d
+            _pwm_n[0] = n + 1
+
+    def freq(self, v=None):
+        if v is None:
+            return self.f
+        if v < 8 or v > 62500000:
+            raise ValueError("freq out of range")
+        if v != self.f:
+            self.f = v
+            self._rec()
+
+    def duty_u16(self, v=None):
+        if v is None:
+            return self.d
+        if v < 0 or v > 65535:
+            raise ValueError("duty out of range")
+        if v != self.d:
+            self.d = v
+            self._rec()
+
+    def deinit(self):
+        self.duty_u16(0)
 
 
 class Timer:

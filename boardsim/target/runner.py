@@ -294,6 +294,7 @@ def final_state(r, path):
         "heap_after_boot": r.heap_after_boot,
         "snapshots": r.snapshots,
         "runtime": sys.implementation.name,
+        "pwm": machine.pwm_log(),               # what the buzzer played (machine.PWM)
     }
     cal = r.flash.read_file("calib.bin")         # the pads' calibration (calib.py), if saved
     state["calib_bin"] = _hex(cal) if cal else None

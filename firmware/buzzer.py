@@ -1,0 +1,69 @@
+# The optional piezo buzzer (config.json "buzzer": true; pin map "buzzer"): a short tune for a
+# strike, a spare, a split, a trap, an escape and the game's end. The tunes are notes in
+# tunes.py (generated from sound/tunes.json, which the play page reads too). play() starts one;
+# service(), called every loop turn, steps it by ticks: each note sets the PWM's frequency and
+# duty once, nothing waits and nothing is allocated. Imported only when configured (app.py).
+from micropython import const
+import time
+
+import tunes as T
+
+_DUTY = const(32768)        # a square wave: the loudest a piezo gets from one pin
+
+
+class Buzzer:
+    def __init__(self, pwm):
+        self.pwm = pwm
+        pwm.duty_u16(0)
+        self.i = 0              # the next note
+        self.end = 0            # the tune's end (a note index)
+        self.t = 0              # ticks_ms when the note sounding now ends
+        self.on = 0             # 1 while a tune plays
+
+    def play(self, k):
+        # tune k (tunes.STRIKE ...) from its start, cutting off one that plays
+        self.i = T.AT[k]
+        self.end = T.AT[k + 1]
+        self.t = time.ticks_ms()
+        self.on = 1
+        self.service()
+
+    def service(self):
+        if not self.on:
+            return
+        now = time.ticks_ms()
+        if time.ticks_diff(now, self.t) < 0:
+            return
+        i = self.i
+        if i >= self.end:
+            self.pwm.duty_u16(0)
+            self.on = 0
+            return
+        hz = T.HZ[2 * i] | T.HZ[2 * i + 1] << 8
+        if hz:
+            self.pwm.freq(hz)
+            self.pwm.duty_u16(_DUTY)
+        else:
+            self.pwm.duty_u16(0)
+        self.t = time.ticks_add(self.t, T.MS10[i] * 10)
+        self.i = i + 1
+
+    # -- what the games play (app.py) ----------------------------------------------------------
+    def bowling(self, g):
+        # after a ball (rules_bowling.Bowling): the game's end, a strike, a spare or split
+        if g.over:
+            self.play(T.GAME_OVER)
+        elif g.lres == 0:                   # RES_STRIKE
+            self.play(T.STRIKE)
+        elif g.lres == 1:                   # RES_SPARE
+            self.play(T.SPLIT if g.last_split else T.SPARE)
+
+    def trap(self, t):
+        # after a Trap Zenn shot (rules_trap.Trap): the game's end, a trap (Trap Zenn 2's first
+        # round), an escape
+        if t.over:
+            self.play(T.GAME_OVER)
+        elif 1 <= t.lres <= 4:              # R_STUCK .. R_BASKET
+            self.play(T.TRAPPED)
+        elif t.lres == 7:                   # RES_ESCAPED
+            self.play(T.ESCAPED)
