@@ -66,6 +66,7 @@ _PAGE_TRAPPER = const(3)
 _PAGE_ROLE = const(4)
 _PAGE_RESTART = const(5)
 _PAGE_CORRECT = const(6)
+_PAGE_BEST = const(7)       # the best games (best.py), one entry a page
 
 # buttons (order of pins.BUTTONS)
 _BTN_NEXT = const(0)
@@ -75,9 +76,10 @@ _BTN_TURN = const(3)
 
 # The menus' choices, each list in one bytes object (a tuple of bytes took an object each):
 # choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu())
-_GAMES = b"Zenn BowlingTrap Zenn 1Trap Zenn 2Calibrate padsSensor test"
-_GAMES_AT = b"\x00\x0c\x17\x22\x30\x3b"
-_N_GAMES = const(5)
+_GAMES = b"Zenn BowlingTrap Zenn 1Trap Zenn 2Calibrate padsSensor testBest games"
+_GAMES_AT = b"\x00\x0c\x17\x22\x30\x3b\x45"
+_N_GAMES = const(6)
+_GAME_BEST = const(5)
 # the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
 _CAL_TEXT = b"Clear the boardSmall chip, centreBig chip, centreSave calibration"
 _CAL_TEXT_AT = b"\x00\x0f\x21\x31\x41"
@@ -171,6 +173,8 @@ class Scoreboard:
         self.cstep = 0
         self.padmap = None
         self.tool_pending = 0       # CALIB / SENSORS to open once service() made its objects
+        self.best_job = 0           # service(): 1 a game ended (record it), 2 show the best
+        self.best_lines = None      # the best games' pages [(title, text)] while shown
         self.ui = Displays().open(cfg)
         self.oled = self.ui.oled            # None when the configuration has no OLED
         # the buzzer after the displays: its pin is SPI0's MISO too (pin map), which it takes
@@ -300,6 +304,8 @@ class Scoreboard:
             self.tool_service()
         if self.calib_job:
             self.calib_service()
+        if self.best_job:
+            self.best_service()
         self.journal.service(self.trap if self.mode_of_game() == TRAP else self.bowling)
 
     def mode_of_game(self):
@@ -350,6 +356,8 @@ class Scoreboard:
                     self.hold()
                     if self.buzzer is not None:
                         self.buzzer.bowling(self.bowling)
+                    if self.bowling.over:
+                        self.best_due()
             self.dirty = 1
         elif self.mode == TRAP:
             t = self.trap
@@ -361,6 +369,8 @@ class Scoreboard:
                         self.hold()
                     if self.buzzer is not None:
                         self.buzzer.trap(t)
+                    if t.over:
+                        self.best_due()
             if t.prompt == TRAP_SETUP:
                 self.check_setup()
             else:
@@ -539,6 +549,8 @@ class Scoreboard:
                 c = g.correct(pins)
                 if c >= 0:
                     self.journal.set(c)
+                    if g.over:
+                        self.best_due()
 
     def correct_text(self):
         g = self.bowling
@@ -561,6 +573,16 @@ class Scoreboard:
 
     def menu_button(self, b):
         p = self.page
+        if p == _PAGE_BEST:
+            # next: the next entry; any other button back to the menu
+            if b < LONG:
+                if b == _BTN_NEXT:
+                    self.choice = (self.choice + 1) % len(self.best_lines)
+                else:
+                    self.page = _PAGE_GAME
+                    self.choice = _GAME_BEST
+                    self.best_lines = None
+            return
         if p == _PAGE_CORRECT:
             self.correct_button(b)
             return
@@ -590,6 +612,11 @@ class Scoreboard:
             c = self.choice
             self.choice = 0
             if p == _PAGE_GAME:
+                if c == _GAME_BEST:
+                    self.best_job = 2           # read outside the loop turn (service())
+                    self.need_service = 1
+                    self.choice = c
+                    return
                 if c >= 3:
                     self.start_tool(CALIB if c == 3 else SENSORS)
                     return
@@ -681,6 +708,9 @@ class Scoreboard:
                 u.draw_menu(b"New game?", b"ok = yes", b"other = no")
             elif p == _PAGE_CORRECT:
                 u.draw_menu(self.ctitle, self.correct_text(), b"next / ok / undo=no")
+            elif p == _PAGE_BEST:
+                t, line = self.best_lines[c]
+                u.draw_menu(t, line, b"next / ok=back")
         elif self.mode == BOWLING:
             u.draw_bowling(self.bowling, self.held)
         elif self.mode == TRAP:
@@ -689,6 +719,65 @@ class Scoreboard:
             _menu(u, b"Calibrate pads", _CAL_TEXT, _CAL_TEXT_AT, self.cstep,
                         b"working..." if self.calib_job else
                         (b"ok=add spot / next" if self.cstep in (1, 2) else b"ok / next=skip / undo"))
+
+    # -- best games (best.py, docs/persistence.md) -------------------------------------------------
+    def best_due(self):
+        self.best_job = 1
+        self.need_service = 1
+
+    def best_service(self):
+        # outside the loop turn: a game that ended goes into best.zb (job 1), or the best games
+        # are read for the menu (job 2); either way the "best" event. best.py is dropped after.
+        job = self.best_job
+        self.best_job = 0
+        import best
+        ev = self.ev
+        try:
+            b = best.Best().load()
+            new = []
+            game = None
+            if job == 1 and self.mode == BOWLING:
+                g = self.bowling
+                game = b"bowling"
+                new = b.add_bowling(self.journal.serial, [g.total(p) for p in range(g.players)])
+            elif job == 1 and self.mode == TRAP:
+                t = self.trap
+                game = b"trap1" if t.variant == 1 else b"trap2"
+                rounds = []
+                for r in range(t.variant):
+                    why = t.rreason[r]
+                    if 1 <= why <= 4:               # trapped: stuck, hit, off, basket
+                        rounds.append((r, t.round_trapper(r), t.round_total(r), why))
+                new = b.add_traps(self.journal.serial, t.variant, rounds)
+            elif job == 2:
+                self.best_lines = best.lines(b)
+                self.mode = MENU
+                self.page = _PAGE_BEST
+                self.choice = 0
+            if new:
+                self.notice = ("New best! P%d is #%d" % new[0]).encode()
+            if b.damaged:
+                ev.begin(b"fault")
+                ev.str_(b"what", b"best")
+                ev.str_(b"why", b"damaged")
+                ev.int_(b"records", b.damaged)
+                ev.end()
+                self.notice = b"Best games damaged"
+            best.event(ev, b, game, new)
+        except OSError:
+            ev.begin(b"fault")
+            ev.str_(b"what", b"best")
+            ev.str_(b"why", b"io")
+            ev.end()
+            self.notice = b"Best games: no save"
+            if job == 2:
+                self.best_lines = [(b"Best games", b"cannot read")]
+                self.mode = MENU
+                self.page = _PAGE_BEST
+                self.choice = 0
+        b = None
+        _forget("best")
+        self.dirty = 1
 
     # -- the pads: calibration, sensor test, faults (issue 4) -------------------------------------
     def load_calibration(self):

@@ -55,6 +55,10 @@ _SHORT = (
     b"\x08\x08" b"ok = yes" b"oK = yES"
     b"\x0a\x07" b"other = no" b"ELSE no"
     b"\x09\x07" b"next / ok" b"nEXt oK"
+    b"\x0a\x04" b"Best games" b"bESt"
+    b"\x0c\x04" b"Best bowling" b"bESt"
+    b"\x0e\x04" b"Quickest traps" b"FASt"
+    b"\x0e\x07" b"next / ok=back" b"nEXt oK"
 )
 
 # the result codes (rules_trap's reason 1..6) in one bytes object: code r is
