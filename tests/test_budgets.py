@@ -87,10 +87,11 @@ def test_the_code_ram_stays_within_its_budget(mem):
 
 def test_boot_imports_only_what_the_configuration_chooses(mem):
     # the other front end's scanner and locator, the boot-only modules (config, calib: dropped
-    # after boot) and the tools' (padmap) are not held after boot
+    # after boot), the tools' (padmap), the best games (best: at a game's end only) and the
+    # buzzer's (buzzer, tunes: not configured) are not held after boot
     other = {"hall": ("shift_scan", "locate_presence"), "shift": ("hall_scan", "locate")}
     held = set(mem["modules"])
-    for m in other[mem["front_end"]] + ("config", "calib", "padmap"):
+    for m in other[mem["front_end"]] + ("config", "calib", "padmap", "best", "buzzer", "tunes"):
         assert m not in held, f"{m} is held after boot with the {mem['front_end']} pads"
 
 
