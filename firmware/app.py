@@ -727,56 +727,20 @@ class Scoreboard:
 
     def best_service(self):
         # outside the loop turn: a game that ended goes into best.zb (job 1), or the best games
-        # are read for the menu (job 2); either way the "best" event. best.py is dropped after.
+        # are read for the menu (job 2); best.py is imported for it and dropped again
         job = self.best_job
         self.best_job = 0
         import best
-        ev = self.ev
-        try:
-            b = best.Best().load()
-            new = []
-            game = None
-            if job == 1 and self.mode == BOWLING:
-                g = self.bowling
-                game = b"bowling"
-                new = b.add_bowling(self.journal.serial, [g.total(p) for p in range(g.players)])
-            elif job == 1 and self.mode == TRAP:
-                t = self.trap
-                game = b"trap1" if t.variant == 1 else b"trap2"
-                rounds = []
-                for r in range(t.variant):
-                    why = t.rreason[r]
-                    if 1 <= why <= 4:               # trapped: stuck, hit, off, basket
-                        rounds.append((r, t.round_trapper(r), t.round_total(r), why))
-                new = b.add_traps(self.journal.serial, t.variant, rounds)
-            elif job == 2:
-                self.best_lines = best.lines(b)
-                self.mode = MENU
-                self.page = _PAGE_BEST
-                self.choice = 0
-            if new:
-                self.notice = ("New best! P%d is #%d" % new[0]).encode()
-            if b.damaged:
-                ev.begin(b"fault")
-                ev.str_(b"what", b"best")
-                ev.str_(b"why", b"damaged")
-                ev.int_(b"records", b.damaged)
-                ev.end()
-                self.notice = b"Best games damaged"
-            best.event(ev, b, game, new)
-        except OSError:
-            ev.begin(b"fault")
-            ev.str_(b"what", b"best")
-            ev.str_(b"why", b"io")
-            ev.end()
-            self.notice = b"Best games: no save"
-            if job == 2:
-                self.best_lines = [(b"Best games", b"cannot read")]
-                self.mode = MENU
-                self.page = _PAGE_BEST
-                self.choice = 0
-        b = None
+        g = self.bowling if self.mode == BOWLING else self.trap if self.mode == TRAP else None
+        lines, notice = best.service(self.ev, job, g, self.journal.serial)
         _forget("best")
+        if notice is not None:
+            self.notice = notice
+        if job == 2:
+            self.best_lines = lines
+            self.mode = MENU
+            self.page = _PAGE_BEST
+            self.choice = 0
         self.dirty = 1
 
     # -- the pads: calibration, sensor test, faults (issue 4) -------------------------------------

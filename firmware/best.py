@@ -143,7 +143,7 @@ def record(t, serial, a, b, c, d, e):
 
 
 # -- what app.py shows and writes ------------------------------------------------------------
-def lines(b):
+def lines_of(b):
     """The menu's pages: [(title, text)], the five best bowling games, then the five quickest
     traps ("1. 268  P1  #12": rank, score or shots, player, the game's number)."""
     out = []
@@ -193,3 +193,46 @@ def event(ev, b, game, new):
         ev.close_obj()
     ev.close_arr()
     ev.end()
+
+
+def service(ev, job, g, serial):
+    """app.py's work, outside the loop turn: job 1, the game g (rules_bowling.Bowling or
+    rules_trap.Trap) has ended: add it; job 2: read the table for the menu. Writes the "best"
+    event (and a fault). Returns (the menu's pages or None, a notice or None)."""
+    notice = None
+    lines = None
+    try:
+        b = Best().load()
+        new = []
+        game = None
+        if job == 1 and g is not None and hasattr(g, "variant"):
+            game = b"trap1" if g.variant == 1 else b"trap2"
+            rounds = []
+            for r in range(g.variant):
+                why = g.rreason[r]
+                if 1 <= why <= 4:                   # trapped: stuck, hit, off, basket
+                    rounds.append((r, g.round_trapper(r), g.round_total(r), why))
+            new = b.add_traps(serial, g.variant, rounds)
+        elif job == 1 and g is not None:
+            game = b"bowling"
+            new = b.add_bowling(serial, [g.total(p) for p in range(g.players)])
+        else:
+            lines = lines_of(b)
+        if new:
+            notice = ("New best! P%d is #%d" % new[0]).encode()
+        if b.damaged:
+            ev.begin(b"fault")
+            ev.str_(b"what", b"best")
+            ev.str_(b"why", b"damaged")
+            ev.int_(b"records", b.damaged)
+            ev.end()
+            notice = b"Best games damaged"
+        event(ev, b, game, new)
+    except OSError:
+        ev.begin(b"fault")
+        ev.str_(b"what", b"best")
+        ev.str_(b"why", b"io")
+        ev.end()
+        notice = b"Best games: no save"
+        lines = [(b"Best games", b"cannot read")]
+    return lines, notice

@@ -157,10 +157,8 @@ class SegUI(Row):
         p = game.player
         ln = self._ln
         np = game.players
-        if held and game.lp >= 0:
-            self._held(game)
-            return
-        if game.over:
+        held = held and game.lp >= 0
+        if game.over and not held:
             win = 0
             best = -1
             for q in range(np):
@@ -198,20 +196,40 @@ class SegUI(Row):
                 self._show(2)
             self._rest(3)
             return
-        # P1 F 3-1
+        # P1 F 3-1: the player up, or while held the ball just played
+        f = game.frame
+        b = game.ball
+        if held:
+            p = game.lp
+            f = game.lf
+            b = game.lb
         self._blank()
         ln[0] = _P
         self._num(1, p + 1, 1)
         ln[3] = 70                                  # F
-        self._num(4, game.frame + 1, 2)
+        self._num(4, f + 1, 2)
         ln[6] = 45                                  # -
-        self._num(7, game.ball + 1, 1)
+        self._num(7, b + 1, 1)
         self._show(0)
         self._total_row(1, b"tot", p, game)
         if not self._status(2):
             self._blank()
             pr = game.prompt
-            if game.last_split:
+            r = game.lres
+            if held and r == RES_PINS:
+                c = self._num(0, game.lpins, 1)
+                self._put(c + 1, b"PinS" if game.lpins > 1 else b"Pin")
+            elif held and r == RES_STRIKE:
+                self._put(0, b"StriKE")
+            elif held and r == RES_SPARE and not game.last_split:
+                self._put(0, b"SPArE")
+            elif held and r == RES_SINK9:
+                self._put(0, b"SUnK 9")
+            elif held and r == RES_GUTTER:
+                self._put(0, b"GUttEr")
+            elif held and r != RES_SPARE:
+                self._put(0, b"no SPArE")
+            elif game.last_split:
                 self._put(0, b"SPLit")
             elif pr == PROMPT_PLACE_POCKET:
                 self._put(0, b"PoCKEt")
@@ -221,38 +239,6 @@ class SegUI(Row):
                 self._put(0, b"CEntEr")
             elif pr == PROMPT_SHOOT:
                 self._put(0, b"Shoot")
-            self._show(2)
-        self._rest(3)
-
-    def _held(self, game):
-        # the ball just played: P1 F 3-1, that player's total, its result
-        ln = self._ln
-        p = game.lp
-        self._blank()
-        ln[0] = _P
-        self._num(1, p + 1, 1)
-        ln[3] = 70                                  # F
-        self._num(4, game.lf + 1, 2)
-        ln[6] = 45                                  # -
-        self._num(7, game.lb + 1, 1)
-        self._show(0)
-        self._total_row(1, b"tot", p, game)
-        if not self._status(2):
-            self._blank()
-            r = game.lres
-            if r == RES_PINS:
-                c = self._num(0, game.lpins, 1)
-                self._put(c + 1, b"PinS" if game.lpins > 1 else b"Pin")
-            elif r == RES_STRIKE:
-                self._put(0, b"StriKE")
-            elif r == RES_SPARE:
-                self._put(0, b"SPLit" if game.last_split else b"SPArE")
-            elif r == RES_SINK9:
-                self._put(0, b"SUnK 9")
-            elif r == RES_GUTTER:
-                self._put(0, b"GUttEr")
-            else:
-                self._put(0, b"no SPArE")
             self._show(2)
         self._rest(3)
 
