@@ -116,6 +116,12 @@ class SegUI(Row):
         if f is None:
             return False
         self._blank()
+        if f[0] == 78 and len(f) > 11 and f[4] == 98:
+            # app.py's "New best! P1 is #1" is no fault: "bESt P1"
+            self._put(0, b"bESt")
+            self._put(5, f, 10, 2)
+            self._show(row)
+            return True
         self._put(0, b"Err ")
         n = len(f)
         k = 0
@@ -215,7 +221,7 @@ class SegUI(Row):
         if not self._status(2):
             self._blank()
             pr = game.prompt
-            r = game.lres
+            r = game.lres if held else 0
             if held and r == RES_PINS:
                 c = self._num(0, game.lpins, 1)
                 self._put(c + 1, b"PinS" if game.lpins > 1 else b"Pin")

@@ -65,3 +65,22 @@ def test_after_undo_the_scoreboard_says_where_to_put_the_chip_back():
     assert r.display_at("spare undone")[1] == "Put back: b E"    # the chip is in the cup
     assert r.display[1] == "Place in pocket a"
     assert r.last("shot")["result"] == "spare"
+
+
+def test_a_trap_zenn_2_round_s_end_is_held_before_round_2():
+    t = Table("trap2", players=2, trapper=1)
+    t.place_all({"big1": "a.zline", "big2": "a.zline", "big3": "a.zline", "small": "center"})
+    t.shoot("big2", "a.e2", knocks={"small": ["b.back4"]})
+    t.checkpoint("backcourt")
+    t.press("turn")
+    t.shoot("small", "b.cup3")                  # trapped, stuck: round 1 is over
+    t.checkpoint("trapped")
+    t.advance_time_and_run(3000)
+    t.checkpoint("round 2")
+    r = t.run(config={"display": "both"})
+    assert r.display_at("backcourt")[6] == "  In the backcourt!"
+    d = r.display_at("trapped")
+    assert d[0] == "Trap Zenn 2  Round 2" and d[6] == "   Trapped: stuck!", d
+    assert r.seg_at("trapped")[2] == "trAPPEd "
+    assert r.display_at("round 2")[6] == "" and r.display_at("round 2")[1] == "Set up the chips"
+    assert not r.events_of("best")              # the game goes on: no best yet

@@ -14,13 +14,13 @@ SEG = {
     "menu": ["PLAy    ", "boULin9 ", "nEHt oH "],
     "bowling_strike": ["P1 F 1-1", "tot    0", "5triHE  "],
     "bowling_mid": ["P1 F 3-2", "tot   38", "5hoot   "],
-    "bowling_over": ["donE P1 ", "tot  268", "P2   244"],
+    "bowling_over": ["donE P1 ", "tot  268", "bE5t P1 "],     # a new best (a fresh flash)
     "trap_setup": ["tr1. FL2 ", "5h 0 L15", "5EtUP oH"],
     "trap_escape": ["tr1 FL2. ", "5h 2 L13", "E5CAPE  "],
-    "trap_trapped": ["tr1 FL2 ", "5h 2 L13", "trAPPEd "],
+    "trap_trapped": ["tr1 FL2 ", "5h 2 L13", "bE5t P1 "],
     "trap_over": ["tr1 FL2 ", "5h 2 L13", "P1 5tUC "],
     "trap2_round2": ["tr2. FL1 ", "5h 3 P 0", "r2 tUrn1"],
-    "trap2_over": ["tr2 FL1 ", "1.  72.  4", "P2 5tUC "],
+    "trap2_over": ["tr2 FL1 ", "1.  72.  4", "bE5t P2 "],
 }
 OLED_TOP = {
     "menu": "        Game",
