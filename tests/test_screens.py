@@ -18,7 +18,7 @@ SEG = {
     "trap_setup": ["tr1. FL2 ", "5h 0 L15", "5EtUP oH"],
     "trap_escape": ["tr1 FL2. ", "5h 2 L13", "E5CAPE  "],
     "trap_trapped": ["tr1 FL2 ", "5h 2 L13", "bE5t P1 "],
-    "trap_over": ["tr1 FL2 ", "5h 2 L13", "P1 5tUC "],
+    "trap_over": ["tr1 FL2 ", "5h 2 L13", "bE5t P1 "],
     "trap2_round2": ["tr2. FL1 ", "5h 3 P 0", "r2 tUrn1"],
     "trap2_over": ["tr2 FL1 ", "1.  72.  4", "bE5t P2 "],
 }
