@@ -15,8 +15,10 @@
 # stay 0). The baseline is ADC_ZERO until calibrate_empty() or set_baseline() says otherwise.
 #
 # Each pad's reading is smoothed (SMOOTH) while it holds still, and follows at once when it jumps.
-# `jumps` counts those jumps (wrapping at 2**30): the locator fits a frame again only when it
-# moved (locate.Locator.find; docs/performance.md).
+# `jumps` counts those jumps (wrapping at 2**30), and the smoothed readings that drifted more
+# than `drift` from the reading the locator last fitted (mark(); issue 12: a chip creeping to
+# rest changes its pads a little each frame and never jumps one): the locator fits a frame
+# again only when something moved (locate.Locator.find; docs/performance.md).
 #
 # How a step runs (docs/performance.md, "What would fix the rest", 3): two @micropython.viper
 # functions. read_bank() moves the channel pins and reads the bank's ADC values into `raw` (slot
@@ -29,7 +31,8 @@
 # Python (ptr8/16/32 are the arrays themselves). tests/test_scan_step.py checks the step against
 # a plain reference on random readings under both runtimes.
 #
-# RAM: grid 2 B + baseline 2 B + running average 4 B per grid cell (722 cells: 5.8 KB); raw 96 B,
+# RAM: grid 2 B + baseline 2 B + fitted reference 2 B + running average 4 B per grid cell (722
+# cells: 7.2 KB); raw 96 B,
 # tables 768 B.
 # Allocation-free after construction, except calibrate_empty() (boot only).
 import sys
@@ -58,6 +61,8 @@ _SLOTS = const(48)          # pads per bank: CHANNELS x N_ADC (checked in __init
 # load of a 32-bit word is sign-extended on the RP2040 but not on a 64-bit host (the unix port
 # the tests run), and a positive word reads the same on both. |reading x16| < 2**19.
 ACC_BIAS = const(1 << 20)
+# ref[g] holds the reading the locator last fitted + REF_BIAS (0 .. 65534 in an 'H' array)
+REF_BIAS = const(0x8000)
 
 # The 4-bit Gray code: position i -> code, and which bit flips to reach position i from i - 1
 # (cyclically: from 15 back to 0 flips bit 3). BIT: a one-bit difference -> that bit's number.
@@ -124,10 +129,12 @@ def read_bank(t0: int, chp, r0, r1, r2, raw: ptr16):
 
 
 @micropython.viper
-def settle(raw: ptr16, row: int, base: ptr16, acc: ptr32, grid: ptr16, jump: int, sh: int) -> int:
+def settle(raw: ptr16, row: int, base: ptr16, acc: ptr32, grid: ptr16, jump: int, sh: int,
+           ref: ptr16, drift: int) -> int:
     """One bank's readings raw[s] (slot row + s of SCAN_GRID) into grid and acc: less the
     baseline, clamped to +-32767, smoothed by 2**-sh while within `jump` (x16) of the average,
-    taken at once otherwise. Returns how many pads jumped."""
+    taken at once otherwise. Returns how many pads jumped, or drifted more than `drift` from
+    ref (the reading the locator last fitted, + REF_BIAS) while smoothed."""
     sg = ptr16(SCAN_GRID)
     nj = 0
     s = 0
@@ -144,12 +151,26 @@ def settle(raw: ptr16, row: int, base: ptr16, acc: ptr32, grid: ptr16, jump: int
             d = v - a
             if d > 0 - jump and d < jump:
                 v = a + (d >> sh)
+                r = (v + 8) >> 4
+                e = r + REF_BIAS - int(ref[g])
+                if e > drift or e < 0 - drift:
+                    nj += 1
             else:
                 nj += 1
+                r = (v + 8) >> 4
             acc[g] = v + ACC_BIAS
-            grid[g] = (v + 8) >> 4
+            grid[g] = r
         s += 1
     return nj
+
+
+@micropython.viper
+def mark(grid: ptr16, ref: ptr16, n: int):
+    """ref[g] = grid[g] + REF_BIAS for every cell: the readings the locator fits now."""
+    g = 0
+    while g < n:
+        ref[g] = (int(grid[g]) + REF_BIAS) & 0xFFFF
+        g += 1
 
 
 SEQ_PIN, SEQ_SLOT, SEQ_MASK = _tables()
@@ -173,6 +194,12 @@ class HallScanner:
         self.baseline = array('H', (ADC_ZERO for _ in range(N_GRID)))
         self.acc = array('i', (ACC_BIAS for _ in range(N_GRID)))   # smoothed x16, + ACC_BIAS
         self.jump = (5 * NOISE_LSB) << 4
+        # the readings the locator last fitted (+ REF_BIAS; mark()), and how far a smoothed
+        # reading may drift from its one before it counts with the jumps: a chip creeping
+        # never jumps a pad from one frame to the next, but the sum of its frames' steps
+        # shows here (issue 12). 3 x NOISE_LSB is about 8 sigma of the smoothed noise.
+        self.ref = array('H', (REF_BIAS for _ in range(N_GRID)))
+        self.drift = 3 * NOISE_LSB
         self.pos = 0          # Gray position of the bank scanned next (0..15)
         self.bank = 0         # the bank code the bank pins select now
         self.ch = 0           # the channel code the channel pins select now
@@ -194,7 +221,8 @@ class HallScanner:
         raw = self.raw
         read_bank(pos << 4, self.ch_pins, self.rd0, self.rd1, self.rd2, raw)
         self.ch = GRAY[0] if pos & 1 else GRAY[15]
-        nj = settle(raw, code * _SLOTS, self.baseline, self.acc, self.grid, self.jump, self.SMOOTH)
+        nj = settle(raw, code * _SLOTS, self.baseline, self.acc, self.grid, self.jump, self.SMOOTH,
+                    self.ref, self.drift)
         if nj:
             self.jumps = (self.jumps + nj) & 0x3FFFFFFF
         pos = (pos + 1) & 15
@@ -203,6 +231,10 @@ class HallScanner:
             self.frame = (self.frame + 1) & 0x3FFFFFFF
             return True
         return False
+
+    def mark(self):
+        """The locator fits the grid now: drift is measured from these readings on."""
+        mark(self.grid, self.ref, N_GRID)
 
     def scan_frame(self):
         """Step until a frame completes (boot and tests)."""

@@ -298,6 +298,12 @@ class PresenceLocator:
     def set_prior(self, sigma):
         pass                    # the hall locator's strength prior; nothing to learn here
 
+    def refresh(self):
+        """The tracker takes the positions now (tracker.py, issue 12). Nothing to do: a group
+        whose pads did not change since a fine fit of them keeps it, and a fit of the pattern
+        is the pattern now (the pads do not smooth)."""
+        pass
+
     # -- the frame ------------------------------------------------------------------------------
     def find(self, grid):
         sc = self.scan

@@ -90,6 +90,11 @@ _PASS_ROUND = const(2)      # Trap Zenn 2: a new round, roles swapped
 # section border (a chip over the border also overlaps a front-court strip) and the cup
 BACK_A = (1 << Z_A_BACK4) | (1 << Z_A_CUP3) | (1 << Z_A_POCKET) | (1 << Z_A_ZLINE) | (1 << Z_A_CUP)
 BACK_B = BACK_A << END_ZONES
+# "lies at least partly in" a backcourt: the same less the Zenn line. cup3 reaches up to the
+# section border, so a chip over the line's back half meets cup3; one touching only the line's
+# front half (wholly in front of the border) is not in the backcourt at all (issue 12)
+PART_A = BACK_A & ~(1 << Z_A_ZLINE)
+PART_B = PART_A << END_ZONES
 CENTER_BIT = 1 << Z_CENTER
 
 _GAME_NAMES = (b'', b'trap1', b'trap2')
@@ -254,9 +259,9 @@ class Trap:
                     code |= O_BIG_OUT
                 if mk == KIND_SMALL and res.moved[i]:
                     s = res.start_mask[i]
-                    if s & BACK_A:
+                    if s & PART_A:
                         code |= O_HIT_A
-                    if s & BACK_B:
+                    if s & PART_B:
                         code |= O_HIT_B
         if mk == KIND_SMALL:
             return code | O_FUGITIVE | loc

@@ -37,7 +37,7 @@ class Tracker:
     # (both widened by how far the locator says a still chip's fit may wander, wander: a chip
     # seen by few pads, beside dead ones or on presence pads, or fitted badly; issue 4)
     MOVE_TOL = 30         # 3 mm from its rest position: the chip moved
-    STILL_TOL = 15        # 1.5 mm between two frames: still
+    STILL_TOL = 15        # 1.5 mm from where it was SETTLE_MS ago at most: still
     MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames)
     # a chip only counts as moved while it is seen at least this strong: a chip being lifted
     # fades, and its weakening fit wanders
@@ -109,6 +109,13 @@ class Tracker:
         self.py = array('i', (0,) * 8)
         self.ps = array('i', (0,) * 8)       # (strength and wander too: the frame is then
         self.pw = array('i', (0,) * 8)       # exactly the one before, nothing to judge again)
+        # the frame stillness is measured from (_set_anchor), and the one step left before a
+        # verdict: a fresh fit asked of the locator (refresh) once SETTLE_MS passed
+        self.an = 0
+        self.ak = bytearray(8)
+        self.ax = array('i', (0,) * 8)
+        self.ay = array('i', (0,) * 8)
+        self.confirm = 0
         self.rest_ok = 0          # the last frame at rest matched the snapshot, and none differed since
         self.state = IDLE
         self.still = 0
@@ -150,10 +157,7 @@ class Tracker:
         # the locator keeps its result while nothing moves (hall: no pad jumped; presence: no
         # pad changed): a frame exactly the one before is still and needs no copy
         same = self._unchanged(n)
-        if same:
-            still = True
-        else:
-            still = self._same_as_prev(n)
+        if not same:
             self._keep_prev(n)
             self.rest_ok = 0
         edges = self.fast.total
@@ -172,15 +176,26 @@ class Tracker:
             self.rest_ok = 0
             self._begin(now)
         self._track(n, now)
-        # a hand hovering over presence pads hides what lies under it: never at rest then
-        if still and edges == self.edges and not loc.hand:
-            if not self.still:
-                self.still = 1
-                self.still_since = now
-            elif time.ticks_diff(now, self.still_since) >= self.SETTLE_MS:
-                self._finish(n, now)
+        # Still: every chip within STILL_TOL (+ wander) of where it was when the stillness
+        # began (the anchor), not of the frame before: a chip creeping to rest moves less than
+        # that from frame to frame, and was taken for still while it moved (issue 12). A frame
+        # exactly the one before is as near the anchor as that one was. A hand hovering over
+        # presence pads hides what lies under it: never at rest then.
+        if self.still and edges == self.edges and not loc.hand and (same or self._near_anchor(n)):
+            if time.ticks_diff(now, self.still_since) >= self.SETTLE_MS:
+                if not self.confirm:
+                    # the position is taken from a fit of the settled readings, made on the
+                    # next frame (locator.refresh): a fit kept from the last frames of a slow
+                    # slide, or made on readings still settling, lags the chip (issue 12)
+                    loc.refresh()
+                    self.confirm = 1
+                else:
+                    self._finish(n, now)
         else:
-            self.still = 0
+            self.still = 1
+            self.still_since = now
+            self.confirm = 0
+            self._set_anchor(n)
         self.edges = edges
 
     def _unchanged(self, n):
@@ -204,17 +219,28 @@ class Tracker:
                 return False
         return True
 
-    def _same_as_prev(self, n):
-        if n != self.pn:
+    def _set_anchor(self, n):
+        loc = self.loc
+        m = n if n < 8 else 8
+        for j in range(m):
+            self.ak[j] = loc.kind[j]
+            self.ax[j] = loc.x[j]
+            self.ay[j] = loc.y[j]
+        self.an = m
+
+    def _near_anchor(self, n):
+        """Every chip the locator sees is within STILL_TOL (+ its wander) of a chip of its kind
+        in the anchor frame, and as many as there."""
+        if n != self.an:
             return False
         loc = self.loc
         lk = loc.kind
         lx = loc.x
         ly = loc.y
         lw = loc.wander
-        pk = self.pk
-        px = self.px
-        py = self.py
+        pk = self.ak
+        px = self.ax
+        py = self.ay
         tol = self.STILL_TOL
         for j in range(n):
             kj = lk[j]
@@ -295,6 +321,7 @@ class Tracker:
     def _begin(self, now):
         self.state = ACTIVE
         self.still = 0
+        self.confirm = 0
         self.edges = self.fast.total
         self.n_moved = 0
         r = self.res
@@ -586,6 +613,7 @@ class Tracker:
         self.rest_ok = 0          # a new snapshot: judged again on the next frame
         self.state = IDLE
         self.still = 0
+        self.confirm = 0
 
     def _through_gate(self, gate, cup, bit):
         r = self.res

@@ -355,6 +355,19 @@ def test_trapped_hit_a_big_chip_partly_in_the_zone(drv):
         '{"ev":"game_over","game":"trap1","winner":1,"trapper":1,"shots":1,"reason":"trapped_hit"}']
 
 
+def test_hitting_a_big_chip_on_the_front_half_of_the_zenn_line_is_no_trap(drv):
+    # issue 12: a big chip touching only the front half of the Zenn line (wholly in front of
+    # the section border: its mask has the line and a strip, not cup3) is not partly in the
+    # backcourt; one over the border (cup3 too) is
+    out = drv.run([start(1, 1)] + turn(1, small=A_BACK) +
+                  [F(A_FRONT, small_from=A_BACK, hits={2: "a.zline+a.e2"})])
+    s = last(out)
+    assert s["over"] == 0 and s["lres"] == RES_ESCAPED and s["role"] == TRAPPER
+    out = drv.run([start(1, 1)] + turn(1, small=A_BACK) +
+                  [F(A_FRONT, small_from=A_BACK, hits={2: "a.cup3+a.zline+a.e2"})])
+    assert (last(out)["over"], last(out)["reason"]) == (1, R_HIT)
+
+
 def test_hitting_a_big_chip_outside_the_zone_is_no_trap(drv):
     out = drv.run([start(1, 1)] + turn(1, small=A_BACK) +
                  [F(A_FRONT, small_from=A_BACK, hits={2: "a.e2", 3: B_BACK})])

@@ -111,7 +111,9 @@ def hall():
     # the reference: the scanner as it was, a pad at a time in the order of the reads
     acc = [0] * N
     grid = [0] * N
+    ref = [0] * N        # the readings last marked (the locator's fit): drift counts from them
     jumps = 0
+    drift = sc.drift
     sh = job["smooth"] + job.get("ref_smooth_delta", 0)
     jump = sc.jump
     pos = 0
@@ -152,11 +154,17 @@ def hall():
             d = v - acc[g]
             if -jump < d < jump:
                 v = acc[g] + (d >> sh)
+                if abs(((v + 8) >> 4) - ref[g]) > drift:
+                    jumps += 1         # drifted from the fitted reading (issue 12)
             else:
                 jumps += 1
             acc[g] = v
             grid[g] = (v + 8) >> 4
         reads += w.n
+        if step % 5 == 4:
+            # the locator fits now and then: drift is measured from these readings on
+            sc.mark()
+            ref = list(grid)
         pos = (pos + 1) & 15
         if done != (pos == 0):
             bad.append(["frame", step])
