@@ -36,7 +36,9 @@ class Tracker:
     SETTLE_MS = 400       # still this long = at rest
     # (both widened by how far the locator says a still chip's fit may wander, wander: a chip
     # seen by few pads, beside dead ones or on presence pads, or fitted badly; issue 4)
-    MOVE_TOL = 30         # 3 mm from its rest position: the chip moved
+    # 2 mm from its rest position: the chip moved. A move of 3 mm must be seen (issue 12): with
+    # the hall fits within 0.5 mm (wander) that leaves 0.5 mm for the two positions compared
+    MOVE_TOL = 20
     STILL_TOL = 15        # 1.5 mm from where it was SETTLE_MS ago at most: still
     MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames)
     # a chip only counts as moved while it is seen at least this strong: a chip being lifted

@@ -1,0 +1,310 @@
+"""Random physical shots through the firmware, judged against the physics (issue 12).
+
+Each shot is a flick simulated by the simulator's physics (boardsim/physics.py, pymunk): a chip
+put down at a random spot (anywhere it can rest, in the shooter's pocket, in a back section,
+by an edge), flicked at a random speed (0.1 - 6 m/s, log-uniform) in a random direction. The
+firmware plays them in long sessions (SHOTS_PER_RUN shots a run, one process each) under the
+MicroPython unix port or CPython, and every shot is judged against where the physics left the
+chip, with the board's true geometry (boardsim/geometry.py: shapely zones), not the firmware's:
+
+  seen      a chip that moved 3 mm or more gave exactly one shot event (one that moved less may
+            give one or none); a hand lifting the chip before each shot gave none
+  exact     the event's verdict is the rules' verdict from the true final position: for a first
+            ball the pins (the highest value under the chip's true disc, the pin cup through
+            the gate or not, own cup, off), for a second ball basket or not
+  sure-but-wrong  not exact, and the event said "sure"
+  unsure    the event said "sure": false
+
+Zenn Bowling, one game of six players a run (no run reaches its game's end). Trap Zenn is not
+benched here yet (docs/sensing.md says what is and is not measured).
+
+    .venv/bin/python bench/shot_truth.py --shots 2000 --front-end hall      # about N min
+    .venv/bin/python bench/shot_truth.py --shots 200 --front-end shift --runtime cpython
+    .venv/bin/python bench/shot_truth.py --replay FAILURE.json              # one failure again
+
+Prints a table per kind of shot (start, speed) and each failure with a scenario (CONTRACT
+section 2 plus the simulator's flick step) that replays it.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from shapely.geometry import LineString, Point  # noqa: E402
+
+from boardsim.compile import compile_scenario  # noqa: E402
+from boardsim.geometry import Board  # noqa: E402
+from boardsim.physics import simulate_flick  # noqa: E402
+from boardsim.scenario import parse  # noqa: E402
+from boardsim.testing import run_timeline  # noqa: E402
+
+SHOTS_PER_RUN = 40       # a six-player game has at least 60 balls: no run reaches game over
+WAIT_MS = 1500           # after a shot's move (the runner rests SETTLE_MS more)
+SEEN_MM = 3.0            # a chip moved this far must give a shot event
+PLAYERS = 6
+MARKER = "turn"          # a button bowling refuses at rest: a "refused" event between shots
+
+PIN_TABLE = {"p.cup3": 9, "p.pocket": 9, "p.e2": 8, "p.n2": 8, "p.z3": 7, "p.n3": 7,
+             "s.e2": 6, "s.n2": 6, "p.back4": 5, "s.z3": 4, "s.n3": 3, "s.cup3": 2,
+             "s.pocket": 2, "s.back4": 1, "center": 0}
+STARTS = ("spot", "pocket", "back", "edge")
+SPEEDS = ((0, 300, "nudge <0.3"), (300, 1000, "weak 0.3-1"), (1000, 3000, "medium 1-3"),
+          (3000, 6001, "hard 3-6"))
+
+
+def speed_kind(v):
+    for lo, hi, name in SPEEDS:
+        if lo <= v < hi:
+            return name
+    return SPEEDS[-1][2]
+
+
+class Truth:
+    """The rules' verdicts from the true geometry."""
+
+    def __init__(self, board):
+        self.b = board
+        self.r = board.chip_radius("small")
+
+    def start_spot(self, rng, kind):
+        b = self.b
+        r = self.r
+        while True:
+            if kind == "pocket":
+                x, y = b.to_board("a", rng.uniform(-3, 3), rng.uniform(b.pocket_v0 + r, b.pocket_v1 - r))
+            elif kind == "back":
+                x, y = b.to_board(rng.choice("ab"), rng.uniform(-b.half_w, b.half_w),
+                                  rng.uniform(r, b.baseline_v))
+            elif kind == "edge":
+                x, y = b.resting_spot(rng, "small")
+                # pulled out to within 0 - 30 mm of the outline along the nearest direction
+                d = b.outline.exterior.distance(Point(x, y)) - r
+                if d > 30:
+                    p = b.outline.exterior.interpolate(b.outline.exterior.project(Point(x, y)))
+                    k = (d - rng.uniform(0, 30)) / (d + r)
+                    x, y = x + (p.x - x) * k, y + (p.y - y) * k
+            else:
+                x, y = b.resting_spot(rng, "small")
+            if b.can_rest(x, y, "small", 0.2):
+                return round(x, 2), round(y, 2)
+
+    def through_gate(self, pts, end):
+        """The chip's swept disc crossed the gate beam of `end` (or lay on it)."""
+        g0, g1 = self.b.gate_segment(end)
+        gate = LineString([g0, g1])
+        path = [(p[0], p[1]) for p in pts]
+        shape = LineString(path) if len(path) > 1 else Point(path[0])
+        return shape.buffer(self.r).intersects(gate)
+
+    def first_ball(self, final, pts, shooter, on_beam):
+        pin = "b" if shooter == "a" else "a"
+        if final[0] == "cup":
+            if final[1] != pin:
+                return 0
+            return 10 if on_beam or self.through_gate(pts, pin) else 9
+        if final[0] == "off":
+            return 0
+        zones = self.zones(final[1], final[2])
+        return max((PIN_TABLE.get(rel(z, shooter), 0) for z in zones), default=0)
+
+    def zones(self, x, y):
+        return self.b.zones_of_disc(x, y, self.r)
+
+
+def rel(zone, end):
+    if zone in ("center", "off"):
+        return zone
+    return ("s" if zone[0] == end else "p") + zone[1:]
+
+
+def make_shots(seed, n, board, truth):
+    rng = random.Random(seed)
+    shots = []
+    for k in range(n):
+        kind = STARTS[k % len(STARTS)]
+        x, y = truth.start_spot(rng, kind)
+        v = math.exp(rng.uniform(math.log(100), math.log(6000)))
+        a = rng.uniform(0, 2 * math.pi)
+        vx, vy = round(v * math.cos(a), 1), round(v * math.sin(a), 1)
+        moves, final = simulate_flick(board, {"small": ("small", x, y)}, "small", (vx, vy))
+        mv = next((m for m in moves if m["chip"] == "small"), None)
+        pts = mv["pts"] if mv else [[x, y, 0]]
+        if final.get("small", ("board",))[0] == "board" and "small" in final:
+            dist = math.hypot(final["small"][1] - x, final["small"][2] - y)
+        elif "small" in final:
+            dist = 1e9
+        else:
+            dist = 0.0
+            final["small"] = ("board", x, y)
+        shots.append({"kind": kind, "x": x, "y": y, "v": [vx, vy], "speed": math.hypot(vx, vy),
+                      "moves": moves, "final": final["small"], "pts": pts, "dist": dist})
+    return shots
+
+
+def timeline(shots):
+    tl = compile_scenario(parse({"game": "bowling", "players": PLAYERS, "steps": []}))
+    where = None
+    for s in shots:
+        if where is not None:
+            tl.append({"op": "lift", "chip": "small"})
+        tl.append({"op": "put", "chip": "small", "x": s["x"], "y": s["y"]})
+        tl.append({"op": "press", "button": MARKER})
+        if s["moves"]:
+            tl.append({"op": "move", "moves": s["moves"]})
+        tl.append({"op": "wait", "ms": WAIT_MS})
+        tl.append({"op": "press", "button": MARKER})
+        where = s["final"]
+    return tl
+
+
+def judge(shots, events, truth):
+    """Per shot: a dict of what was seen and judged."""
+    shooter = "a"
+    for e in events:
+        if e.get("ev") == "start" and e.get("game") == "bowling":
+            shooter = e.get("shooter_end", "a")
+    # windows: events after the 2k-th marker up to the (2k+1)-th are shot k's; between the
+    # (2k+1)-th and the (2k+2)-th, its lift and put (no shot allowed)
+    win = []
+    cur = []
+    for e in events:
+        if e.get("ev") == "refused" and e.get("button") == MARKER:
+            win.append(cur)
+            cur = []
+        else:
+            cur.append(e)
+    win.append(cur)
+    out = []
+    base = {}            # (player, frame) -> the firmware's first-ball pins
+    for k, s in enumerate(shots):
+        shot_ev = [e for e in (win[2 * k + 1] if 2 * k + 1 < len(win) else []) if e.get("ev") == "shot"]
+        hand_ev = [e for e in (win[2 * k] if 2 * k < len(win) else []) if e.get("ev") == "shot"]
+        r = {"kind": s["kind"], "speed": speed_kind(s["speed"]), "must": s["dist"] >= SEEN_MM,
+             "n_events": len(shot_ev), "hand_shots": len(hand_ev), "s": s}
+        on_beam = truth.through_gate([[s["x"], s["y"]]], "b" if shooter == "a" else "a")
+        if len(shot_ev) == 1:
+            e = shot_ev[0]
+            key = (e.get("player"), e.get("frame"))
+            if e.get("ball") == 1 or key not in base:
+                want = truth.first_ball(s["final"], s["pts"], shooter, on_beam)
+                got = e.get("pins")
+                base[key] = got
+            else:
+                fb = truth.first_ball(s["final"], s["pts"], shooter, on_beam)
+                b0 = base[key]
+                want = (10 - b0) if fb == 10 else (9 - b0) if fb == 9 and s["final"][0] == "cup" else 0
+                got = e.get("pins")
+            r.update(want=want, got=got, sure=bool(e.get("sure", True)), exact=want == got,
+                     ball=e.get("ball"), zone=e.get("zone"))
+        out.append(r)
+    return out
+
+
+def scenario_of(s):
+    """A scenario that replays one shot (a first ball of a one-player game)."""
+    return {"game": "bowling", "players": 1,
+            "steps": [{"place": {"small": {"x": s["x"], "y": s["y"]}}},
+                      {"flick": "small", "v": s["v"]}, {"wait_ms": 2000}]}
+
+
+def run_batch(shots, front_end, runtime, truth):
+    r = run_timeline(timeline(shots), runtime, config={"front_end": front_end})
+    return judge(shots, r.events, truth)
+
+
+def table(results, front_end, out=sys.stdout):
+    rows = {}
+    for r in results:
+        for key in ((r["kind"], r["speed"]), ("all", "")):
+            t = rows.setdefault(key, {"n": 0, "must": 0, "seen": 0, "exact": 0, "sbw": 0,
+                                      "unsure": 0, "extra": 0, "hand": 0})
+            t["n"] += 1
+            if r["must"]:
+                t["must"] += 1
+                if r["n_events"] == 1:
+                    t["seen"] += 1
+            if r["n_events"] > 1:
+                t["extra"] += 1
+            if r["hand_shots"]:
+                t["hand"] += 1
+            if "exact" in r:
+                if r["exact"]:
+                    t["exact"] += 1
+                elif r["sure"]:
+                    t["sbw"] += 1
+                if not r["sure"]:
+                    t["unsure"] += 1
+    out.write(f"\nfront end {front_end}\n")
+    out.write(f"| start | speed (m/s) | shots | moved >= 3 mm | seen | judged | exact | sure but wrong | unsure | two events | shot on a lift |\n")
+    out.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
+    for key in sorted(rows, key=lambda k: (k[0] == "all", k)):
+        t = rows[key]
+        judged = t["exact"] + t["sbw"] + sum(1 for r in results if False)
+        judged = sum(1 for r in results if "exact" in r and (key[0] == "all" or (r["kind"], r["speed"]) == key))
+        pct = f"{100.0 * t['exact'] / judged:.1f} %" if judged else "-"
+        out.write(f"| {key[0]} | {key[1]} | {t['n']} | {t['must']} | {t['seen']} | {judged} | "
+                  f"{t['exact']} ({pct}) | {t['sbw']} | {t['unsure']} | {t['extra']} | {t['hand']} |\n")
+
+
+def failures(results):
+    bad = []
+    for r in results:
+        why = []
+        if r["must"] and r["n_events"] == 0:
+            why.append("not seen")
+        if r["n_events"] > 1:
+            why.append(f"{r['n_events']} shot events")
+        if r["hand_shots"]:
+            why.append("a shot event on the lift before it")
+        if "exact" in r and not r["exact"]:
+            why.append(f"{'SURE ' if r['sure'] else 'unsure '}{r['got']} pins (ball {r['ball']}, "
+                       f"zone {r['zone']}), the physics says {r['want']}")
+        if why:
+            bad.append((why, r))
+    return bad
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--shots", type=int, default=200)
+    ap.add_argument("--front-end", choices=("hall", "shift"), default="hall")
+    ap.add_argument("--runtime", choices=("micropython", "cpython"), default="micropython")
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--failures", help="write the failures' scenarios (JSON lines) here")
+    a = ap.parse_args(argv)
+    board = Board.load()
+    truth = Truth(board)
+    t0 = time.time()
+    shots = make_shots(a.seed, a.shots, board, truth)
+    t1 = time.time()
+    results = []
+    for i in range(0, len(shots), SHOTS_PER_RUN):
+        results += run_batch(shots[i:i + SHOTS_PER_RUN], a.front_end, a.runtime, truth)
+        sys.stderr.write(f"\r{len(results)} of {len(shots)} shots ({time.time() - t1:.0f} s)")
+    t2 = time.time()
+    sys.stderr.write("\n")
+    print(f"bench/shot_truth.py --shots {a.shots} --front-end {a.front_end} --runtime {a.runtime} "
+          f"--seed {a.seed}: physics {t1 - t0:.0f} s, firmware {t2 - t1:.0f} s")
+    table(results, a.front_end)
+    bad = failures(results)
+    print(f"\n{len(bad)} failures")
+    f = open(a.failures, "w") if a.failures else None
+    for why, r in bad:
+        sc = scenario_of(r["s"])
+        print(f"- {r['kind']} {r['speed']} ({r['s']['speed']:.0f} mm/s, moved {min(r['s']['dist'], 9999):.1f} mm, "
+              f"ends {r['s']['final']}): {'; '.join(why)}\n  {json.dumps(sc, separators=(',', ':'))}")
+        if f:
+            f.write(json.dumps(sc) + "\n")
+    if f:
+        f.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
