@@ -521,10 +521,15 @@ class Tracker:
                         if not self.moved[i] and \
                                 _edge_distance(self.tx[i], self.ty[i]) >= self.EDGE_NEAR:
                             r.sure[i] = 0
-                elif ((self.moved[i] or self.ts[i] >= self.OFF_STRENGTH
-                       or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
-                      and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR
-                      and not self.faded[i]):
+                elif not self.faded[i] and (
+                        self.ts[i] >= self.OFF_STRENGTH
+                        or ((self.moved[i]
+                             or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
+                            and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)):
+                    # gone while seen strong, wherever it lay: a hand lifting a chip fades it
+                    # first (FADE_Q starts the activity, the fade is followed frame by frame),
+                    # a flick at 4 - 6 m/s leaves from a frame at rest (48 ms) before another
+                    # frame sees it, 140 mm and more from the edge (issue 12)
                     r.fate[i] = S.FATE_OFF
                     r.moved[i] = 1
                     shot = True
