@@ -206,6 +206,229 @@ def judge(shots, events, truth):
     return out
 
 
+# -- Trap Zenn: set-ups with collisions -------------------------------------------------------
+TRAP_MARKER = "ok"       # a button Trap Zenn refuses at rest
+BIGS = ("big1", "big2", "big3")
+AMBIGUOUS_MM = (0.3, 3.5)    # a chip moved this much may or may not count as moved
+
+
+class _Sink:
+    def __init__(self):
+        self.data = bytearray()
+
+    def write(self, buf, off=0, n=None):
+        n = len(buf) - off if n is None else n
+        self.data += bytes(buf[off:off + n])
+
+
+def _firmware_rules():
+    """The firmware's own Trap engine and ShotResult under CPython: the rules' verdict from the
+    true positions (what the sensing should have handed them)."""
+    fw = os.path.join(ROOT, "firmware")
+    tgt = os.path.join(ROOT, "boardsim", "target")
+    for d in (tgt, fw):
+        if d not in sys.path:
+            sys.path.insert(0, d)
+    import events
+    import rules_trap
+    import shot
+    return events, rules_trap, shot
+
+
+class TrapTruth(Truth):
+    def mask(self, kind, x, y):
+        from boardsim.geometry import ZONE_ID
+        r = self.b.chip_radius(kind)
+        zs = self.b.zones_of_disc(x, y, r)
+        disc = Point(x, y).buffer(r, 64)
+        for e in "ab":
+            if disc.intersection(self.b.zones[f"{e}.cup"]).area > 1e-9:
+                zs.add(f"{e}.cup")
+        m = 0
+        for z in zs:
+            m |= 1 << ZONE_ID[z]
+        return m
+
+    def setup(self, rng):
+        """Three big chips and the small one where they can rest apart: the bigs on or near the
+        trapper's Zenn line (a) or anywhere, the small in the centre, a backcourt or anywhere."""
+        b = self.b
+        while True:
+            pos = {}
+            for name in BIGS:
+                if rng.random() < 0.6:
+                    x, y = rng.uniform(-70, 70), -b.half_l + b.zline_v + rng.uniform(-25, 25)
+                else:
+                    x, y = b.resting_spot(rng, "big")
+                pos[name] = ("big", round(x, 2), round(y, 2))
+            u = rng.random()
+            if u < 0.35:
+                x, y = rng.uniform(-35, 35), rng.uniform(-35, 35)
+            elif u < 0.7:
+                x, y = b.to_board(rng.choice("ab"), rng.uniform(-b.half_w, b.half_w),
+                                  rng.uniform(0, b.zline_v))
+            else:
+                x, y = b.resting_spot(rng, "small")
+            pos["small"] = ("small", round(x, 2), round(y, 2))
+            if all(b.can_rest(x, y, k, 0.5) for k, x, y in pos.values()) and all(
+                    math.hypot(p[1] - q[1], p[2] - q[2]) > b.chip_radius(p[0]) + b.chip_radius(q[0]) + 1.0
+                    for i, p in enumerate(pos.values()) for q in list(pos.values())[i + 1:]):
+                return pos
+
+
+def _flick_v(rng, pos, mover, aim):
+    k, x, y = pos[mover]
+    if aim is not None and rng.random() < 0.7:
+        a = math.atan2(aim[2] - y, aim[1] - x) + rng.gauss(0, 0.2)
+    else:
+        a = rng.uniform(0, 2 * math.pi)
+    v = math.exp(rng.uniform(math.log(100), math.log(6000)))
+    return round(v * math.cos(a), 1), round(v * math.sin(a), 1), v
+
+
+def make_trap_games(seed, n_games, board, truth):
+    """Each game: a set-up, a trapper flick of a big chip (mostly aimed at the small one, so
+    chips knock each other), the end of the turn, a fugitive flick of the small chip."""
+    rng = random.Random(seed)
+    games = []
+    for _ in range(n_games):
+        pos = truth.setup(rng)
+        shots = []
+        cur = dict(pos)
+        for mover in (rng.choice(BIGS), "small"):
+            if mover not in cur:
+                break
+            vx, vy, v = _flick_v(rng, cur, mover, cur.get("small") if mover != "small" else None)
+            moves, final = simulate_flick(board, cur, mover, (vx, vy))
+            after = dict(cur)
+            for c, st in final.items():
+                if st[0] == "board":
+                    after[c] = (cur[c][0], st[1], st[2])
+                else:
+                    after.pop(c)
+            shots.append({"mover": mover, "v": [vx, vy], "speed": v, "before": cur, "after": after,
+                          "final": final, "moves": moves})
+            cur = after
+        games.append({"setup": pos, "shots": shots})
+    return games
+
+
+def trap_timeline(games_one):
+    g = games_one
+    tl = compile_scenario(parse({"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": []}))
+    for name in BIGS + ("small",):
+        k, x, y = g["setup"][name]
+        tl.append({"op": "put", "chip": name, "x": x, "y": y})
+    for i, s in enumerate(g["shots"]):
+        tl.append({"op": "press", "button": TRAP_MARKER})
+        tl.append({"op": "move", "moves": s["moves"]})
+        tl.append({"op": "wait", "ms": WAIT_MS})
+        tl.append({"op": "press", "button": TRAP_MARKER})
+        if i == 0:
+            tl.append({"op": "press", "button": "turn"})
+    return tl
+
+
+def trap_truth_events(g, truth):
+    """The rules' shot events from the true positions: [[(role, chip, small, result, foul)] or
+    None (a chip moved an ambiguous amount)] per shot."""
+    events, rules_trap, shot = _firmware_rules()
+    sink = _Sink()
+    ev = events.EventWriter(sink)
+    t = rules_trap.Trap(ev)
+    t.start(1, 1, False)
+    slot = {n: i for i, n in enumerate(BIGS + ("small",))}
+    out = []
+    for i, s in enumerate(g["shots"]):
+        res = shot.ShotResult()
+        res.clear()
+        res.n = 4
+        amb = False
+        any_moved = False
+        for name, i_ in slot.items():
+            if name not in s["before"]:
+                continue
+            k, x0, y0 = s["before"][name]
+            res.kind[i_] = shot.KIND_SMALL if k == "small" else shot.KIND_BIG
+            res.start_mask[i_] = truth.mask(k, x0, y0)
+            f = s["final"].get(name)
+            if f is None:
+                res.fate[i_] = shot.FATE_REST
+                res.end_mask[i_] = res.start_mask[i_]
+                continue
+            if f[0] == "board":
+                d = math.hypot(f[1] - x0, f[2] - y0)
+                res.fate[i_] = shot.FATE_REST
+                res.end_mask[i_] = truth.mask(k, f[1], f[2])
+                if AMBIGUOUS_MM[0] <= d < AMBIGUOUS_MM[1]:
+                    amb = True
+                if d >= AMBIGUOUS_MM[1]:
+                    res.moved[i_] = 1
+                    any_moved = True
+                elif d >= AMBIGUOUS_MM[0] and name == s["mover"]:
+                    res.moved[i_] = 1
+            else:
+                res.fate[i_] = {"a": shot.FATE_CUP_A, "b": shot.FATE_CUP_B}.get(f[1], shot.FATE_OFF) \
+                    if f[0] == "cup" else shot.FATE_OFF
+                res.moved[i_] = 1
+                any_moved = True
+        res.mover = slot[s["mover"]]
+        n0 = len(sink.data)
+        if any_moved or res.moved[res.mover]:
+            t.on_shot(res)
+        lines = [json.loads(ln) for ln in bytes(sink.data[n0:]).decode().splitlines() if ln.strip()]
+        got = [_trap_key(e) for e in lines if e.get("ev") == "shot"]
+        out.append({"events": got, "ambiguous": amb, "must": any_moved})
+        if i == 0:
+            t.end_turn()
+    return out
+
+
+def _trap_key(e):
+    return (e.get("role"), e.get("chip"), e.get("small"), e.get("result"), e.get("foul"))
+
+
+def judge_trap(games, runs_events, truth):
+    out = []
+    for g, events in zip(games, runs_events):
+        want = trap_truth_events(g, truth)
+        win = [[]]
+        for e in events:
+            if e.get("ev") == "refused" and e.get("button") == TRAP_MARKER:
+                win.append([])
+            else:
+                win[-1].append(e)
+        for i, s in enumerate(g["shots"]):
+            w = win[2 * i + 1] if 2 * i + 1 < len(win) else []
+            got = [e for e in w if e.get("ev") == "shot"]
+            tw = want[i]
+            kind = "trapper" if i == 0 else "fugitive"
+            r = {"kind": kind, "speed": speed_kind(s["speed"]), "must": tw["must"],
+                 "n_events": len(got), "hand_shots": 0, "g": g, "i": i}
+            if got and tw["events"]:
+                e = got[0]
+                r.update(want=tw["events"][0], got=_trap_key(e), sure=bool(e.get("sure", True)),
+                         ball=None, zone=e.get("small"))
+                r["exact"] = r["want"] == r["got"] or tw["ambiguous"]
+            elif got and not tw["events"] and not tw["ambiguous"]:
+                r.update(want=None, got=_trap_key(got[0]), sure=bool(got[0].get("sure", True)),
+                         ball=None, zone=None, exact=False)
+            out.append(r)
+            if len(got) != 1 and i == 0:
+                break       # the game went elsewhere: the next shot is not comparable
+    return out
+
+
+def trap_scenario_of(g):
+    steps = [{"place": {n: {"x": x, "y": y} for n, (k, x, y) in g["setup"].items()}}]
+    for i, s in enumerate(g["shots"]):
+        steps.append({"flick": s["mover"], "v": s["v"]})
+        if i == 0:
+            steps.append({"press": "turn"})
+    steps.append({"wait_ms": 2000})
+    return {"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": steps}
+
+
 def scenario_of(s):
     """A scenario that replays one shot (a first ball of a one-player game)."""
     return {"game": "bowling", "players": 1,
@@ -263,8 +486,8 @@ def failures(results):
         if r["hand_shots"]:
             why.append("a shot event on the lift before it")
         if "exact" in r and not r["exact"]:
-            why.append(f"{'SURE ' if r['sure'] else 'unsure '}{r['got']} pins (ball {r['ball']}, "
-                       f"zone {r['zone']}), the physics says {r['want']}")
+            what = f"{r['got']} pins (ball {r['ball']}, zone {r['zone']})" if r.get("ball") else str(r["got"])
+            why.append(f"{'SURE ' if r['sure'] else 'unsure '}{what}, the physics says {r['want']}")
         if why:
             bad.append((why, r))
     return bad
@@ -277,8 +500,11 @@ def main(argv=None):
     ap.add_argument("--runtime", choices=("micropython", "cpython"), default="micropython")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--failures", help="write the failures' scenarios (JSON lines) here")
+    ap.add_argument("--game", choices=("bowling", "trap"), default="bowling")
     a = ap.parse_args(argv)
     board = Board.load()
+    if a.game == "trap":
+        return main_trap(a, board)
     truth = Truth(board)
     t0 = time.time()
     shots = make_shots(a.seed, a.shots, board, truth)
@@ -299,6 +525,38 @@ def main(argv=None):
         sc = scenario_of(r["s"])
         print(f"- {r['kind']} {r['speed']} ({r['s']['speed']:.0f} mm/s, moved {min(r['s']['dist'], 9999):.1f} mm, "
               f"ends {r['s']['final']}): {'; '.join(why)}\n  {json.dumps(sc, separators=(',', ':'))}")
+        if f:
+            f.write(json.dumps(sc) + "\n")
+    if f:
+        f.close()
+    return 0
+
+
+def run_trap_game(g, front_end, runtime):
+    return run_timeline(trap_timeline(g), runtime, config={"front_end": front_end}).events
+
+
+def main_trap(a, board):
+    truth = TrapTruth(board)
+    t0 = time.time()
+    games = make_trap_games(a.seed, (a.shots + 1) // 2, board, truth)
+    t1 = time.time()
+    results = []
+    for k, g in enumerate(games):
+        results += judge_trap([g], [run_trap_game(g, a.front_end, a.runtime)], truth)
+        sys.stderr.write(f"\r{len(results)} shots of {len(games)} games ({time.time() - t1:.0f} s)")
+    t2 = time.time()
+    sys.stderr.write("\n")
+    print(f"bench/shot_truth.py --game trap --shots {a.shots} --front-end {a.front_end} --runtime "
+          f"{a.runtime} --seed {a.seed}: physics {t1 - t0:.0f} s, firmware {t2 - t1:.0f} s")
+    table(results, a.front_end)
+    bad = failures(results)
+    print(f"\n{len(bad)} failures")
+    f = open(a.failures, "w") if a.failures else None
+    for why, r in bad:
+        sc = trap_scenario_of(r["g"])
+        print(f"- {r['kind']} shot {r['i'] + 1} {r['speed']}: {'; '.join(why)}\n  "
+              f"{json.dumps(sc, separators=(',', ':'))}")
         if f:
             f.write(json.dumps(sc) + "\n")
     if f:
