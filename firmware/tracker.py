@@ -34,6 +34,7 @@ EV_CHANGED = const(4)
 
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest
+    REFRESH_LEAD = 20     # the fresh fit of the settled readings is asked this much before
     # (both widened by how far the locator says a still chip's fit may wander, wander: a chip
     # seen by few pads, beside dead ones or on presence pads, or fitted badly; issue 4)
     # 2 mm from its rest position: the chip moved. A move of 3 mm must be seen (issue 12): with
@@ -184,15 +185,17 @@ class Tracker:
         # exactly the one before is as near the anchor as that one was. A hand hovering over
         # presence pads hides what lies under it: never at rest then.
         if self.still and edges == self.edges and not loc.hand and (same or self._near_anchor(n)):
-            if time.ticks_diff(now, self.still_since) >= self.SETTLE_MS:
-                if not self.confirm:
+            el = time.ticks_diff(now, self.still_since)
+            if not self.confirm:
+                if el >= self.SETTLE_MS - self.REFRESH_LEAD:
                     # the position is taken from a fit of the settled readings, made on the
                     # next frame (locator.refresh): a fit kept from the last frames of a slow
-                    # slide, or made on readings still settling, lags the chip (issue 12)
+                    # slide, or made on readings still settling, lags the chip (issue 12).
+                    # Asked a frame early, so that the verdict comes no later than before
                     loc.refresh()
                     self.confirm = 1
-                else:
-                    self._finish(n, now)
+            elif el >= self.SETTLE_MS:
+                self._finish(n, now)
         else:
             self.still = 1
             self.still_since = now
