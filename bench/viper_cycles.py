@@ -345,7 +345,16 @@ def hall_settle():
         acc = m.put(array("i", [(1 << 20) + 160] * n))
         grid = m.put(array("h", [0] * n))
         sga = m.put(sg)
-        cy, calls, nj = call(fns["settle"], m, [raw, code * 48, base, acc, grid, 3200, 2], [sga])
+        # the fitted readings (issue 12): each pad's settled reading, so that none drifts
+        refv = array("H", [32768] * n)
+        for s in range(48):
+            g = sg[code * 48 + s]
+            if g >= 0:
+                v = 160 + ((((rv[s] - 32768) << 4) - 160) >> 2)
+                refv[g] = 32768 + ((v + 8) >> 4)
+        ref = m.put(refv)
+        cy, calls, nj = call(fns["settle"], m, [raw, code * 48, base, acc, grid, 3200, 2, ref, 120],
+                             [sga])
         # the emulated code must have done what settle() does
         ga = m.get(grid, "h", n)
         aa = m.get(acc, "i", n)

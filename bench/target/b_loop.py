@@ -398,11 +398,16 @@ def _nop7(a, b, c, d, e, f, g) -> int:
 
 
 @micropython.viper
+def _nop9(a, b, c, d, e, f, g, h, i) -> int:
+    return 0
+
+
+@micropython.viper
 def _nop_rows(a, code: int, c, d, e, f) -> int:
     return code
 
 
-KERNELS = {"HallScanner": ("hall_scan", (("read_bank", _nop6), ("settle", _nop7))),
+KERNELS = {"HallScanner": ("hall_scan", (("read_bank", _nop6), ("settle", _nop9))),
            "PresenceScanner": ("shift_scan", (("read_rows", _nop_rows), ("unpack", _nop7)))}
 
 
@@ -418,6 +423,18 @@ class _Call7:
         self.f(self.a, self.b, self.c, self.d, self.e, self.g, self.h)
 
 
+class _Call9:
+    """As _Call7, for hall_scan.settle()'s nine arguments (issue 12: the fitted readings and
+    the drift allowed from them)."""
+
+    def __init__(self, f, args):
+        self.f = f
+        self.a, self.b, self.c, self.d, self.e, self.g, self.h, self.i, self.j = args
+
+    def run(self):
+        return self.f(self.a, self.b, self.c, self.d, self.e, self.g, self.h, self.i, self.j)
+
+
 def _direct(sc):
     """The scanner's viper function without calls to Python (hall settle(), presence unpack()),
     called as step() calls it on the bank or rows the last step read (nothing changed since, as
@@ -429,8 +446,8 @@ def _direct(sc):
         if type(sc).__name__ == "HallScanner":
             import hall_scan as M
             pos = (sc.pos - 1) & 15
-            c = _Call7(M.settle, (sc.raw, M.GRAY[pos] * 48, sc.baseline, sc.acc, sc.grid,
-                                  sc.jump, sc.SMOOTH))
+            c = _Call9(M.settle, (sc.raw, M.GRAY[pos] * 48, sc.baseline, sc.acc, sc.grid,
+                                  sc.jump, sc.SMOOTH, sc.ref, sc.drift))
         else:
             import shift_scan as M
             row = (sc.row or M.PRES_ROWS) - M.ROWS_PER_STEP
