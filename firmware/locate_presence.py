@@ -210,7 +210,12 @@ class PresenceLocator:
         self.strength = array('i', bytes(4 * MAX_FOUND))
         self.err = array('i', bytes(4 * MAX_FOUND))
         self.unc = array('i', bytes(4 * MAX_FOUND))
-        self.wander = self.unc      # a still pattern's fit does not move: the tracker may use unc
+        # how far a still chip's fit may move from frame to frame (the tracker's tolerances):
+        # a still pattern's fit does not move at all, so not the region of equal fits that unc
+        # holds (2 - 3 mm for a chip alone: a move of 5 mm went unseen, issue 12), only what
+        # can change the fit without the chip moving: the pads' spread, a neighbour touching it
+        # (a joint fit), pads without a reading; COARSE while its pattern changes
+        self.wander = array('i', bytes(4 * MAX_FOUND))
         self.hand = 0
         self.hand_x = 0
         self.hand_y = 0
@@ -247,6 +252,7 @@ class PresenceLocator:
         self.py = array('i', bytes(4 * MAX_FOUND))
         self.perr = array('i', bytes(4 * MAX_FOUND))
         self.punc = array('i', bytes(4 * MAX_FOUND))
+        self.pwan = array('i', bytes(4 * MAX_FOUND))
         self.pn = 0
         self.pclaim = bytearray(MAX_FOUND)  # the group nearest each chip of the frame before
         self.gx = 0         # the centroid of the group being fitted
@@ -262,6 +268,7 @@ class PresenceLocator:
         self.bk = 0
         self.cnt = array('i', bytes(4 * MAX_K))
         self.sx = array('i', bytes(4 * MAX_K))
+        self.sw = array('i', bytes(4 * MAX_K))      # _done: each chip's wander
         self.sy = array('i', bytes(4 * MAX_K))
         self.cx = array('i', bytes(4 * MAX_K))       # the second best set
         self.cy = array('i', bytes(4 * MAX_K))
@@ -359,6 +366,7 @@ class PresenceLocator:
                     self.y[n + i] = self.py[s]
                     self.err[n + i] = self.perr[s]
                     self.unc[n + i] = self.punc[s]
+                    self.wander[n + i] = self.pwan[s]
                 self.resn[j] = m
                 self.fine[j] = 1
                 n += m
@@ -378,6 +386,7 @@ class PresenceLocator:
                 self.y[n + i] = self.by[i]
                 self.err[n + i] = self.cnt[i]
                 self.unc[n + i] = self.sx[i] if still else self.COARSE
+                self.wander[n + i] = self.sw[i] if still else self.COARSE
             self.resn[j] = m
             self.fine[j] = 1 if still else 0
             n += m
@@ -398,6 +407,7 @@ class PresenceLocator:
             self.py[i] = self.y[i]
             self.perr[i] = self.err[i]
             self.punc[i] = self.unc[i]
+            self.pwan[i] = self.wander[i]
         self.pn = n
         settled = 1
         for j in range(self.ng):
@@ -622,14 +632,17 @@ class PresenceLocator:
             for i in range(k):
                 self.bx[i] = self.hx[i]
                 self.by[i] = self.hy[i]
+                self.sw[i] = 5 + self.SPREAD        # half a step and the pads' spread
                 # chips touching can slide together along their row, which moving one at a
                 # time does not show: a chip touching another is known less well
                 if k > 1:
                     self.sx[i] += self.TOUCHING
+                    self.sw[i] += self.TOUCHING
                 # pads without a reading under the chip: the fit spans them, and it may be the
                 # other kind
                 if self.blind(self.hx[i], self.hy[i], self.r_big + self.RIM):
                     self.sx[i] += self.BLIND
+                    self.sw[i] += self.BLIND
         m = self._mismatch()
         for i in range(k):
             self.cnt[i] = 100 * m
