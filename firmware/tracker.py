@@ -74,6 +74,13 @@ class Tracker:
     HAND_NEAR = 600
     HAND_RECENT_MS = 250
     HAND_FRAMES = 2
+    # ... and by the edge a hand mostly off the pads is no hand to the locator but a crowd of
+    # chips that come and go where a chip lay (a lift 2 mm from the side was taken for a flick
+    # off the board, issue 12): chips that are no tracked chip, within HAND_NEAR of where a
+    # chip lay, in GHOST_FRAMES frames each within HAND_RECENT_MS of the one before, the last
+    # within HAND_RECENT_MS of the frame it went, are a hand too. More frames than a hand seen
+    # as one: a chip flicked fast is smeared into two for a frame or two as it leaves
+    GHOST_FRAMES = 4
 
     def __init__(self, locator, fast):
         self.loc = locator
@@ -102,6 +109,8 @@ class Tracker:
         self.hand_t = array('i', (0,) * MAX) # ... the last at this ticks_ms (presence pads)
         self.handed = bytearray(MAX)         # HAND_FRAMES of them: a hand lifted it
         self.gone_t = array('i', (0,) * MAX) # when it vanished (ticks_ms)
+        self.ghost_n = bytearray(MAX)        # frames with other chips where it lay (presence)
+        self.ghost_t = array('i', (0,) * MAX)  # ... the last at this ticks_ms
         self.move_order = bytearray(MAX)
         self.n_moved = 0
         self.claimed = bytearray(8)
@@ -352,6 +361,7 @@ class Tracker:
             self.faded[i] = 0
             self.handed[i] = 0
             self.hand_n[i] = 0
+            self.ghost_n[i] = 0
             self.move_order[i] = 0
 
     def _hand_at(self, now):
@@ -409,6 +419,9 @@ class Tracker:
             if best < 0:
                 seen[i] = 0               # vanished: into a cup, off the board or lifted
                 self.gone_t[i] = now
+                if self.ghost_n[i] >= self.GHOST_FRAMES and \
+                        time.ticks_diff(now, self.ghost_t[i]) <= self.HAND_RECENT_MS:
+                    self.handed[i] = 1    # into a crowd of ghosts: a hand by the edge
                 continue
             self._follow(i, best)
         # a chip lost for a frame or two (a fast slide smears its field over the frame) is
@@ -442,6 +455,31 @@ class Tracker:
                 self._follow(i, best)
         if loc.hand:
             self._hand_at(now)
+        if not self.graded:
+            self._ghosts(n, now)
+
+    def _ghosts(self, n, now):
+        """Presence pads: count a frame for every chip with a chip the locator sees, that is no
+        tracked chip, within HAND_NEAR of where it lay (GHOST_FRAMES)."""
+        loc = self.loc
+        lx = loc.x
+        ly = loc.y
+        claimed = self.claimed
+        for i in range(MAX):
+            if not self.present[i]:
+                continue
+            xi = self.x[i]
+            yi = self.y[i]
+            for j in range(n):
+                if j < 8 and not claimed[j] and _near(xi, yi, lx[j], ly[j], self.HAND_NEAR):
+                    g = self.ghost_n[i]
+                    if g and time.ticks_diff(now, self.ghost_t[i]) > self.HAND_RECENT_MS:
+                        g = 0
+                    if g < 255:
+                        g += 1
+                    self.ghost_n[i] = g
+                    self.ghost_t[i] = now
+                    break
 
     def _follow(self, i, j):
         loc = self.loc
