@@ -85,6 +85,18 @@ def test_a_hard_flick_from_the_pocket_off_the_board_is_a_gutter(front_end, v):
     assert [(s["zone"], s["result"]) for s in shots] == [("off", "gutter")], shots
 
 
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_chip_lifted_2_mm_from_the_side_is_no_shot(front_end):
+    # the bench's lifts: a chip where a flick left it, 2 mm from the side; the presence locator
+    # sees the hand mostly off the pads as a crowd of chips, not a hand, and the chip gone
+    # with no hand seen was taken for a flick off the board
+    sc = {"game": "bowling", "players": 1, "steps": [
+        {"place": {"small": {"x": -224.24, "y": 234.54}}}, {"wait_ms": 500}, {"take": "small"},
+        {"wait_ms": 1000}]}
+    r = _run(sc, front_end)
+    assert r.events_of("shot") == []
+
+
 def test_escape_knocking_a_big_chip_off_the_front_of_the_zenn_line():
     # rules (issue 12): big1 touches only the front half of b's Zenn line (wholly in front of
     # the section border): not "partly in" the backcourt, so hitting it is no trap
