@@ -415,9 +415,12 @@ class Locator:
         """The tracker takes the chips' positions now that the board rests: the next find()
         fits every chip again, jointly with its neighbours, on the settled readings (_settle;
         the whole search if that does not explain them), instead of keeping a fit made while a
-        chip crept to rest or on readings still settling (issue 12). Once per shot."""
+        chip crept to rest or on readings still settling (issue 12). Once per shot. A chip
+        fitted without a misreading pad (outlier, _reject) keeps that fit: fitted again with
+        the pad, it lands far off and too weak, and is no longer near enough to be rejected."""
         for i in range(self.n):
-            self.moved[i] = 1
+            if self.outlier[i] < 0:
+                self.moved[i] = 1
         self.followed = 1
         self.still_fit = 0
 
