@@ -15,12 +15,17 @@ chip, with the board's true geometry (boardsim/geometry.py: shapely zones), not 
   sure-but-wrong  not exact, and the event said "sure"
   unsure    the event said "sure": false
 
-Zenn Bowling, one game of six players a run (no run reaches its game's end). Trap Zenn is not
-benched here yet (docs/sensing.md says what is and is not measured).
+Zenn Bowling: one game of six players a run (no run reaches its game's end). Trap Zenn
+(--game trap): a run per game, a set-up of three big chips (mostly on the trapper's Zenn line)
+and the small one (centre, a backcourt or anywhere), the trapper's flick of a big chip (mostly
+aimed at the small one: chips knock each other), the turn ended, the fugitive's flick; each
+shot judged by the firmware's own Trap engine (rules_trap.py, under CPython) fed with the true
+positions: role, chip, where the small chip is, result, foul. A chip moved 0.3 - 3.5 mm may or
+may not count as moved: either verdict is exact then.
 
-    .venv/bin/python bench/shot_truth.py --shots 2000 --front-end hall      # about N min
-    .venv/bin/python bench/shot_truth.py --shots 200 --front-end shift --runtime cpython
-    .venv/bin/python bench/shot_truth.py --replay FAILURE.json              # one failure again
+    nice .venv/bin/python bench/shot_truth.py --shots 200 --front-end hall   # 13 min, loaded
+    nice .venv/bin/python bench/shot_truth.py --game trap --shots 40 --front-end shift
+    .venv/bin/python -m boardsim run FAILURE.json    # a failure's scenario, printed below it
 
 Prints a table per kind of shot (start, speed) and each failure with a scenario (CONTRACT
 section 2 plus the simulator's flick step) that replays it.
@@ -468,7 +473,6 @@ def table(results, front_end, out=sys.stdout):
     out.write("|---|---|---|---|---|---|---|---|---|---|---|\n")
     for key in sorted(rows, key=lambda k: (k[0] == "all", k)):
         t = rows[key]
-        judged = t["exact"] + t["sbw"] + sum(1 for r in results if False)
         judged = sum(1 for r in results if "exact" in r and (key[0] == "all" or (r["kind"], r["speed"]) == key))
         pct = f"{100.0 * t['exact'] / judged:.1f} %" if judged else "-"
         out.write(f"| {key[0]} | {key[1]} | {t['n']} | {t['must']} | {t['seen']} | {judged} | "
