@@ -174,8 +174,12 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
     pg.click("#btn-next")
     wait_text(pg, "Trap Zenn 1")
     for _ in range(10):                                 # on round the menu to bowling again
+        before = oled_text(pg)
         pg.click("#btn-next")
-        pg.wait_for_timeout(300)
+        # each press moves the menu once: wait for the screen to change (a fixed pause let a
+        # loaded machine's late screen pass unseen, and the next press went past bowling)
+        pg.wait_for_function("([sel, t]) => document.querySelector(sel).innerText !== t",
+                             arg=["#oled-text", before], timeout=20000)
         if "Zenn Bowling" in oled_text(pg):
             break
     wait_text(pg, "Zenn Bowling")
