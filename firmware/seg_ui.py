@@ -19,6 +19,9 @@
 # Result codes: StUC trapped_stuck, hit trapped_hit, oFF trapped_off, CUP trapped_basket,
 # 15Sh out_of_shots, SAnK trapper_sank_small.
 #
+# The bottom row shows app.py's notice while there is one: a fault as "Err" and its first
+# word, another notice as its word (_NOTICE: rEStorEd, bESt P1, not YEt ...).
+#
 # A shot's result while app.py holds it (held=1): bowling rows 0-1 are the ball played and
 # its player's total, row 2 the result (StriKE, SPArE, SPLit, 8 PinS, GUttEr, no SPArE,
 # SUnK 9); Trap Zenn row 2 the shot's word (trAPPEd, ESCAPEd, PEnALty, In bACK, ...).
@@ -60,6 +63,33 @@ _SHORT = (
     b"\x0e\x04" b"Quickest traps" b"FASt"
     b"\x0e\x07" b"next / ok=back" b"nEXt oK"
 )
+
+# app.py's notices that are no fault (docs/displays.md), in _SHORT's form; a first byte with
+# 0x80 set is a prefix (its length in the low bits): the row is the word and then the first
+# word after the prefix ("New best! P1 is #1" reads "bESt P1"). Any other notice is a fault.
+_NOTICE = (
+    b"\x0d\x08" b"Game restored" b"rEStorEd"
+    b"\x12\x08" b"Watchdog: restored" b"Err boot"
+    b"\x12\x07" b"Wait: chips moving" b"SLidin9"
+    b"\x14\x07" b"Nothing to take back" b"no Undo"
+    b"\x07\x07" b"Not now" b"not YEt"
+    b"\x14\x08" b"Button not used here" b"not USEd"
+    b"\x13\x06" b"Unsure: check chips" b"UnSUrE"
+    b"\x11\x06" b"Calibration saved" b"StorEd"
+    b"\x8a\x05" b"New best! " b"bESt "
+    b"\x8d\x04" b"Board empty: " b"bAd "
+    b"\x89\x03" b"Measured " b"Ch "
+)
+
+
+def _word_len(buf, off):
+    # the length of the word at buf[off]: up to a space or the end
+    k = off
+    n = len(buf)
+    while k < n and buf[k] != 32:
+        k += 1
+    return k - off
+
 
 # the result codes (rules_trap's reason 1..6) in one bytes object: code r is
 # _REASON[_REASON_AT[r]:_REASON_AT[r + 1]]
@@ -111,23 +141,29 @@ class SegUI(Row):
         self._show(row)
 
     def _status(self, row):
-        # the fault on `row` if there is one ("Err" and its first word); True when it took it
+        # the notice on `row` if there is one; True when it took it. A notice that is no fault
+        # reads as its word (_NOTICE), a fault as "Err" and its first word
         f = self._fault
         if f is None:
             return False
         self._blank()
-        if f[0] == 78 and len(f) > 11 and f[4] == 98:
-            # app.py's "New best! P1 is #1" is no fault: "bESt P1"
-            self._put(0, b"bESt")
-            self._put(5, f, 10, 2)
-            self._show(row)
-            return True
-        self._put(0, b"Err ")
         n = len(f)
-        k = 0
-        while k < n and f[k] != 32:
-            k += 1
-        self._put(4, f, 0, k)
+        t = _NOTICE
+        i = 0
+        end = len(t)
+        while i < end:
+            a = t[i] & 0x7F
+            j = i + 2
+            w = t[i + 1]
+            if (a == n or (t[i] & 0x80 and a < n)) and _same(t, j, f, 0, a):
+                col = self._put(0, t, j + a, w)
+                if t[i] & 0x80:             # and the first word after the prefix
+                    self._put(col, f, a, _word_len(f, a))
+                self._show(row)
+                return True
+            i = j + a + w
+        self._put(0, b"Err ")
+        self._put(4, f, 0, _word_len(f, 0))
         self._show(row)
         return True
 

@@ -196,6 +196,14 @@ class Game:
         return self.totals[p]
 
 
+# app.py's notices (a few faults among them), each on its own
+NOTICES = ("Game restored", "Watchdog: restored", "Wait: chips moving", "Nothing to take back",
+           "Not now", "Button not used here", "Unsure: check chips", "Calibration saved",
+           "New best! P2 is #1", "Board empty: 3 bad", "Measured 1398 (2)", "Config? display",
+           "Journal damaged", "Flash error: no save", "Stuck button: undo", "Too many chips!",
+           "Calibration damaged", "Best games: no save", "Game", "Game restored!")
+
+
 def case_layouts():
     w, m, d = rig()
     u = SegUI(d)
@@ -217,6 +225,11 @@ def case_layouts():
     out["fault"] = shot(lambda: u.fault(b"Config? display"))
     out["fault_kept"] = shot(lambda: u.draw_bowling(g))
     out["unfault"] = shot(lambda: u.fault(None) or u.draw_bowling(g))
+    out["notices"] = {}
+    for note in NOTICES:
+        buf = note.encode()                 # (the notice is made before the heap is locked)
+        out["notices"][note] = shot(lambda: u.fault(buf))[2]
+    u.fault(None)
     t = RT.Trap(None)
     t.start(2, 2, False)
     out["trap2_start"] = shot(lambda: u.draw_trap(t, 0))
@@ -358,6 +371,16 @@ def test_layouts(results):
     # a fault takes the bottom row and keeps it over redraws until cleared
     assert r["fault"][2] == r["fault_kept"][2] == "Err ConF"
     assert r["unfault"][2] == "P2   150"
+    # a notice that is no fault reads as its word, not as an error (a restored game is
+    # "rEStorEd", not "Err Game"); faults still read "Err" and their first word
+    assert r["notices"] == {
+        "Game restored": "rE5torEd", "Watchdog: restored": "Err boot", "Wait: chips moving": "5Lidin9 ",
+        "Nothing to take back": "no Undo ", "Not now": "not yEt ", "Button not used here": "not U5Ed",
+        "Unsure: check chips": "Un5UrE  ", "Calibration saved": "5torEd  ", "New best! P2 is #1": "bE5t P2 ",
+        "Board empty: 3 bad": "bAd 3   ", "Measured 1398 (2)": "Ch 1398 ", "Config? display": "Err ConF",
+        "Journal damaged": "Err Jour", "Flash error: no save": "Err FIa5", "Stuck button: undo": "Err 5tuc",
+        "Too many chips!": "Err too ", "Calibration damaged": "Err CaIi", "Best games: no save": "Err be5t",
+        "Game": "Err Gane", "Game restored!": "Err Gane"}
     # trap: roles with the player up's point (player 2 traps first), shots and penalty
     assert r["trap2_start"] == ["tr2. FL1 ", "5h 0 P 0", "r1 5EtUP"]
     assert r["clear"] == [" " * 8] * 3
