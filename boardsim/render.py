@@ -89,6 +89,23 @@ def _fields(e):
     return ", ".join(f"{k.replace('_', ' ')} {_js(v)}" for k, v in e.items() if k != "ev")
 
 
+BEST_FAULT = {"io": "the flash could not be read or written: not saved"}
+TRAP_VARIANT = {"trap1": "Trap Zenn 1", "trap2": "Trap Zenn 2"}
+
+
+def _best_games(e):
+    # the best games (firmware/best.py): the new ones this game made, then both tables
+    table = "the best bowling scores" if e.get("game") == "bowling" else "the quickest traps"
+    news = ", ".join(f"P{_js(n.get('player'))} is no. {_js(n.get('rank'))}" for n in e.get("new") or [])
+    bowl = ", ".join(f"{_js(r.get('rank'))}. {_js(r.get('score'))} by P{_js(r.get('player'))} (game {_js(r.get('game'))})"
+                     for r in e.get("bowling") or [])
+    trap = ", ".join(f"{_js(r.get('rank'))}. {_plural(r.get('shots'), 'shot')} by P{_js(r.get('player'))} "
+                     f"({TRAP_VARIANT.get(r.get('variant'), _js(r.get('variant')))}, game {_js(r.get('game'))})"
+                     for r in e.get("trap") or [])
+    head = f"New best! {news} in {table}. " if news else ("No new best. " if e.get("game") else "")
+    return f"{head}Best bowling: {bowl or 'none yet'}; quickest traps: {trap or 'none yet'}"
+
+
 def _bowling_result(e):
     r = e.get("result")
     z = f" ({zone_words(e['zone'])})" if e.get("zone") else ""
@@ -162,7 +179,8 @@ def describe_event(e):
     if ev == "undo":
         if e.get("role"):
             return f"Shot taken back: {P} ({e['role']}) plays again, {_plural(e.get('shots'), 'trapper shot')} so far"
-        return f"Shot taken back: {P} plays frame {_js(e.get('frame'))}, ball {_js(e.get('ball'))} again"
+        return (f"Shot taken back: {P} plays frame {_js(e.get('frame'))}, ball {_js(e.get('ball'))} again"
+                + (f": put the chip back in {zone_words(e['put_back'])}" if e.get("put_back") else ""))
     if ev == "turn":
         if e.get("role") == "fugitive":
             return f"{P}'s turn: the fugitive" + (", an escape shot" if e.get("escape") else "")
@@ -212,9 +230,15 @@ def describe_event(e):
         if what == "journal":
             return (f"Journal: {JOURNAL_FAULT.get(e.get('why'), _js(e.get('why')))}"
                     + (f" ({e['file']})" if e.get("file") else ""))
+        if what == "best":
+            if e.get("why") == "damaged":
+                return f"Best games: {_plural(e.get('records'), 'damaged record')} left out"
+            return f"Best games: {BEST_FAULT.get(e.get('why'), _js(e.get('why')))}"
         if what == "config":
             return f"config.json: {e.get('key') or 'the file'}: {_js(e.get('msg'))}"
         return f"Fault: {_fields(e)}"
+    if ev == "best":
+        return _best_games(e)
     if ev == "calib":
         step = {"empty": "empty board", "small": "small chip", "big": "big chip", "save": "saved"}.get(
             e.get("step"), _js(e.get("step")))

@@ -379,7 +379,10 @@ SAMPLE_EVENTS = [
      "result": "gutter", "zone": "center", "split": False, "total": 18, "sure": True},
     {"ev": "shot", "player": 1, "game": "bowling", "frame": 3, "ball": 1, "pins": 9, "mark": "9",
      "result": "sink9", "zone": "b.cup", "split": False, "total": 18, "sure": True, "manual": True},
-    {"ev": "undo", "player": 1, "frame": 3, "ball": 1},
+    {"ev": "undo", "player": 1, "frame": 3, "ball": 1, "put_back": None},
+    {"ev": "undo", "player": 2, "frame": 4, "ball": 1, "put_back": "b.pocket"},
+    {"ev": "undo", "player": 1, "frame": 4, "ball": 2, "put_back": "a.e2"},
+    {"ev": "undo", "player": 1, "frame": 10, "ball": 3, "put_back": "center"},
     {"ev": "refused", "button": "turn", "why": "not_here"},
     {"ev": "restored", "game": "bowling", "entries": 5, "reset": "power", "torn": False},
     {"ev": "game_over", "game": "bowling", "players": [
@@ -417,7 +420,15 @@ SAMPLE_EVENTS = [
     {"ev": "fault", "what": "journal", "why": "damaged", "file": "zj1.zj"},
     {"ev": "fault", "what": "config", "key": "display", "msg": "one of oled, seg, both"},
     {"ev": "calib", "step": "small", "value": 13982, "samples": 1, "ok": True},
-    {"ev": "best", "game": "bowling", "scores": [187, 150], "new_best": True},
+    {"ev": "best", "game": "bowling", "new": [{"player": 2, "rank": 1}],
+     "bowling": [{"rank": 1, "score": 187, "player": 2, "game": 4}, {"rank": 2, "score": 150, "player": 1, "game": 4}],
+     "trap": []},
+    {"ev": "best", "game": "trap2", "new": [],
+     "bowling": [{"rank": 1, "score": 187, "player": 2, "game": 4}],
+     "trap": [{"rank": 1, "shots": 7, "player": 1, "variant": "trap1", "game": 5}]},
+    {"ev": "best", "game": None, "new": [], "bowling": [], "trap": []},
+    {"ev": "fault", "what": "best", "why": "damaged", "records": 2},
+    {"ev": "fault", "what": "best", "why": "io"},
 ]
 
 
@@ -433,6 +444,51 @@ def test_every_event_reads_in_words_the_same_on_the_page_and_in_replays(page):
     assert "Strike!" in py[3] and "total" not in py[3]
     assert "8 pins (end b's E strip)" in py[4] and "2 pins" not in py[5] and "0 pins" not in py[6]
     assert "unsure" in py[6] and "set by hand" in py[8]
+    undo = [line for e, line in zip(SAMPLE_EVENTS, py) if e["ev"] == "undo" and not e.get("role")]
+    assert undo == ["Shot taken back: P1 plays frame 3, ball 1 again",
+                    "Shot taken back: P2 plays frame 4, ball 1 again: put the chip back in end b's pocket",
+                    "Shot taken back: P1 plays frame 4, ball 2 again: put the chip back in end a's E strip",
+                    "Shot taken back: P1 plays frame 10, ball 3 again: put the chip back in the center circle"]
+    best = [line for e, line in zip(SAMPLE_EVENTS, py) if e["ev"] == "best" or e.get("what") == "best"]
+    assert best == [
+        "New best! P2 is no. 1 in the best bowling scores. Best bowling: 1. 187 by P2 (game 4), "
+        "2. 150 by P1 (game 4); quickest traps: none yet",
+        "No new best. Best bowling: 1. 187 by P2 (game 4); quickest traps: 1. 7 shots by P1 "
+        "(Trap Zenn 1, game 5)",
+        "Best bowling: none yet; quickest traps: none yet",
+        "Best games: 2 damaged records left out",
+        "Best games: the flash could not be read or written: not saved"]
+
+
+def _firmware_writes():
+    """The event kinds the firmware writes (ev.begin(b"...")) and the fault kinds ("what")."""
+    import re
+    from pathlib import Path
+    src = "".join(p.read_text() for p in (Path(__file__).resolve().parents[1] / "firmware").glob("*.py"))
+    kinds = set(re.findall(r"""\bbegin\(b["']([a-z_]+)["']\)""", src))
+    whats = set()
+    for line in src.splitlines():                 # ev.str_(b"what", b"cup" if ... else b"pads")
+        if re.search(r"""str_\(b["']what["']""", line):
+            whats |= set(re.findall(r"""b["']([a-z_]+)["']""", line)) - {"what"}
+    return kinds, whats
+
+
+def test_every_event_kind_the_firmware_writes_has_its_own_sentence():
+    # the field-by-field fallback is for events nobody taught the page: each kind (and each
+    # fault's "what") the firmware can write has a sample above that reads as a sentence
+    from boardsim.render import _fields, describe_event
+    kinds, whats = _firmware_writes()
+    assert {"boot", "shot", "undo", "best", "fault"} <= kinds and {"best", "pads", "cup", "config"} <= whats
+    for kind in sorted(kinds):
+        samples = [e for e in SAMPLE_EVENTS if e["ev"] == kind]
+        assert samples, f"no sample event {kind!r} in SAMPLE_EVENTS"
+        for e in samples:
+            assert describe_event(e) != f"{kind.replace('_', ' ')}: {_fields(e)}", e
+    for what in sorted(whats):
+        samples = [e for e in SAMPLE_EVENTS if e["ev"] == "fault" and e.get("what") == what]
+        assert samples, f"no sample fault {what!r} in SAMPLE_EVENTS"
+        for e in samples:
+            assert not describe_event(e).startswith("Fault: "), e
 
 
 def test_the_log_says_every_event_in_words_marks_undone_shots_and_wraps(page, server):

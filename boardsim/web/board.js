@@ -284,6 +284,20 @@ const ZennBoard = (() => {
   const JOURNAL_FAULT = { foreign: "a foreign journal file", damaged: "the journal is damaged",
     refused: "a journal entry the rules refuse", io: "a flash write failed: not saved", full: "the journal is full: not saved" };
 
+  const BEST_FAULT = { io: "the flash could not be read or written: not saved" };
+  const TRAP_VARIANT = { trap1: "Trap Zenn 1", trap2: "Trap Zenn 2" };
+
+  // the best games (firmware/best.py): the new ones this game made, then both tables
+  function bestGames(e) {
+    const table = e.game === "bowling" ? "the best bowling scores" : "the quickest traps";
+    const news = (e.new || []).map((n) => `P${n.player} is no. ${n.rank}`).join(", ");
+    const bowl = (e.bowling || []).map((r) => `${r.rank}. ${r.score} by P${r.player} (game ${r.game})`).join(", ");
+    const trap = (e.trap || []).map((r) => `${r.rank}. ${plural(r.shots, "shot")} by P${r.player} ` +
+      `(${TRAP_VARIANT[r.variant] || r.variant}, game ${r.game})`).join(", ");
+    return (news ? `New best! ${news} in ${table}. ` : (e.game ? "No new best. " : "")) +
+      `Best bowling: ${bowl || "none yet"}; quickest traps: ${trap || "none yet"}`;
+  }
+
   function plural(n, one, many) { return `${n} ${n === 1 ? one : (many || one + "s")}`; }
   function bowlingResult(e) {
     switch (e.result) {
@@ -338,7 +352,8 @@ const ZennBoard = (() => {
       }
       case "undo":
         if (e.role) return `Shot taken back: ${P} (${e.role}) plays again, ${plural(e.shots, "trapper shot")} so far`;
-        return `Shot taken back: ${P} plays frame ${e.frame}, ball ${e.ball} again`;
+        return `Shot taken back: ${P} plays frame ${e.frame}, ball ${e.ball} again` +
+          (e.put_back ? `: put the chip back in ${zoneWords(e.put_back)}` : "");
       case "turn":
         if (e.role === "fugitive") return `${P}'s turn: the fugitive` + (e.escape ? ", an escape shot" : "");
         return `${P}'s turn: the trapper, ${plural(e.shots, "shot")} so far`;
@@ -372,9 +387,12 @@ const ZennBoard = (() => {
         }
         if (e.what === "cup") return `The beam of cup ${e.cup} chatters`;
         if (e.what === "journal") return `Journal: ${JOURNAL_FAULT[e.why] || e.why}` + (e.file ? ` (${e.file})` : "");
+        if (e.what === "best") return "Best games: " + (e.why === "damaged"
+          ? `${plural(e.records, "damaged record")} left out` : (BEST_FAULT[e.why] || e.why));
         if (e.what === "config") return `config.json: ${e.key || "the file"}: ${e.msg}`;
         return `Fault: ${fields(e)}`;
       }
+      case "best": return bestGames(e);
       case "calib": {
         const step = { empty: "empty board", small: "small chip", big: "big chip", save: "saved" }[e.step] || e.step;
         return `Calibration, ${step}` + (e.ok === false ? ": failed" : "") + (e.value !== undefined ? `: ${e.value}` : "") +
