@@ -19,7 +19,12 @@ The HTTP API (JSON), used by web/play.html:
         {"down": BUTTON}  {"up": BUTTON}   a button goes down / comes up now and stays so while
                             the clock runs (the page's buttons: a long press shows as it happens)
         {"place": {CHIP: {"x": mm, "y": mm}}}  {"take": CHIP}  {"power": "cut"|"on"}
-        {"put_back": true}  the chips where they lay before the shot the last undo took back
+        {"put_back": true}  the chips where they lay before the shot the last undo took back:
+                            Zenn Bowling's chip into the zone the firmware's undo event names
+                            ("put_back"), at the spot it was flicked from when that is known;
+                            otherwise the spots before the page's last flick
+    GET /api/state's "put_back": null or [{"chip", "where"}], where ["board", x, y] (mm),
+                            ["zone", name] or ["hand"]: what {"put_back": true} would do
         {"wait_ms": N}      (lets N ms of virtual time pass at once)
         {"new": {"game": G, "players": N, "options": {...}}}   restart the firmware and go
                             through its menu to that game (CONTRACT 2's options)
@@ -60,6 +65,7 @@ MIN_DOWN_MS = 60        # a click's press lasts at least this (virtual), and a b
 MIN_UP_MS = 60          # least this long between two presses, so that the firmware's 20 ms
                         # debounce sees both even when they come within one clock tick
 PUT_BACK_LIFT_MS = 400  # putting chips back: the lifts done before the chips are put down
+BOWLING_CHIP = "small"  # Zenn Bowling's one chip (the undo event's put_back is where it goes)
 
 
 class Session:
@@ -296,16 +302,22 @@ class Session:
 
     # -- after undo: the chips back where they lay -----------------------------------------------
     def _undone_chips(self, events):
-        """Where the chips lay before the entry the last undo took back ({chip: state}, the
-        compiler's form), or None when the last entry was not taken back (or no flick on this
-        page made that shot). Entries are shots and, in Trap Zenn, turns ended by the button
-        (render.entry_kinds); undo takes back the last one."""
-        stack, undone = [], None
+        """Where the chips go back to before the entry the last undo took back, or None when
+        the last entry was not taken back or that is not known: {chip: state} (the
+        compiler's form, ("zone", name) for a zone) or None.
+
+        The firmware says where (Zenn Bowling's undo event: "put_back", the zone the chip
+        must be in before the ball is played again), whoever moved the chip; the page's own
+        flicks give the exact spot where it lay, used when it lies in that zone, and are all
+        there is for Trap Zenn (and a bowling undo without put_back). Entries are shots and,
+        in Trap Zenn, turns ended by the button (render.entry_kinds); undo takes back the
+        last one."""
+        stack, undone, zone = [], None, None
         flicks = self.flicks
         starts = [n0 for n0, _c in flicks]
         for i, (e, kind) in enumerate(zip(events, entry_kinds(events))):
             if kind == "game":
-                stack, undone = [], None
+                stack, undone, zone = [], None, None
             elif kind == "entry" and e.get("ev") == "shot":
                 if e.get("manual"):
                     snap = undone               # a corrected ball: the same ball played again
@@ -313,12 +325,18 @@ class Session:
                     k = bisect.bisect_right(starts, i)
                     snap = flicks[k - 1][1] if k else None
                 stack.append(snap)
-                undone = None
+                undone, zone = None, None
             elif kind == "entry":
                 stack.append(None)              # the trapper ended his turn with the button
-                undone = None
+                undone, zone = None, None
             elif kind == "undo":
                 undone = stack.pop() if stack else None
+                zone = e.get("put_back")
+        if zone:
+            st = (undone or {}).get(BOWLING_CHIP)
+            if st and st[0] == "board" and zone in self.board.zone_of_point(st[1], st[2]):
+                return {BOWLING_CHIP: st}       # the very spot, which is in the zone
+            return {BOWLING_CHIP: ("zone", zone)}
         return undone
 
     def _put_back_offer(self, events):
@@ -336,12 +354,15 @@ class Session:
         return [{"chip": c, "where": list(st)} for c, st in sorted(moves.items())]
 
     def _put_back_moves(self, chips):
-        """{chip: state before the shot} for the chips that are not there now."""
+        """{chip: where it goes} for the chips that are not there now."""
         now = self.compiler.state
         out = {}
         for c, st in chips.items():
             cur = now.get(c, ("hand",))
-            if st[0] == "board":
+            if st[0] == "zone":
+                if cur[0] != "board" or st[1] not in self.board.zone_of_point(cur[1], cur[2]):
+                    out[c] = st
+            elif st[0] == "board":
                 if cur[0] != "board" or abs(cur[1] - st[1]) > 0.5 or abs(cur[2] - st[2]) > 0.5:
                     out[c] = st
             elif st[0] in ("hand", "off") and cur[0] in ("board", "cup"):
@@ -367,7 +388,9 @@ class Session:
                     lifted = True
         if lifted:      # the hands take the chips off before they put them down again
             self._send({"op": "wait", "ms": PUT_BACK_LIFT_MS})
-        places = {c: ("point", st[1], st[2]) for c, st in moves.items() if st[0] == "board"}
+        # a spot: that point; a zone: a free spot in it (the compiler's place of a zone)
+        places = {c: ("point", st[1], st[2]) if st[0] == "board" else st[1]
+                  for c, st in moves.items() if st[0] in ("board", "zone")}
         if places:
             for op in self.compiler.place(places):
                 self._send(op)
