@@ -11,6 +11,8 @@ buttons and cuts the power.
 The HTTP API (JSON), used by web/play.html:
     GET  /                  the page (web/play.html, web/board.js)
     GET  /api/board         the board description (boardsim/draw.py) and the physics limits
+    GET  /api/tunes         the buzzer's tunes, sound/tunes.json's "tunes" ({name: [[hz, ms]]},
+                            hz 0 a rest), or {"tunes": {}, "error": why}
     GET  /api/state?frame=F&ev=E&epoch=N   the latest state line; the OLED only when its
                             frame number differs from F; the firmware's events from index E on
                             (all of it when N is not the current firmware's epoch)
@@ -56,6 +58,9 @@ from boardsim.render import entry_kinds
 from boardsim.scenario import BUTTONS, CHIPS, FLICK_MAX, GAMES, Scenario, ScenarioError, parse
 
 WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
+# the scoreboard's buzzer tunes, the one source (firmware/tunes.py is generated from it): the
+# page plays the same notes
+TUNES = os.path.join(os.path.dirname(WEB), os.pardir, "sound", "tunes.json")
 TICK_S = 0.04
 IDLE_S = 15.0
 MAX_CATCH_UP_MS = 500
@@ -398,6 +403,21 @@ class Session:
         return None
 
 
+def load_tunes(path=TUNES):
+    """{"tunes": {name: [[hz, ms], ...]}} from sound/tunes.json, or {"tunes": {}, "error": why}
+    (the page then plays nothing and says so)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            tunes = json.load(f)["tunes"]
+        for name, notes in tunes.items():
+            if not all(isinstance(n, list) and len(n) == 2 and all(isinstance(v, int) and v >= 0 for v in n)
+                       for n in notes):
+                raise ValueError(f"{name}: a note is not [hz, ms]")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return {"tunes": {}, "error": f"sound/tunes.json: {e}"}
+    return {"tunes": tunes}
+
+
 class Handler(BaseHTTPRequestHandler):
     session = None
     quiet = True
@@ -434,6 +454,8 @@ class Handler(BaseHTTPRequestHandler):
                                "decel": p.decel, "max_speed": min(p.max_speed, FLICK_MAX),
                                "jump_speed": p.jump_speed, "buttons": list(BUTTONS),
                                "games": list(GAMES), "chips": list(CHIPS)})
+        if u.path == "/api/tunes":
+            return self._json(load_tunes())
         if u.path == "/api/state":
             q = parse_qs(u.query)
             frame = int(q["frame"][0]) if "frame" in q and q["frame"][0].lstrip("-").isdigit() else None

@@ -710,17 +710,52 @@ def test_undo_marks_the_turn_the_button_ended_not_the_shot_before_it(page):
         assert shots == ([1] if events is by_button else [1, 2])
 
 
-def test_sound_is_off_until_asked_for_then_a_strike_plays_its_tune(page, server):
+def _tunes_json():
+    from pathlib import Path
+    return json.loads((Path(__file__).resolve().parents[1] / "sound" / "tunes.json").read_text())["tunes"]
+
+
+def test_sound_is_off_until_asked_for_then_a_strike_plays_the_buzzers_notes(page, server):
     pg, url = page, server[0]
+    tunes = _tunes_json()
+    assert _get(url, "api/tunes") == {"tunes": tunes}       # the buzzer's file, as it is
     for sound in (False, True):
         new_game(pg, url)
         pg.set_checked("#sound", sound)
-        pg.evaluate("tunesPlayed.length = 0")
+        pg.evaluate("tunesPlayed.length = 0; notesPlayed.length = 0")
         assert _post(url, {"place": {"small": {"x": 0, "y": -291}}})["ok"]
         settled(url)
         assert _post(url, {"flick": "small", "v": [0, 1700]})["ok"]
         pg.wait_for_function("(b => b.style.display === 'block' && b.innerText.includes('Strike!'))"
                              "(document.getElementById('banner'))")
         assert pg.evaluate("tunesPlayed") == (["strike"] if sound else [])
+        # the oscillators play the firmware's notes (sound/tunes.json), rests included
+        assert pg.evaluate("notesPlayed") == (tunes["strike"] if sound else [])
     pg.set_checked("#sound", False)
     assert not pg.errors
+
+
+def test_the_page_plays_a_tune_for_the_events_the_buzzer_plays_for(page):
+    # firmware/buzzer.py: the game's end, a strike, a spare or a split, trapped, escaped; every
+    # name the page picks is a tune of sound/tunes.json and every tune there is picked
+    evs = [{"ev": "game_over", "game": "bowling", "players": []},
+           {"ev": "shot", "result": "strike"}, {"ev": "shot", "result": "spare", "split": False},
+           {"ev": "shot", "result": "spare", "split": True}, {"ev": "shot", "result": "pins"},
+           {"ev": "shot", "role": "trapper", "result": "trapped_hit"},
+           {"ev": "shot", "role": "fugitive", "result": "escaped"},
+           {"ev": "shot", "role": "trapper", "result": "penalty"}, {"ev": "undo"}]
+    names = page.evaluate("(evs) => evs.map(tuneFor)", evs)
+    assert names == ["game_over", "strike", "spare", "split", None, "trapped", "escaped", None, None]
+    assert set(n for n in names if n) == set(_tunes_json())
+    assert page.evaluate("Object.keys(TUNES).sort()") == sorted(_tunes_json())
+
+
+def test_a_bad_tunes_file_is_said_not_served(tmp_path):
+    from boardsim.serve import load_tunes
+    assert load_tunes(str(tmp_path / "none.json"))["error"].startswith("sound/tunes.json: ")
+    bad = tmp_path / "tunes.json"
+    bad.write_text('{"tunes": {"strike": [[1047, "70"]]}}')
+    assert load_tunes(str(bad)) == {"tunes": {}, "error": "sound/tunes.json: strike: a note is not [hz, ms]"}
+    bad.write_text("[1, 2]")
+    assert load_tunes(str(bad))["tunes"] == {}
+    assert load_tunes()["tunes"] == _tunes_json()
