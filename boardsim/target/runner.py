@@ -302,6 +302,14 @@ def final_state(r, path):
         f.write(json.dumps(state))
 
 
+def _getenv(name):
+    import os
+    try:
+        return os.getenv(name)
+    except AttributeError:
+        return None
+
+
 def fail(code, msg):
     sys.stderr.write("runner: " + msg + "\n")
     sys.exit(code)
@@ -333,9 +341,15 @@ def play_file(r, path):
 def main(argv):
     if len(argv) < 2:
         fail(2, "usage: runner.py TIMELINE [--display]")
+    trace_dir = _getenv("BOARDSIM_TRACE")
+    if trace_dir:
+        import simtrace     # what the firmware sees, digested (simtrace.py)
+        simtrace.install()
     r = Runner(display="--display" in argv,
                config=argv[argv.index("--config") + 1] if "--config" in argv else None)
     play_file(r, argv[1])
+    if trace_dir:
+        simtrace.write(trace_dir, argv[1], r.config, r.steps, vclock.now_ms())
     if "--stats" in argv:
         sys.stderr.write("runner: %d steps, %d ms simulated\n" % (r.steps, vclock.now_ms()))
     if "--final" in argv:

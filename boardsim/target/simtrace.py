@@ -1,0 +1,164 @@
+"""What the firmware sees, as a digest: every value it reads from the simulated table (pin
+levels, ADC readings, bytes shifted in over SPI, the I2C scan), every clock reading, and when its
+pin IRQ handlers and timer callbacks run, folded in the order they happen into two 30-bit hashes
+(small ints: nothing allocated under the heap lock), with a count per kind of read.
+
+The runner installs it when BOARDSIM_TRACE names a directory (before the firmware is imported);
+at the end of the run it appends one line to DIR/<key>.txt, the key a hash of the timeline and
+the config file and the runtime, so that two checkouts' runs of the same tests can be compared
+line for line (bench/sim_trace.py). A change to the simulator's speed must leave every line as
+it was: the firmware then sees exactly the same at every step.
+"""
+import sys
+
+import machine
+import vclock
+
+_h = [0x1234567, 0x7654321, 0]    # two hashes and the number of values folded in
+_MASK = 0x3FFFFFFF
+KINDS = ("pin", "adc", "spi", "i2c", "ticks", "irq", "timer")
+
+
+def _fold(kind, v):
+    h = _h
+    h[0] = ((h[0] * 1000003) ^ (v & _MASK) ^ kind) & _MASK
+    h[1] = ((h[1] + (v & _MASK) + kind) * 69069 + 1) & _MASK
+    h[2] += 1
+
+
+_count = [0] * len(KINDS)         # reads per kind
+
+
+def install():
+    P = machine.Pin
+    A = machine.ADC
+    S = machine.SPI
+    I = machine.I2C
+    T = machine.Timer
+    pin_value = P.value
+    pin_call = P.__call__
+    pin_irq = P.irq
+    adc_read = A.read_u16
+    spi_readinto = S.readinto
+    spi_wri = S.write_readinto
+    i2c_scan = I.scan
+    i2c_readinto = I.readfrom_into
+    timer_init = T.init
+
+    def value(self, v=None):
+        if v is None:
+            r = pin_value(self)
+            _fold(1, r)
+            _count[0] += 1
+            return r
+        return pin_value(self, v)
+
+    def call(self, v=None):
+        if v is None:
+            r = pin_call(self)
+            _fold(1, r)
+            _count[0] += 1
+            return r
+        return pin_call(self, v)
+
+    def read_u16(self):
+        r = adc_read(self)
+        _fold(2, r)
+        _count[1] += 1
+        return r
+
+    def _bytes(buf):
+        for i in range(len(buf)):
+            _fold(3, buf[i])
+        _count[2] += 1
+
+    def readinto(self, buf, write=0):
+        spi_readinto(self, buf, write)
+        _bytes(buf)
+
+    def write_readinto(self, wbuf, rbuf):
+        spi_wri(self, wbuf, rbuf)
+        _bytes(rbuf)
+
+    def scan(self):
+        r = i2c_scan(self)
+        for a in r:
+            _fold(4, a)
+        _count[3] += 1
+        return r
+
+    def readfrom_into(self, addr, buf, stop=True):
+        i2c_readinto(self, addr, buf, stop)
+        _bytes(buf)
+
+    def irq(self, handler=None, trigger=12, hard=False):
+        if handler is not None:
+            fw = handler
+
+            def handler(p):
+                _fold(6, p.id)
+                _fold(6, vclock.now_us())
+                _count[5] += 1
+                fw(p)
+        return pin_irq(self, handler, trigger, hard)
+
+    def init(self, mode=1, period=-1, freq=-1, callback=None):
+        if callback is not None:
+            fw = callback
+
+            def callback(t):
+                _fold(7, vclock.now_us())
+                _count[6] += 1
+                fw(t)
+        return timer_init(self, mode, period, freq, callback)
+
+    P.value = value
+    P.__call__ = call
+    P.irq = irq
+    A.read_u16 = read_u16
+    S.readinto = readinto
+    S.write_readinto = write_readinto
+    I.scan = scan
+    I.readfrom_into = readfrom_into
+    T.init = init
+    for name in ("ticks_ms", "ticks_us", "ticks_cpu", "time"):
+        setattr(vclock, name, _ticks(getattr(vclock, name)))
+
+
+def _ticks(f):
+    def g():
+        r = f()
+        _fold(5, r)
+        _count[4] += 1
+        return r
+    return g
+
+
+def _key(parts):
+    # FNV-1a over the bytes of the run's inputs, 30 bits per half
+    h1 = 0x811C9DC5
+    h2 = 0x01000193
+    for b in parts:
+        for c in b:
+            h1 = ((h1 ^ c) * 16777619) & 0xFFFFFFFF
+            h2 = ((h2 + c) * 1103515245 + 12345) & 0xFFFFFFFF
+    return "%08x%08x" % (h1, h2)
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def write(directory, timeline_path, config_path, steps, ms):
+    """One line for this run: its key, the two hashes, the counts, steps and ms simulated."""
+    rt = sys.implementation.name
+    key = _key((_read(timeline_path), _read(config_path) if config_path else b"", rt.encode()))
+    line = "%s %s %08x %08x n=%d %s steps=%d ms=%d\n" % (
+        key, rt, _h[0], _h[1], _h[2],
+        " ".join("%s=%d" % (KINDS[i], _count[i]) for i in range(len(KINDS))), steps, ms)
+    with open(directory + "/" + key + ".txt", "a") as f:
+        f.write(line)
