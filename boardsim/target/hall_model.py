@@ -18,6 +18,7 @@ reads its offset plus noise), FAULT_FLICKER (a loose contact: each read is eithe
 reading or ground, at random) or FAULT_ALIAS - k (the read gets pad k's sensor instead: a
 multiplexer whose channel select is stuck reads one sensor on all of its channels).
 """
+import sys
 from array import array
 
 FAULT_NONE = -1
@@ -27,6 +28,7 @@ FAULT_FLICKER = -4
 FAULT_ALIAS = -100000
 
 _MASK32 = 0xFFFFFFFF
+NB = 1024             # noise values made ahead (the same sequence, drawn in batches)
 
 
 class HallModel:
@@ -39,8 +41,17 @@ class HallModel:
         self.field = array('i', (0 for _ in range(n)))      # sum of the chips' fields, LSB
         self.clean = array('i', self.base)                   # base + field: the noiseless reading
         self.fault = array('i', (FAULT_NONE for _ in range(n)))
-        self.noise_lsb = T.NOISE_LSB
-        self.state = seed & _MASK32 or 1
+        # The noise, drawn NB values at a time (_draw: one xorshift32 step per value, in viper
+        # under MicroPython): nraw the byte sums (0..1020), nbuf them scaled by noise_lsb, nbit
+        # bit 8 of the state after each (a flickering pad's coin). ctl: [the next one to use,
+        # how many pads have a fault] (an array: the world's fast ADC read shares it).
+        self.state = seed & _MASK32 or 1                     # after the last value drawn
+        self.nraw = array('H', bytes(2 * NB))
+        self.nbuf = array('h', bytes(2 * NB))
+        self.nbit = bytearray(NB)
+        self.ctl = array('i', (NB, 0))
+        self._lsb = T.NOISE_LSB
+        self.ntab = _scale_table(self._lsb)
         self.chips = ()
         # the pad grid, recovered from the pad positions: grid cell -> pad, -1 where none
         xs = sorted(set(T.PAD_X))
@@ -109,34 +120,92 @@ class HallModel:
         for c in new:
             self._pads_near(c[0], c[1], dirty)
         self.chips = new
+        # chip_field() for every dirty pad and chip, written out (the same integer steps)
+        T = self.T
+        px = T.PAD_X
+        py = T.PAD_Y
+        table = T.FIELD
+        fbin = T.FIELD_BIN
+        reach2 = self.reach2
+        peak = T.ADC_PEAK
+        div = 1000 * T.FIELD_SCALE
+        field = self.field
+        clean = self.clean
+        base = self.base
         for pad in dirty:
+            x0 = px[pad]
+            y0 = py[pad]
             f = 0
-            for c in new:
-                f += self.chip_field(pad, c)
-            self.field[pad] = f
-            self.clean[pad] = self.base[pad] + f
+            for x, y, pol, amp in new:
+                dx = x0 - x
+                dy = y0 - y
+                d2 = dx * dx + dy * dy
+                if d2 < reach2:
+                    b = d2 // fbin
+                    f0 = table[b]
+                    f += pol * peak * amp * (f0 + (table[b + 1] - f0) * (d2 - b * fbin) // fbin) // div
+            field[pad] = f
+            clean[pad] = base[pad] + f
 
     # -- faults (issue 4) --------------------------------------------------------------------
     def set_fault(self, pad, mode):
         self.fault[pad] = mode
+        self._count()
 
     def clear_faults(self):
         for p in range(self.n):
             self.fault[p] = FAULT_NONE
+        self._count()
+
+    def _count(self):
+        n = 0
+        for p in range(self.n):
+            if self.fault[p] != FAULT_NONE:
+                n += 1
+        self.ctl[1] = n
+
+    # -- the noise -------------------------------------------------------------------------------
+    @property
+    def noise_lsb(self):
+        return self._lsb
+
+    @noise_lsb.setter
+    def noise_lsb(self, lsb):
+        # (heap unlocked: a test's setting) the values drawn but not used yet take the new scale
+        self._lsb = lsb
+        self.ntab = _scale_table(lsb)
+        for i in range(self.ctl[0], NB):
+            self.nbuf[i] = self.ntab[self.nraw[i]]
+
+    def _draw(self):
+        self.state = _draw(self.nraw, self.nbuf, self.nbit, NB, self.state, self.ntab)
+        self.ctl[0] = 0
 
     # -- the ADC's side (heap locked) ---------------------------------------------------------
     def noise(self):
         """About N(0, NOISE_LSB): the sum of the four bytes of one xorshift32 output."""
-        s = self.state
-        s ^= (s << 13) & _MASK32
-        s ^= s >> 17
-        s ^= (s << 5) & _MASK32
-        self.state = s
-        u = (s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24) - 510
-        # the sum of four uniform bytes has a standard deviation of 147.8
-        return u * self.noise_lsb * 7 // 1035
+        ctl = self.ctl
+        i = ctl[0]
+        if i >= NB:
+            self._draw()
+            i = 0
+        ctl[0] = i + 1
+        return self.nbuf[i]
 
     def read(self, pad):
+        ctl = self.ctl
+        if not ctl[1]:
+            i = ctl[0]
+            if i >= NB:
+                self._draw()
+                i = 0
+            ctl[0] = i + 1
+            v = self.clean[pad] + self.nbuf[i]
+            if v < 0:
+                return 0
+            if v > 65535:
+                return 65535
+            return v
         f = self.fault[pad]
         if f <= FAULT_ALIAS:
             pad = FAULT_ALIAS - f
@@ -149,7 +218,7 @@ class HallModel:
             v = self.noise()
         elif f == FAULT_FLICKER:
             v = self.noise()
-            if self.state & 256:
+            if self.nbit[self.ctl[0] - 1]:
                 v += self.clean[pad]
         else:
             v = self.base[pad] + self.noise()
@@ -158,3 +227,41 @@ class HallModel:
         if v > 65535:
             return 65535
         return v
+
+
+def _scale_table(lsb):
+    # a byte sum u (0..1020) -> its noise: the sum of four uniform bytes has a standard
+    # deviation of 147.8, so (u - 510) * 7 / 1035 is about N(0, 1)
+    return array('h', ((u - 510) * lsb * 7 // 1035 for u in range(1021)))
+
+
+if sys.implementation.name == "micropython":
+    import micropython
+
+    @micropython.viper
+    def _draw(raw: ptr16, buf: ptr16, bit: ptr8, n: int, s0: uint, tab: ptr16) -> uint:
+        """n values of the noise from state s0 (xorshift32); the state after the last."""
+        s = s0
+        i = 0
+        while i < n:
+            s ^= (s << 13) & uint(0xFFFFFFFF)
+            s ^= s >> 17
+            s ^= (s << 5) & uint(0xFFFFFFFF)
+            u = int((s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24))
+            raw[i] = u
+            buf[i] = tab[u]
+            bit[i] = int((s >> 8) & 1)
+            i += 1
+        return s
+else:
+    def _draw(raw, buf, bit, n, s, tab):
+        """The same in plain Python (CPython)."""
+        for i in range(n):
+            s ^= (s << 13) & _MASK32
+            s ^= s >> 17
+            s ^= (s << 5) & _MASK32
+            u = (s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24)
+            raw[i] = u
+            buf[i] = tab[u]
+            bit[i] = (s >> 8) & 1
+        return s

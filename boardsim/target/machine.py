@@ -20,10 +20,12 @@ _watch = [None] * 32        # per GPIO: a function(gpio, level) told when an out
 PWRON_RESET = const(1)
 WDT_RESET = const(3)
 _reset_cause = [PWRON_RESET]
+_adc_read = [None]          # the world's ADC read: function(channel) -> 0..65535
 
 
 def attach(world):
     _world[0] = world
+    _adc_read[0] = getattr(world, "adc_read_fn", None) or getattr(world, "adc_read", None)
 
 
 def detach_all():
@@ -113,9 +115,16 @@ class Pin:
             _out(self.id, 1 if value else 0)
 
     def value(self, v=None):
+        # _out() written out: the scanners call this for every pad they read
+        id = self.id
         if v is None:
-            return _level[self.id]
-        _out(self.id, 1 if v else 0)
+            return _level[id]
+        v = 1 if v else 0
+        if _level[id] != v:
+            _level[id] = v
+            w = _watch[id]
+            if w is not None:
+                w(id, v)
 
     def __call__(self, v=None):
         if v is None:
@@ -162,9 +171,12 @@ class ADC:
         id = pin.id if isinstance(pin, Pin) else pin
         # ADC0..2 are GP26..28; ADC(n) with n < 5 means the channel
         self.channel = id - 26 if id >= 26 else id
+        w = _world[0]
+        if w is not None and hasattr(w, "adc_open"):
+            w.adc_open(self.channel)      # the world keeps the hall pads' readings up to date
 
     def read_u16(self):
-        return _world[0].adc_read(self.channel)
+        return _adc_read[0](self.channel)
 
 
 class I2C:
@@ -203,6 +215,9 @@ class SPI:
     def __init__(self, id=0, baudrate=1000000, polarity=0, phase=0, bits=8, firstbit=0,
                  sck=None, mosi=None, miso=None):
         self.id = id
+        w = _world[0]
+        if w is not None and hasattr(w, "spi_open"):
+            w.spi_open(id)                # the presence pads' shift registers, if on this bus
 
     def init(self, *a, **k):
         pass

@@ -6,6 +6,9 @@ It runs in the firmware's interpreter. advance_to() is called between firmware s
 heap unlocked; adc_read() and i2c_write() are called from inside a step with the heap locked,
 so they allocate nothing.
 """
+import sys
+from array import array
+
 import machine
 import vclock
 import world_table as T
@@ -15,6 +18,13 @@ from presence_model import PresenceModel
 import presence_model as PM
 from ssd1306_model import SSD1306Model
 from max7219_model import MAX7219Model
+
+_level = machine._level
+_N_ADC = T.N_ADC
+_BANKS = T.BANKS
+_CHANNELS = T.CHANNELS
+_PAD_AT = T.PAD_AT
+_ADC_ZERO = T.ADC_ZERO
 
 HAND = 0
 BOARD = 1
@@ -92,6 +102,7 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
+        self.adc_read_fn = _fast_adc(self) or self.adc_read    # what ADC.read_u16 calls
         # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
         # taking in a row on the falling edge of the load pin
         sh = pm["shift"]
@@ -109,9 +120,19 @@ class World:
         self.hit_pin = pm["hit"]
         self.button_pin = dict(pm["buttons"])
         self.gates = (T.GATE_A, T.GATE_B)
+        self.gate_want = [1, 1]     # each gate beam's level with the chips as they lie
         self.inputs_high = [self.cup_pin[0], self.cup_pin[1], self.gate_pin[0], self.gate_pin[1],
                             self.hit_pin] + list(self.button_pin.values())
-        self.hall_dirty = True
+        self.hall_dirty = True  # the chips or hands changed: the pad models need an update
+        # Which pad models the firmware can read: set when it opens an ADC (the hall pads) or
+        # the shift registers' SPI bus (the presence pads). A model it cannot read is left
+        # stale and brought up to date when it is opened (a pad's reading depends only on what
+        # lies on the pads then, not on the updates before), which spares the other front
+        # end's model every step.
+        self.hall_used = False
+        self.pres_used = False
+        self.hall_stale = False
+        self.pres_stale = False
         self.i2c_addr = -1
         self.log = []           # what happened, for --display and debugging
 
@@ -126,18 +147,28 @@ class World:
             machine._level[p] = 1
         self.update_gates()
 
+    def adc_open(self, channel):
+        self.hall_used = True
+        if self.hall_stale:
+            self._update_models(True, False)
+
+    def spi_open(self, bus):
+        if bus == self.shift_bus:
+            self.pres_used = True
+            if self.pres_stale:
+                self._update_models(False, True)
+
     # -- the firmware's reads (heap locked) ----------------------------------------------
     def adc_read(self, channel):
-        lv = machine._level
+        if channel >= _N_ADC:
+            return 0
+        lv = _level
         s = self.sel_ch
         b = self.sel_bank
-        ch = lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3)
-        bank = lv[b[0]] | (lv[b[1]] << 1) | (lv[b[2]] << 2) | (lv[b[3]] << 3)
-        if channel >= T.N_ADC:
-            return 0
-        pad = T.PAD_AT[(channel * T.BANKS + bank) * T.CHANNELS + ch]
+        pad = _PAD_AT[((channel * _BANKS + (lv[b[0]] | (lv[b[1]] << 1) | (lv[b[2]] << 2) | (lv[b[3]] << 3)))
+                       * _CHANNELS) + (lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3))]
         if pad < 0:
-            return T.ADC_ZERO
+            return _ADC_ZERO
         return self.hall.read(pad)
 
     def i2c_scan(self):
@@ -248,19 +279,19 @@ class World:
                 else:
                     c.amp = c.fade_from + (c.fade_to - c.fade_from) * (t - c.fade_t0) // (c.fade_t1 - c.fade_t0)
                 self.hall_dirty = True
-        done = []
-        for m in self.moves:
-            if self._step_move(m, t):
-                done.append(m)
-        for m in done:
-            self.moves.remove(m)
-        self.update_gates()
-        self._pulses(t)
+        if self.moves:
+            done = []
+            for m in self.moves:
+                if self._step_move(m, t):
+                    done.append(m)
+            for m in done:
+                self.moves.remove(m)
+        self.update_gates(self.hall_dirty)
+        if self.pulses:
+            self._pulses(t)
         self._faults_over_time(t)
         if self.hall_dirty:
-            on = [c for c in self.chips.values() if c.state == BOARD and c.amp > 0]
-            self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in on])
-            self.pres.update([(c.x, c.y, c.r, c.amp) for c in on], [(h[0], h[1]) for h in self.hands])
+            self._update_models(self.hall_used, self.pres_used)
             self.hall_dirty = False
         for tm in self.timers:
             if tm.callback is not None and t >= tm.due_us:
@@ -269,6 +300,19 @@ class World:
                     tm.due_us += tm.period * 1000
                 else:
                     tm.callback = None
+
+    def _update_models(self, hall, pres):
+        on = [c for c in self.chips.values() if c.state == BOARD and c.amp > 0]
+        if hall:
+            self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in on])
+            self.hall_stale = False
+        else:
+            self.hall_stale = True
+        if pres:
+            self.pres.update([(c.x, c.y, c.r, c.amp) for c in on], [(h[0], h[1]) for h in self.hands])
+            self.pres_stale = False
+        else:
+            self.pres_stale = True
 
     def _fading(self):
         for c in self.chips.values():
@@ -309,17 +353,22 @@ class World:
         self.hall_dirty = True
         return False
 
-    def update_gates(self):
+    def update_gates(self, moved=True):
+        """The gate beams' levels; moved: the chips may have changed since they were worked out
+        (what breaks a beam changes only with the chips, as hall_dirty says)."""
+        want = self.gate_want
+        if moved:
+            for end in (0, 1):
+                gx0, gy0, gx1, gy1 = self.gates[end]
+                broken = False
+                for c in self.chips.values():
+                    if c.state == BOARD and c.amp > 0 and _disc_touches_segment(c.x, c.y, c.r, gx0, gy0, gx1, gy1):
+                        broken = True
+                        break
+                want[end] = 0 if broken else 1
         for end in (0, 1):
-            gx0, gy0, gx1, gy1 = self.gates[end]
-            broken = False
-            for c in self.chips.values():
-                if c.state == BOARD and c.amp > 0 and _disc_touches_segment(c.x, c.y, c.r, gx0, gy0, gx1, gy1):
-                    broken = True
-                    break
-            want = 0 if broken else 1
-            if machine._level[self.gate_pin[end]] != want:
-                self._drive(self.gate_pin[end], want)
+            if _level[self.gate_pin[end]] != want[end]:
+                self._drive(self.gate_pin[end], want[end])
 
     def _pulses(self, t):
         keep = []
@@ -420,6 +469,68 @@ class World:
     def chip_state(self, name):
         c = self.chips[name]
         return c.state, c.x, c.y
+
+
+# -- the ADC read, fast ----------------------------------------------------------------------
+# Under MicroPython the firmware's every ADC.read_u16() (some 44 a step) is _adc_viper: the
+# same as World.adc_read() and HallModel.read() (a fault anywhere: that very code), as machine
+# code over their arrays. Its globals are the world's (one world a process: the last made).
+_SEL = bytearray(8)         # the channel select pins, then the bank select pins
+_PAD_AT = array('h', T.PAD_AT)
+_CTL = _NBUF = _CLEAN = _HALL_READ = _HALL_DRAW = None
+_NB = HM.NB
+
+
+def _fast_adc(world):
+    global _CTL, _NBUF, _CLEAN, _HALL_READ, _HALL_DRAW
+    if sys.implementation.name != "micropython":
+        return None
+    for i in range(4):
+        _SEL[i] = world.sel_ch[i]
+        _SEL[4 + i] = world.sel_bank[i]
+    h = world.hall
+    _CTL = h.ctl
+    _NBUF = h.nbuf
+    _CLEAN = h.clean
+    _HALL_READ = h.read
+    _HALL_DRAW = h._draw
+    return _adc_viper
+
+
+if sys.implementation.name == "micropython":
+    import micropython
+
+    @micropython.viper
+    def _adc_viper(channel: int) -> int:
+        if channel >= int(_N_ADC):
+            return 0
+        lv = ptr8(_level)
+        s = ptr8(_SEL)
+        bank = lv[s[4]] | (lv[s[5]] << 1) | (lv[s[6]] << 2) | (lv[s[7]] << 3)
+        ch = lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3)
+        pad = int(ptr16(_PAD_AT)[(channel * int(_BANKS) + bank) * int(_CHANNELS) + ch])
+        if pad & 0x8000:                # -1: no pad at that address
+            return int(_ADC_ZERO)
+        ctl = ptr32(_CTL)
+        if ctl[1]:
+            return int(_HALL_READ(pad))
+        i = int(ctl[0])
+        if i >= int(_NB):
+            _HALL_DRAW()
+            i = 0
+        ctl[0] = i + 1
+        n = int(ptr16(_NBUF)[i])
+        if n & 0x8000:
+            n -= 0x10000
+        v = int(ptr32(_CLEAN)[pad])
+        if v & 0x80000000:
+            v -= 0x100000000
+        v += n
+        if v < 0:
+            return 0
+        if v > 65535:
+            return 65535
+        return v
 
 
 def _nearest(x, y, x0, y0, pitch):
