@@ -288,7 +288,7 @@ class Scoreboard:
             # at rest the loop idles between banks, unless a pad has just changed: a chip set
             # moving is then followed from the next bank on, so a fast flick is seen on its
             # way and not only gone (a frame at rest takes 48 ms, a hurried one 16)
-            v = self.scan.version if self.shift else self.scan.jumps
+            v = self.scan.version if self.shift else self.scan.jumps  # type: ignore[attr-defined]  # either scanner
             if v != self.seen:
                 self.seen = v
                 self.hurry = 1

@@ -1,0 +1,38 @@
+"""The firmware type-checked against the Pico's own API (issue 15): tools/typecheck.py runs mypy
+(mypy.ini) with the rp2 port's stubs (micropython-rp2-rpi-pico-stubs) as its standard library,
+so a function, method or argument that only the simulator's stand-ins have (boardsim/target:
+machine.py, vclock.py as `time`) fails here, not first on a Pico."""
+import shutil
+
+import pytest
+
+from tools import typecheck
+
+
+def test_the_firmware_checks_against_the_picos_stubs():
+    p = typecheck.run(capture=True)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+# Calls the simulator takes and the Pico does not: each must be an error where it is written.
+WRONG = [
+    ("machine.watch(3, None)", 'Module has no attribute "watch"'),              # machine.py's hook
+    ("machine.drive(3, 1)", 'Module has no attribute "drive"'),                # the world's pin driver
+    ("time.now_us()", 'Module has no attribute "now_us"'),                    # vclock's own clock
+    ("machine.Pin(3).value(1, 0)", 'No overload variant of "value"'),        # Pin.value takes one
+    ("machine.ADC(26).read_u16(1)", 'Too many arguments'),                     # ADC.read_u16 none
+]
+
+
+@pytest.mark.parametrize("call,message", WRONG)
+def test_a_call_the_pico_does_not_have_fails(tmp_path, call, message):
+    fw = tmp_path / "firmware"
+    shutil.copytree(typecheck.ROOT + "/firmware", fw)
+    src = (fw / "tracker.py").read_text()
+    lines = src.count("\n")
+    (fw / "tracker.py").write_text(src + "\nimport machine\nimport time\n\n\ndef _probe():\n    " + call + "\n")
+    p = typecheck.run([str(fw)], capture=True)
+    assert p.returncode == 1, p.stdout + p.stderr
+    errors = [ln for ln in p.stdout.splitlines() if ": error:" in ln]
+    assert len(errors) == 1, errors                    # that line and nothing else
+    assert f"tracker.py:{lines + 7}:" in errors[0] and message in errors[0], errors
