@@ -71,6 +71,7 @@ class HallModel:
         self.reach2 = T.FIELD_REACH * T.FIELD_REACH
         self.mark = array('i', (0 for _ in range(n)))
         self.stamp = 0
+        self.ctx = None         # _update_viper's arrays, made at its first call
 
     # -- the field ---------------------------------------------------------------------------
     def profile(self, d2):
@@ -113,6 +114,9 @@ class HallModel:
         new = tuple(tuple(c) for c in chips)
         if new == self.chips:
             return
+        if _refield is not None:
+            self._update_viper(new)
+            return
         self.stamp += 1
         dirty = []
         for c in self.chips:
@@ -146,6 +150,34 @@ class HallModel:
                     f += pol * peak * amp * (f0 + (table[b + 1] - f0) * (d2 - b * fbin) // fbin) // div
             field[pad] = f
             clean[pad] = base[pad] + f
+
+    def _update_viper(self, new):
+        """update() under MicroPython: the same pads, the same integer steps, in _refield."""
+        if self.ctx is None:
+            T = self.T
+            self.ctx = array('i', (0, 0, 0, self.cols, self.rows, self.x0, self.y0, self.pitch,
+                                   self.reach, self.reach2, T.FIELD_BIN, 1000 * T.FIELD_SCALE))
+            self.geo = array('i', (T.PAD_X[p] if k == 0 else T.PAD_Y[p] for p in range(self.n) for k in (0, 1)))
+            self.ftab = array('i', T.FIELD)
+            self.carr = array('i', bytes(4 * 3 * 16))
+        old = self.chips
+        if len(old) + len(new) > 16:
+            raise ValueError("hall_model: more than 16 chips")
+        self.stamp += 1
+        ctx = self.ctx
+        ctx[0] = self.stamp
+        ctx[1] = len(old)
+        ctx[2] = len(new)
+        a = self.carr
+        j = 0
+        peak = self.T.ADC_PEAK
+        for c in old + new:
+            a[j] = c[0]
+            a[j + 1] = c[1]
+            a[j + 2] = c[2] * peak * c[3]        # pol * ADC_PEAK * amp, as chip_field() multiplies
+            j += 3
+        self.chips = new
+        _refield(ctx, self.cell, self.mark, self.geo, self.ftab, a, self.field, self.clean, self.base)
 
     # -- faults (issue 4) --------------------------------------------------------------------
     def set_fault(self, pad, mode):
@@ -239,6 +271,95 @@ if sys.implementation.name == "micropython":
     import micropython
 
     @micropython.viper
+    def _refield(ctx: ptr32, cell: ptr16, mark: ptr32, geo: ptr32, ftab: ptr32, chips: ptr32,
+                 field: ptr32, clean: ptr32, base: ptr32):
+        """HallModel.update(): the pads within reach of each chip before (ctx[1] of them) or
+        after (ctx[2]), each once (mark), get the field of the chips after. chips: (x, y,
+        pol * ADC_PEAK * amp) each. (A ptr32 loads without sign: the 0x80000000 tests.)"""
+        stamp = int(ctx[0])
+        nold = int(ctx[1])
+        nnew = int(ctx[2])
+        cols = int(ctx[3])
+        rows = int(ctx[4])
+        gx0 = int(ctx[5])
+        gy0 = int(ctx[6])
+        pitch = int(ctx[7])
+        reach = int(ctx[8])
+        reach2 = int(ctx[9])
+        fbin = int(ctx[10])
+        div = int(ctx[11])
+        if gx0 & 0x80000000:
+            gx0 -= 0x100000000
+        if gy0 & 0x80000000:
+            gy0 -= 0x100000000
+        j = 0
+        while j < nold + nnew:
+            cx = int(chips[3 * j])
+            cy = int(chips[3 * j + 1])
+            if cx & 0x80000000:
+                cx -= 0x100000000
+            if cy & 0x80000000:
+                cy -= 0x100000000
+            c0 = (cx - reach - gx0) // pitch
+            c1 = (cx + reach - gx0) // pitch + 1
+            r0 = (cy - reach - gy0) // pitch
+            r1 = (cy + reach - gy0) // pitch + 1
+            if c0 < 0:
+                c0 = 0
+            if r0 < 0:
+                r0 = 0
+            if c1 > cols - 1:
+                c1 = cols - 1
+            if r1 > rows - 1:
+                r1 = rows - 1
+            r = r0
+            while r <= r1:
+                c = c0
+                while c <= c1:
+                    pad = int(cell[r * cols + c])
+                    if (pad & 0x8000) == 0 and int(mark[pad]) != stamp:
+                        mark[pad] = stamp
+                        px = int(geo[2 * pad])
+                        py = int(geo[2 * pad + 1])
+                        if px & 0x80000000:
+                            px -= 0x100000000
+                        if py & 0x80000000:
+                            py -= 0x100000000
+                        f = 0
+                        k = nold
+                        while k < nold + nnew:
+                            x = int(chips[3 * k])
+                            y = int(chips[3 * k + 1])
+                            m = int(chips[3 * k + 2])
+                            if x & 0x80000000:
+                                x -= 0x100000000
+                            if y & 0x80000000:
+                                y -= 0x100000000
+                            if m & 0x80000000:
+                                m -= 0x100000000
+                            dx = px - x
+                            dy = py - y
+                            d2 = dx * dx + dy * dy
+                            if d2 < reach2:
+                                b = d2 // fbin
+                                f0 = int(ftab[b])
+                                f1 = int(ftab[b + 1])
+                                if f0 & 0x80000000:
+                                    f0 -= 0x100000000
+                                if f1 & 0x80000000:
+                                    f1 -= 0x100000000
+                                f += m * (f0 + (f1 - f0) * (d2 - b * fbin) // fbin) // div
+                            k += 1
+                        field[pad] = f
+                        v = int(base[pad])
+                        if v & 0x80000000:
+                            v -= 0x100000000
+                        clean[pad] = v + f
+                    c += 1
+                r += 1
+            j += 1
+
+    @micropython.viper
     def _draw(raw: ptr16, buf: ptr16, bit: ptr8, n: int, s0: uint, tab: ptr16) -> uint:
         """n values of the noise from state s0 (xorshift32); the state after the last."""
         s = s0
@@ -254,6 +375,8 @@ if sys.implementation.name == "micropython":
             i += 1
         return s
 else:
+    _refield = None     # CPython: update() runs the same steps as Python
+
     def _draw(raw, buf, bit, n, s, tab):
         """The same in plain Python (CPython)."""
         for i in range(n):

@@ -20,12 +20,13 @@ _watch = [None] * 32        # per GPIO: a function(gpio, level) told when an out
 PWRON_RESET = const(1)
 WDT_RESET = const(3)
 _reset_cause = [PWRON_RESET]
-_adc_read = [None]          # the world's ADC read: function(channel) -> 0..65535
 
 
 def attach(world):
     _world[0] = world
-    _adc_read[0] = getattr(world, "adc_read_fn", None) or getattr(world, "adc_read", None)
+    # ADC.read_u16: the world's own (a function of the ADC: under MicroPython one viper call,
+    # world.py) or the plain one below
+    ADC.read_u16 = getattr(world, "adc_read_u16", None) or _read_u16
 
 
 def detach_all():
@@ -174,9 +175,15 @@ class ADC:
         w = _world[0]
         if w is not None and hasattr(w, "adc_open"):
             w.adc_open(self.channel)      # the world keeps the hall pads' readings up to date
+        # bound here, once: adc.read_u16() then allocates nothing whatever function it is (a
+        # viper function looked up through the class would make a bound method at every call)
+        self.read_u16 = self.read_u16
 
     def read_u16(self):
-        return _adc_read[0](self.channel)
+        return _world[0].adc_read(self.channel)
+
+
+_read_u16 = ADC.read_u16
 
 
 class I2C:

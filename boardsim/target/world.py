@@ -90,6 +90,7 @@ class World:
                            ("small2", "small")):    # small2: a second small chip (bad input)
             self.chips[name] = Chip(name, kind)
         self.moves = []
+        self.fading = []        # the chips with a fade under way (fade_t1 set)
         self.pulses = []        # [pin, start_us, end_us, phase]
         self.timers = []
         self.watchdog = None
@@ -102,7 +103,7 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
-        self.adc_read_fn = _fast_adc(self) or self.adc_read    # what ADC.read_u16 calls
+        self.adc_read_u16 = _fast_adc(self)     # machine.ADC.read_u16 (None: World.adc_read)
         # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
         # taking in a row on the falling edge of the load pin
         sh = pm["shift"]
@@ -239,6 +240,8 @@ class World:
         c.fade_to = a1
         c.fade_t0 = now_us
         c.fade_t1 = now_us + PUT_MS * 1000
+        if c not in self.fading:
+            self.fading.append(c)
         c.after_fade = after
         c.amp = a0
 
@@ -268,17 +271,22 @@ class World:
     # -- time passes ------------------------------------------------------------------------
     def advance_to(self, t):
         if not (self.moves or self.pulses or self.hall_dirty or self.hands or self.timers
-                or self.chatter[0] or self.chatter[1] or self._fading()):
+                or self.chatter[0] or self.chatter[1] or self.fading):
             return      # a table at rest: nothing the firmware could see changes
-        for c in self.chips.values():
-            if c.fade_t1 and c.fade_t0 <= t:
-                if t >= c.fade_t1:
-                    c.amp = c.fade_to
-                    c.state = c.after_fade
-                    c.fade_t1 = 0
-                else:
-                    c.amp = c.fade_from + (c.fade_to - c.fade_from) * (t - c.fade_t0) // (c.fade_t1 - c.fade_t0)
-                self.hall_dirty = True
+        if self.fading:
+            ended = False
+            for c in self.fading:
+                if c.fade_t0 <= t:
+                    if t >= c.fade_t1:
+                        c.amp = c.fade_to
+                        c.state = c.after_fade
+                        c.fade_t1 = 0
+                        ended = True
+                    else:
+                        c.amp = c.fade_from + (c.fade_to - c.fade_from) * (t - c.fade_t0) // (c.fade_t1 - c.fade_t0)
+                    self.hall_dirty = True
+            if ended:
+                self.fading = [c for c in self.fading if c.fade_t1]
         if self.moves:
             done = []
             for m in self.moves:
@@ -313,12 +321,6 @@ class World:
             self.pres_stale = False
         else:
             self.pres_stale = True
-
-    def _fading(self):
-        for c in self.chips.values():
-            if c.fade_t1:
-                return True
-        return False
 
     def _step_move(self, m, t):
         c = m.chip
@@ -460,11 +462,11 @@ class World:
                 # a bouncing contact: short breaks a few tens of ms apart
                 self.pulses.append([self.cup_pin[end], t, t + 1000 + 1000 * self._rand(3), 0])
                 self.chatter[end] = t + 15000 + 1000 * self._rand(50)
-        if self.hands:
-            keep = [h for h in self.hands if h[2] > t]
-            if len(keep) != len(self.hands):
-                self.hands = keep
+        for h in self.hands:
+            if h[2] <= t:       # one has gone: keep the others
+                self.hands = [h for h in self.hands if h[2] > t]
                 self.hall_dirty = True
+                break
 
     def chip_state(self, name):
         c = self.chips[name]
@@ -472,7 +474,7 @@ class World:
 
 
 # -- the ADC read, fast ----------------------------------------------------------------------
-# Under MicroPython the firmware's every ADC.read_u16() (some 44 a step) is _adc_viper: the
+# Under MicroPython the firmware's every ADC.read_u16() (some 44 a step) is _adc_viper(adc): the
 # same as World.adc_read() and HallModel.read() (a fault anywhere: that very code), as machine
 # code over their arrays. Its globals are the world's (one world a process: the last made).
 _SEL = bytearray(8)         # the channel select pins, then the bank select pins
@@ -501,7 +503,8 @@ if sys.implementation.name == "micropython":
     import micropython
 
     @micropython.viper
-    def _adc_viper(channel: int) -> int:
+    def _adc_viper(adc) -> int:
+        channel = int(adc.channel)
         if channel >= int(_N_ADC):
             return 0
         lv = ptr8(_level)
