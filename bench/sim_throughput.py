@@ -7,12 +7,17 @@ The games are complete Zenn Bowling games (ten frames, tenth-frame bonus balls i
 with waypoint shots and one with flicks (physics), for one and for two players; each is compiled
 once (host time reported apart) and then played through the runner with the heap locked in the
 loop (MicroPython) exactly as `boardsim run` does. Wall time is the best of N runs of the whole
-runner process (start-up included).
+runner process (start-up included); CPU time (user + system of that process, best of N) is the
+figure to compare on a shared machine, where wall time mostly says how busy the others are.
+
+    --checkout DIR   run another checkout's simulator and firmware (e.g. a `git worktree` or
+                     `git archive` of an older commit) with this bench's games: before/after
 """
 import argparse
 import math
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -75,24 +80,36 @@ def flick_game(players):
     return {"game": "bowling", "players": players, "steps": steps}
 
 
-def play(timeline, rt, repeat):
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def play(timeline, rt, repeat, checkout=None):
     fd, path = tempfile.mkstemp(prefix="bench-", suffix=".jsonl")
     try:
         with os.fdopen(fd, "w") as f:
             runtime.write_timeline(timeline, f)
         argv, env = runtime.command(rt, path, runner_args=["--stats"])
-        best = math.inf
+        if checkout:
+            argv = [a.replace(ROOT, checkout) if a.startswith(ROOT + "/boardsim") else a for a in argv]
+            for k in ("MICROPYPATH", "PYTHONPATH"):
+                if k in env:
+                    env[k] = env[k].replace(ROOT, checkout)
+        best = best_cpu = math.inf
         for _ in range(repeat):
             t0 = time.perf_counter()
-            p = subprocess.run(argv, env=env, cwd=ROOT, capture_output=True, text=True)
+            c0 = _children_cpu()
+            p = subprocess.run(argv, env=env, cwd=checkout or ROOT, capture_output=True, text=True)
             wall = time.perf_counter() - t0
             if p.returncode != 0:
                 raise SystemExit(f"{rt}: runner failed: {p.stderr.strip().splitlines()[-1:]}")
             best = min(best, wall)
+            best_cpu = min(best_cpu, _children_cpu() - c0)
         m = re.search(r"runner: (\d+) steps, (\d+) ms simulated", p.stderr)
         steps, sim_ms = int(m.group(1)), int(m.group(2))
         events = sum(1 for ln in p.stdout.splitlines() if '"game_over"' in ln)
-        return steps, sim_ms / 1000.0, best, events
+        return steps, sim_ms / 1000.0, best, best_cpu, events
     finally:
         os.unlink(path)
 
@@ -100,7 +117,9 @@ def play(timeline, rt, repeat):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--checkout", help="another checkout's simulator and firmware")
     args = ap.parse_args()
+    checkout = os.path.abspath(args.checkout) if args.checkout else None
     rows = []
     for name, scn in (("bowling 1P, paths", path_game(1)), ("bowling 2P, paths", path_game(2)),
                       ("bowling 1P, flicks", flick_game(1)), ("bowling 2P, flicks", flick_game(2))):
@@ -108,15 +127,16 @@ def main():
         tl = compile_scenario(parse(scn))
         compile_s = time.perf_counter() - t0
         for rt in runtime.RUNTIMES:
-            steps, sim_s, wall, over = play(tl, rt, args.repeat)
-            rows.append((name, rt, compile_s, sim_s, wall, sim_s / wall, steps / wall, over))
-    head = ("game", "runtime", "compile s", "simulated s", "wall s", "sim s / wall s", "steps / s", "game over")
-    fmt = "{:<20} {:<12} {:>9} {:>11} {:>7} {:>14} {:>10} {:>9}"
+            steps, sim_s, wall, cpu, over = play(tl, rt, args.repeat, checkout)
+            rows.append((name, rt, compile_s, sim_s, wall, sim_s / wall, cpu, sim_s / cpu, steps / cpu, over))
+    head = ("game", "runtime", "compile s", "simulated s", "wall s", "sim s / wall s", "cpu s",
+            "sim s / cpu s", "steps / cpu s", "game over")
+    fmt = "{:<20} {:<12} {:>9} {:>11} {:>7} {:>14} {:>6} {:>13} {:>13} {:>9}"
     print(fmt.format(*head))
-    print("-" * 100)
-    for name, rt, c, s, w, x, sps, over in rows:
-        print(fmt.format(name, rt, f"{c:.2f}", f"{s:.1f}", f"{w:.2f}", f"{x:.1f}", f"{sps:,.0f}",
-                         "yes" if over else "NO"))
+    print("-" * 125)
+    for name, rt, c, s, w, x, cpu, xc, sps, over in rows:
+        print(fmt.format(name, rt, f"{c:.2f}", f"{s:.1f}", f"{w:.2f}", f"{x:.1f}", f"{cpu:.2f}", f"{xc:.1f}",
+                         f"{sps:,.0f}", "yes" if over else "NO"))
 
 
 if __name__ == "__main__":
