@@ -39,7 +39,6 @@ class HallModel:
         self.n = n
         self.base = array('i', (T.ADC_ZERO + T.PAD_OFFSET[p] for p in range(n)))
         self.field = array('i', (0 for _ in range(n)))      # sum of the chips' fields, LSB
-        self.clean = array('i', self.base)                   # base + field: the noiseless reading
         self.fault = array('i', (FAULT_NONE for _ in range(n)))
         # The noise, drawn NB values at a time (_draw: one xorshift32 step per value, in viper
         # under MicroPython): nraw the byte sums (0..1020), nbuf them scaled by noise_lsb, nbit
@@ -47,9 +46,17 @@ class HallModel:
         # how many pads have a fault] (an array: the world's fast ADC read shares it).
         self.state = seed & _MASK32 or 1                     # after the last value drawn
         self.nraw = array('H', bytes(2 * NB))
-        self.nbuf = array('h', bytes(2 * NB))
         self.nbit = bytearray(NB)
-        self.ctl = array('i', (NB, 0))
+        # ctl, nbuf and clean (base + field: the noiseless reading) are views of one array, so
+        # that the world's fast ADC read (world.py) reaches all three through one pointer
+        self.fast = array('i', bytes(4 * (2 + NB + n)))
+        mv = memoryview(self.fast)
+        self.ctl = mv[0:2]
+        self.nbuf = mv[2:2 + NB]
+        self.clean = mv[2 + NB:2 + NB + n]
+        self.ctl[0] = NB
+        for p in range(n):
+            self.clean[p] = self.base[p]
         self._lsb = T.NOISE_LSB
         self.ntab = _scale_table(self._lsb)
         self.chips = ()
@@ -360,7 +367,7 @@ if sys.implementation.name == "micropython":
             j += 1
 
     @micropython.viper
-    def _draw(raw: ptr16, buf: ptr16, bit: ptr8, n: int, s0: uint, tab: ptr16) -> uint:
+    def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, s0: uint, tab: ptr16) -> uint:
         """n values of the noise from state s0 (xorshift32); the state after the last."""
         s = s0
         i = 0
@@ -370,7 +377,10 @@ if sys.implementation.name == "micropython":
             s ^= (s << 5) & uint(0xFFFFFFFF)
             u = int((s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24))
             raw[i] = u
-            buf[i] = tab[u]
+            v = int(tab[u])
+            if v & 0x8000:              # the table holds int16
+                v -= 0x10000
+            buf[i] = v
             bit[i] = int((s >> 8) & 1)
             i += 1
         return s

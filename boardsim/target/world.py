@@ -477,25 +477,22 @@ class World:
 # Under MicroPython the firmware's every ADC.read_u16() (some 44 a step) is _adc_viper(adc): the
 # same as World.adc_read() and HallModel.read() (a fault anywhere: that very code), as machine
 # code over their arrays. Its globals are the world's (one world a process: the last made).
-_SEL = bytearray(8)         # the channel select pins, then the bank select pins
-_PAD_AT = array('h', T.PAD_AT)
-_CTL = _NBUF = _CLEAN = _HALL_READ = _HALL_DRAW = _THIS = None
+_ADDR = array('h', [0] * 8 + list(T.PAD_AT))    # the channel, then the bank select pins; PAD_AT
+_FAST = _HALL_READ = _HALL_DRAW = _THIS = None       # HallModel.fast: ctl, nbuf, clean
 _ATTACHED = machine._world      # [the world machine reads from]: a bench may put another there
 _NB = HM.NB
 
 
 def _fast_adc(world):
-    global _CTL, _NBUF, _CLEAN, _HALL_READ, _HALL_DRAW, _THIS
+    global _FAST, _HALL_READ, _HALL_DRAW, _THIS
     if sys.implementation.name != "micropython":
         return None
     for i in range(4):
-        _SEL[i] = world.sel_ch[i]
-        _SEL[4 + i] = world.sel_bank[i]
+        _ADDR[i] = world.sel_ch[i]
+        _ADDR[4 + i] = world.sel_bank[i]
     _THIS = world
     h = world.hall
-    _CTL = h.ctl
-    _NBUF = h.nbuf
-    _CLEAN = h.clean
+    _FAST = h.fast
     _HALL_READ = h.read
     _HALL_DRAW = h._draw
     return _adc_viper
@@ -513,24 +510,24 @@ if sys.implementation.name == "micropython":
         if channel >= int(_N_ADC):
             return 0
         lv = ptr8(_level)
-        s = ptr8(_SEL)
+        s = ptr16(_ADDR)
         bank = lv[s[4]] | (lv[s[5]] << 1) | (lv[s[6]] << 2) | (lv[s[7]] << 3)
         ch = lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3)
-        pad = int(ptr16(_PAD_AT)[(channel * int(_BANKS) + bank) * int(_CHANNELS) + ch])
+        pad = int(s[8 + (channel * int(_BANKS) + bank) * int(_CHANNELS) + ch])
         if pad & 0x8000:                # -1: no pad at that address
             return int(_ADC_ZERO)
-        ctl = ptr32(_CTL)
-        if ctl[1]:
+        f = ptr32(_FAST)                # [next noise, faults, noise (NB), clean (a pad each)]
+        if f[1]:
             return int(_HALL_READ(pad))
-        i = int(ctl[0])
+        i = int(f[0])
         if i >= int(_NB):
             _HALL_DRAW()
             i = 0
-        ctl[0] = i + 1
-        n = int(ptr16(_NBUF)[i])
-        if n & 0x8000:
-            n -= 0x10000
-        v = int(ptr32(_CLEAN)[pad])
+        f[0] = i + 1
+        n = int(f[2 + i])
+        if n & 0x80000000:
+            n -= 0x100000000
+        v = int(f[2 + int(_NB) + pad])
         if v & 0x80000000:
             v -= 0x100000000
         v += n
