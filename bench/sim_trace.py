@@ -60,7 +60,8 @@ def _load(d):
     runs = {}
     for p in glob.glob(os.path.join(d, "traces", "*.txt")):
         with open(p) as f:
-            runs[os.path.basename(p)] = sorted(ln.strip() for ln in f if ln.strip())
+            # (a timeline played more than once gives the same line each time)
+            runs[os.path.basename(p)] = sorted(set(ln.strip() for ln in f if ln.strip()))
     with open(os.path.join(d, "examples.json")) as f:
         ex = json.load(f)
     return runs, ex
