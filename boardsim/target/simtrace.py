@@ -29,98 +29,117 @@ def _fold(kind, v):
 _count = [0] * len(KINDS)         # reads per kind
 
 
+_orig = {}   # the methods wrapped, by name (module-level wrappers: a closure called with keyword
+             # arguments allocates on MicroPython, which the heap lock would stop)
+
+
+def _value(self, v=None):
+    if v is None:
+        r = _orig["value"](self)
+        _fold(1, r)
+        _count[0] += 1
+        return r
+    return _orig["value"](self, v)
+
+
+def _call(self, v=None):
+    if v is None:
+        r = _orig["call"](self)
+        _fold(1, r)
+        _count[0] += 1
+        return r
+    return _orig["call"](self, v)
+
+
+def _read_u16(self):
+    r = _orig["read_u16"](self)
+    _fold(2, r)
+    _count[1] += 1
+    return r
+
+
+def _bytes(buf):
+    for i in range(len(buf)):
+        _fold(3, buf[i])
+    _count[2] += 1
+
+
+def _readinto(self, buf, write=0):
+    _orig["readinto"](self, buf, write)
+    _bytes(buf)
+
+
+def _write_readinto(self, wbuf, rbuf):
+    _orig["write_readinto"](self, wbuf, rbuf)
+    _bytes(rbuf)
+
+
+def _scan(self):
+    r = _orig["scan"](self)
+    for a in r:
+        _fold(4, a)
+    _count[3] += 1
+    return r
+
+
+def _readfrom_into(self, addr, buf, stop=True):
+    _orig["readfrom_into"](self, addr, buf, stop)
+    _bytes(buf)
+
+
+_handlers = []      # [firmware's handler, its wrapper], made at its first irq() (at boot)
+
+
+def _irq(self, handler=None, trigger=12, hard=False):
+    if handler is not None:
+        w = None
+        for pair in _handlers:
+            if pair[0] is handler:
+                w = pair[1]
+        if w is None:
+            w = _irq_wrapper(handler)
+            _handlers.append([handler, w])
+        handler = w
+    return _orig["irq"](self, handler, trigger, hard)
+
+
+def _irq_wrapper(fw):
+    def handler(p):
+        _fold(6, p.id)
+        _fold(6, vclock.now_us())
+        _count[5] += 1
+        fw(p)
+    return handler
+
+
+def _timer_init(self, mode=1, period=-1, freq=-1, callback=None):
+    if callback is not None:
+        callback = _timer_wrapper(callback)
+    return _orig["init"](self, mode, period, freq, callback)
+
+
+def _timer_wrapper(fw):
+    def callback(t):
+        _fold(7, vclock.now_us())
+        _count[6] += 1
+        fw(t)
+    return callback
+
+
 def install():
     P = machine.Pin
     A = machine.ADC
     S = machine.SPI
     I = machine.I2C
     T = machine.Timer
-    pin_value = P.value
-    pin_call = P.__call__
-    pin_irq = P.irq
-    adc_read = A.read_u16
-    spi_readinto = S.readinto
-    spi_wri = S.write_readinto
-    i2c_scan = I.scan
-    i2c_readinto = I.readfrom_into
-    timer_init = T.init
-
-    def value(self, v=None):
-        if v is None:
-            r = pin_value(self)
-            _fold(1, r)
-            _count[0] += 1
-            return r
-        return pin_value(self, v)
-
-    def call(self, v=None):
-        if v is None:
-            r = pin_call(self)
-            _fold(1, r)
-            _count[0] += 1
-            return r
-        return pin_call(self, v)
-
-    def read_u16(self):
-        r = adc_read(self)
-        _fold(2, r)
-        _count[1] += 1
-        return r
-
-    def _bytes(buf):
-        for i in range(len(buf)):
-            _fold(3, buf[i])
-        _count[2] += 1
-
-    def readinto(self, buf, write=0):
-        spi_readinto(self, buf, write)
-        _bytes(buf)
-
-    def write_readinto(self, wbuf, rbuf):
-        spi_wri(self, wbuf, rbuf)
-        _bytes(rbuf)
-
-    def scan(self):
-        r = i2c_scan(self)
-        for a in r:
-            _fold(4, a)
-        _count[3] += 1
-        return r
-
-    def readfrom_into(self, addr, buf, stop=True):
-        i2c_readinto(self, addr, buf, stop)
-        _bytes(buf)
-
-    def irq(self, handler=None, trigger=12, hard=False):
-        if handler is not None:
-            fw = handler
-
-            def handler(p):
-                _fold(6, p.id)
-                _fold(6, vclock.now_us())
-                _count[5] += 1
-                fw(p)
-        return pin_irq(self, handler, trigger, hard)
-
-    def init(self, mode=1, period=-1, freq=-1, callback=None):
-        if callback is not None:
-            fw = callback
-
-            def callback(t):
-                _fold(7, vclock.now_us())
-                _count[6] += 1
-                fw(t)
-        return timer_init(self, mode, period, freq, callback)
-
-    P.value = value
-    P.__call__ = call
-    P.irq = irq
-    A.read_u16 = read_u16
-    S.readinto = readinto
-    S.write_readinto = write_readinto
-    I.scan = scan
-    I.readfrom_into = readfrom_into
-    T.init = init
+    for name, cls, attr, wrapper in (("value", P, "value", _value), ("call", P, "__call__", _call),
+                                     ("irq", P, "irq", _irq), ("read_u16", A, "read_u16", _read_u16),
+                                     ("readinto", S, "readinto", _readinto),
+                                     ("write_readinto", S, "write_readinto", _write_readinto),
+                                     ("scan", I, "scan", _scan), ("readfrom_into", I, "readfrom_into", _readfrom_into),
+                                     ("init", T, "init", _timer_init)):
+        _orig[name] = getattr(cls, attr)
+        setattr(cls, attr, wrapper)
     for name in ("ticks_ms", "ticks_us", "ticks_cpu", "time"):
         setattr(vclock, name, _ticks(getattr(vclock, name)))
 
