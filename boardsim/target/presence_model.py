@@ -21,6 +21,7 @@ test's {"fault": {"hand": ...}} step hovers one.
 Faults (issue 4): per cell FAULT_NONE, STUCK_ON (reads covered), STUCK_OFF (never covered) or
 FLICKER (random, read by read); a whole shift register (8 columns of every row) likewise.
 """
+import sys
 from array import array
 
 FAULT_NONE = 0
@@ -64,6 +65,7 @@ class PresenceModel:
         self.rim = T.PRES_RIM
         self.state = bytearray(n)             # covered now, faults aside
         self.ragged = bytearray(n)            # 1: on a hand's ragged rim
+        self.nragged = 0                      # cells on a ragged rim (fast path)
         self.fault = bytearray(n)
         self.sr_fault = bytearray(self.nsr)   # per shift register
         self.nfault = 0                       # cells and registers with a fault (fast path)
@@ -75,6 +77,8 @@ class PresenceModel:
         self.row_sel = None                   # the row select pins (set by the world)
         self._levels = None                   # machine._level (set by the world)
         self.latches = 0
+        self.rsel = None                      # the row select pins as bytes, and the sizes:
+        self.dims = array('i', (0, self.rows, self.cols, self.nsr))   # for _latch_viper
 
     # -- what lies on the pads ------------------------------------------------------------------
     def _near(self, x, y, r, out):
@@ -130,7 +134,9 @@ class PresenceModel:
                     elif hand and d2 <= (lim + HAND_RAGGED) * (lim + HAND_RAGGED):
                         rag = 1
             self.state[g] = on
-            self.ragged[g] = rag and not on
+            r = 1 if rag and not on else 0
+            self.nragged += r - self.ragged[g]
+            self.ragged[g] = r
 
     # -- faults ---------------------------------------------------------------------------------
     def set_fault(self, g, mode):
@@ -170,6 +176,9 @@ class PresenceModel:
     def latch(self):
         """The 74HC165s take in the selected row (falling edge of the parallel load)."""
         self.latches += 1
+        if _latch_viper is not None and not self.nfault and not self.nragged and self.rsel is not None:
+            _latch_viper(self._levels, self.rsel, self.state, self.latched, self.dims)
+            return
         lv = self._levels
         sel = self.row_sel
         code = 0
@@ -205,8 +214,57 @@ class PresenceModel:
                     v |= 0x80 >> j
             out[k] = v
 
+    def prepare(self):
+        """After row_sel is set (heap unlocked): latch() may take its fast path from now on."""
+        self.rsel = bytes(self.row_sel)
+        self.dims[0] = len(self.row_sel)
+
     def read(self, buf):
         """SPI.readinto: the latched row, first register first (further bytes read 0)."""
         n = len(buf)
         for i in range(n):
             buf[i] = self.latched[i] if i < self.nsr else 0
+
+
+if sys.implementation.name == "micropython":
+    import micropython
+
+    @micropython.viper
+    def _latch_viper(lv: ptr8, sel: ptr8, state: ptr8, out: ptr8, dims: ptr32):
+        """latch() with no fault and no ragged rim anywhere (no random bits to draw): the
+        selected row's cells as they lie, in the same bytes."""
+        nsel = int(dims[0])
+        rows = int(dims[1])
+        cols = int(dims[2])
+        nsr = int(dims[3])
+        code = 0
+        i = 0
+        while i < nsel:
+            code |= int(lv[sel[i]]) << i
+            i += 1
+        row = code                      # gray_row(code)
+        s = code >> 1
+        while s != 0:
+            row ^= s
+            s >>= 1
+        k = 0
+        if row >= rows:
+            while k < nsr:
+                out[k] = 0
+                k += 1
+            return
+        base = row * cols
+        while k < nsr:
+            v = 0
+            j = 0
+            while j < 8:
+                c = 8 * k + j
+                if c >= cols:
+                    break
+                if state[base + c]:
+                    v |= 0x80 >> j
+                j += 1
+            out[k] = v
+            k += 1
+else:
+    _latch_viper = None     # CPython: latch() as written

@@ -110,6 +110,7 @@ class World:
         self.pres = PresenceModel(T)
         self.pres._levels = machine._level
         self.pres.row_sel = tuple(sh["row_select"])
+        self.pres.prepare()
         self.shift_bus = sh["bus"]
         self.shift_load = sh["load"]
         machine.watch(sh["load"], self._load_edge)
