@@ -174,7 +174,7 @@ class Scoreboard:
         self.padmap = None
         self.tool_pending = 0       # CALIB / SENSORS to open once service() made its objects
         self.best_job = 0           # service(): 1 a game ended (record it), 2 show the best
-        self.best_lines = None      # the best games' pages [(title, text)] while shown
+        self.best_lines = ()        # the best games' pages [(title, text)] while shown
         self.ui = Displays().open(cfg)
         self.oled = self.ui.oled            # None when the configuration has no OLED
         # the buzzer after the displays: its pin is SPI0's MISO too (pin map), which it takes
@@ -581,7 +581,7 @@ class Scoreboard:
                 else:
                     self.page = _PAGE_GAME
                     self.choice = _GAME_BEST
-                    self.best_lines = None
+                    self.best_lines = ()
             return
         if p == _PAGE_CORRECT:
             self.correct_button(b)

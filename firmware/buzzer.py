@@ -17,7 +17,7 @@ class Buzzer:
         pwm.duty_u16(0)
         self.i = 0              # the next note
         self.end = 0            # the tune's end (a note index)
-        self.t = 0              # ticks_ms when the note sounding now ends
+        self.t = time.ticks_ms()  # ticks_ms when the note sounding now ends
         self.on = 0             # 1 while a tune plays
 
     def play(self, k):

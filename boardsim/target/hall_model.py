@@ -282,7 +282,11 @@ if sys.implementation.name == "micropython":
                  field: ptr32, clean: ptr32, base: ptr32):
         """HallModel.update(): the pads within reach of each chip before (ctx[1] of them) or
         after (ctx[2]), each once (mark), get the field of the chips after. chips: (x, y,
-        pol * ADC_PEAK * amp) each. (A ptr32 loads without sign: the 0x80000000 tests.)"""
+        pol * ADC_PEAK * amp) each. (A ptr32 loads without sign on the 64-bit port: a value with bit 31 set is taken 2**32
+        back down. 2**32 is made at run time: a literal that big is an object to mpy-cross's
+        viper, which then refuses the function, as tools/hil's -march=x64 build found.)"""
+        s16 = 1 << 16
+        w32 = s16 * s16
         stamp = int(ctx[0])
         nold = int(ctx[1])
         nnew = int(ctx[2])
@@ -295,18 +299,18 @@ if sys.implementation.name == "micropython":
         reach2 = int(ctx[9])
         fbin = int(ctx[10])
         div = int(ctx[11])
-        if gx0 & 0x80000000:
-            gx0 -= 0x100000000
-        if gy0 & 0x80000000:
-            gy0 -= 0x100000000
+        if gx0 >> 31:
+            gx0 -= w32
+        if gy0 >> 31:
+            gy0 -= w32
         j = 0
         while j < nold + nnew:
             cx = int(chips[3 * j])
             cy = int(chips[3 * j + 1])
-            if cx & 0x80000000:
-                cx -= 0x100000000
-            if cy & 0x80000000:
-                cy -= 0x100000000
+            if cx >> 31:
+                cx -= w32
+            if cy >> 31:
+                cy -= w32
             c0 = (cx - reach - gx0) // pitch
             c1 = (cx + reach - gx0) // pitch + 1
             r0 = (cy - reach - gy0) // pitch
@@ -328,22 +332,22 @@ if sys.implementation.name == "micropython":
                         mark[pad] = stamp
                         px = int(geo[2 * pad])
                         py = int(geo[2 * pad + 1])
-                        if px & 0x80000000:
-                            px -= 0x100000000
-                        if py & 0x80000000:
-                            py -= 0x100000000
+                        if px >> 31:
+                            px -= w32
+                        if py >> 31:
+                            py -= w32
                         f = 0
                         k = nold
                         while k < nold + nnew:
                             x = int(chips[3 * k])
                             y = int(chips[3 * k + 1])
                             m = int(chips[3 * k + 2])
-                            if x & 0x80000000:
-                                x -= 0x100000000
-                            if y & 0x80000000:
-                                y -= 0x100000000
-                            if m & 0x80000000:
-                                m -= 0x100000000
+                            if x >> 31:
+                                x -= w32
+                            if y >> 31:
+                                y -= w32
+                            if m >> 31:
+                                m -= w32
                             dx = px - x
                             dy = py - y
                             d2 = dx * dx + dy * dy
@@ -351,16 +355,16 @@ if sys.implementation.name == "micropython":
                                 b = d2 // fbin
                                 f0 = int(ftab[b])
                                 f1 = int(ftab[b + 1])
-                                if f0 & 0x80000000:
-                                    f0 -= 0x100000000
-                                if f1 & 0x80000000:
-                                    f1 -= 0x100000000
+                                if f0 >> 31:
+                                    f0 -= w32
+                                if f1 >> 31:
+                                    f1 -= w32
                                 f += m * (f0 + (f1 - f0) * (d2 - b * fbin) // fbin) // div
                             k += 1
                         field[pad] = f
                         v = int(base[pad])
-                        if v & 0x80000000:
-                            v -= 0x100000000
+                        if v >> 31:
+                            v -= w32
                         clean[pad] = v + f
                     c += 1
                 r += 1

@@ -518,6 +518,8 @@ if sys.implementation.name == "micropython":
         if pad & 0x8000:                # -1: no pad at that address
             return int(_ADC_ZERO)
         f = ptr32(_FAST)                # [next noise, faults, noise (NB), clean (a pad each)]
+        s16 = 1 << 16
+        w32 = s16 * s16                 # 2**32 for the sign below, made at run time (hall_model)
         if f[1]:
             return int(_HALL_READ(pad))
         i = int(f[0])
@@ -526,11 +528,11 @@ if sys.implementation.name == "micropython":
             i = 0
         f[0] = i + 1
         n = int(f[2 + i])
-        if n & 0x80000000:
-            n -= 0x100000000
+        if n >> 31:
+            n -= w32
         v = int(f[2 + int(_NB) + pad])
-        if v & 0x80000000:
-            v -= 0x100000000
+        if v >> 31:
+            v -= w32
         v += n
         if v < 0:
             return 0
