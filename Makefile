@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test tables check-tables firmware deploy wiring screens hil bench clean
+.PHONY: all venv sim test tables check-tables firmware deploy wiring screens hil bench clean image image-stock rp2040js bootrom
 
 all: test
 
@@ -40,13 +40,14 @@ browser:
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	fi
 
-test: $(STAMP) browser
+test: $(STAMP) browser rp2040js
 	$(VPY) -m pytest -q -n 2 tests
 
 # The firmware's speed, memory and latency against their targets (docs/performance.md), as
 # a Markdown table; bench/*.py one by one for the details. A few minutes.
-bench: $(STAMP)
+bench: $(STAMP) rp2040js
 	$(VPY) -m bench.perf
+	$(VPY) -m bench.rp2040
 
 # The wiring documents from wiring/pinmap.json and board/geometry.json (tools/wiring.py):
 # bom.csv, harness.yml + harness.svg (WireViz, needs Graphviz's dot: installed here when
@@ -71,6 +72,36 @@ firmware: $(STAMP)
 
 deploy: firmware
 	$(VPY) -m tools.deploy $(if $(PORT),--port $(PORT),)
+
+# -- The firmware on the RP2040 itself (docs/rp2040.md) ---------------------------------------
+# `make image`: the production image, the firmware frozen into MicroPython (tools/image/
+# manifest.py), built from the MicroPython tree in MPY_DIR (a release with its rp2 submodules;
+# never fetched here) with Debian's arm-none-eabi gcc and cmake. Results in ~/.cache/zenn/rp2040/
+# (zenn-RPI_PICO.elf/.uf2); the build directory is kept, so a firmware change re-freezes only.
+MPY_DIR ?= $(HOME)/.cache/zenn/src/micropython
+BOARD   ?= RPI_PICO
+image: $(STAMP)
+	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board $(BOARD)
+
+# the same MicroPython without the firmware (stock-RPI_PICO.elf): the .mpy rows of make bench
+image-stock: $(STAMP)
+	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board $(BOARD) --stock
+
+# rp2040js, the emulator behind --runtime rp2040, pinned in boardsim/rp2040/package-lock.json.
+# Without npm (or the registry) the rp2040 tier is skipped, with its reason, not failed.
+RP2040JS := boardsim/rp2040/node_modules/rp2040js/package.json
+$(RP2040JS): boardsim/rp2040/package.json boardsim/rp2040/package-lock.json
+	@if command -v npm >/dev/null; then \
+		(cd boardsim/rp2040 && npm ci --no-audit --no-fund --silent) && touch $@ \
+		|| echo "warning: npm ci failed in boardsim/rp2040: the rp2040 runtime is not available"; \
+	else echo "warning: no npm: the rp2040 runtime (rp2040js under Node) is not available"; fi
+rp2040js: $(RP2040JS)
+
+# The RP2040's boot ROM for rp2040js (not in its npm package, never in this repository): from a
+# copy of rp2040js's demo/bootrom.ts, into ~/.cache/zenn/rp2040/bootrom.bin (or RP2040_BOOTROM).
+bootrom: $(STAMP)
+	@test -n "$(BOOTROM_TS)" || { echo "make bootrom BOOTROM_TS=path/to/rp2040js/demo/bootrom.ts"; exit 2; }
+	$(VPY) -m tools.extract_bootrom $(BOOTROM_TS)
 
 clean:
 	rm -rf build $(VENV)

