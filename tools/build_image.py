@@ -96,8 +96,12 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
         raise SystemExit("mpy-cross did not build:\n" + r.stderr[-3000:])
     cmd = ["make", "-C", os.path.join(mpy_dir, "ports", "rp2"), f"BOARD={board}", f"BUILD={build_dir}",
            f"-j{jobs}", "CMAKE_ARGS=-DPICO_NO_PICOTOOL=1"]
-    if manifest:
-        cmd.append(f"FROZEN_MANIFEST={manifest}")
+    # always named: CMake caches the last one, so a stock build after a frozen one (same
+    # build directory) must ask for the port's own manifest again
+    board_manifest = os.path.join(mpy_dir, "ports", "rp2", "boards", board, "manifest.py")
+    if not os.path.exists(board_manifest):
+        board_manifest = os.path.join(mpy_dir, "ports", "rp2", "boards", "manifest.py")
+    cmd.append(f"FROZEN_MANIFEST={manifest or board_manifest}")
     print(" ".join(cmd), flush=True)
     log = os.path.join(build_dir + ".log")
     os.makedirs(os.path.dirname(log), exist_ok=True)

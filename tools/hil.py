@@ -2,6 +2,7 @@
 
     tools/hil SCENARIO.json --port /dev/ttyACM0 [--config CONFIG.json] [--out build/hil]
     tools/hil SCENARIO.json --dry-run            the mpremote commands only
+    tools/hil SCENARIO.json --emulated           against the emulated Pico (docs/rp2040.md)
 
 The simulated table (boardsim/target, MicroPython like the firmware) runs on the Pico beside
 the real firmware and drives it through the same pins it does on the desktop, while every
@@ -20,6 +21,10 @@ Steps:
  3. mpremote: make the directory hil/ on the flash, copy the files into it, and run
     tools/hil_device/hil_main.py there, capturing its console until "HIL-END";
  4. compare the event lines; write both and a diff into --out. Exit 0 when they are equal.
+
+--emulated runs the same steps against the emulated Pico (boardsim/rp2040, the real MicroPython
+image on rp2040js) through the same serial path: its USB console on a pseudo-terminal
+(boardsim/rp2040/serial_bridge.py) that mpremote opens as it opens /dev/ttyACM0.
 
 The Pico keeps its own main.py; the run lives in hil/ and does not touch it (mpremote stops a
 running main.py first). `--arch x64 --mpremote FAKE` runs the same steps against the unix
@@ -159,7 +164,52 @@ def main(argv=None):
     ap.add_argument("--arch", default="armv6m", help="mpy-cross -march for the device (x64: the unix port)")
     ap.add_argument("--mpremote", help="the mpremote to use (a stand-in for tests)")
     ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing on the device")
+    ap.add_argument("--emulated", action="store_true",
+                    help="the emulated Pico (boardsim/rp2040) on a pseudo-terminal instead of a real one")
     a = ap.parse_args(argv)
+    if a.emulated and not a.dry_run:
+        with emulated_pico() as port:
+            a.port = port
+            return _run(a)
+    return _run(a)
+
+
+def emulated_pico():
+    """A context: the emulated Pico's console on a pty, its path; the chip runs in a thread."""
+    import contextlib
+    import threading
+    from boardsim.rp2040 import images, serial_bridge
+
+    @contextlib.contextmanager
+    def ctx():
+        why = images.missing()
+        image = os.environ.get("RP2040_IMAGE") or images.find_image("stock") or images.find_image("frozen")
+        if image is None or (why and "image" not in why):
+            raise SystemExit(f"no emulated Pico: {why}")
+        master, slave, path = serial_bridge.open_pty()
+        done = threading.Event()
+        err = []
+
+        def run():
+            try:
+                serial_bridge.serve(image, images.find_bootrom(), master, stop=done.is_set)
+            except Exception as e:      # noqa: BLE001 (reported after the run)
+                err.append(e)
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        try:
+            yield path
+        finally:
+            done.set()
+            t.join(timeout=30)
+            os.close(slave)
+            os.close(master)
+            if err:
+                print(f"emulated Pico: {err[0]}")
+    return ctx()
+
+
+def _run(a):
     timeline = timeline_of(a.scenario)
     stage_dir = tempfile.mkdtemp(prefix="zenn-hil-")
     try:

@@ -63,6 +63,11 @@ def missing():
     if find_bootrom() is None:
         return (f"no RP2040 boot ROM at {default_bootrom_path()}: set RP2040_BOOTROM or run "
                 "`make bootrom BOOTROM_TS=.../rp2040js/demo/bootrom.ts` (docs/rp2040.md)")
+    return node_missing()
+
+
+def node_missing():
+    """Why rp2040js cannot run here (one line), or None."""
     if shutil.which("node") is None:
         return "no Node.js (node) on the PATH: the emulated Pico runs in rp2040js under Node 20"
     if not os.path.isdir(os.path.join(ROOT, "boardsim", "rp2040", "node_modules", "rp2040js")):
@@ -119,13 +124,18 @@ def list_fs(image):
 def firmware_mpy_files(opt="-O3"):
     """The firmware as `make firmware` builds it for a stock image: every module compiled with
     mpy-cross -march=armv6m, main.py as source. {name: bytes}."""
+    import tempfile
     from tools import build_firmware
-    out = os.path.join(ROOT, "build", "firmware-rp2040")
-    build_firmware.build(out, quiet=True, opt=opt)
-    files = {}
-    for n in sorted(os.listdir(out)):
-        with open(os.path.join(out, n), "rb") as f:
-            files[n] = f.read()
+    tmp = tempfile.mkdtemp(prefix="zenn-mpy-")
+    try:
+        out = os.path.join(tmp, "firmware")
+        build_firmware.build(out, quiet=True, opt=opt)
+        files = {}
+        for n in sorted(os.listdir(out)):
+            with open(os.path.join(out, n), "rb") as f:
+                files[n] = f.read()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return files
 
 
