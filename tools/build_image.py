@@ -95,7 +95,10 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
     if r.returncode:
         raise SystemExit("mpy-cross did not build:\n" + r.stderr[-3000:])
     cmd = ["make", "-C", os.path.join(mpy_dir, "ports", "rp2"), f"BOARD={board}", f"BUILD={build_dir}",
-           f"-j{jobs}", "CMAKE_ARGS=-DPICO_NO_PICOTOOL=1"]
+           f"-j{jobs}"]
+    # from the environment: ports/rp2/Makefile appends the frozen manifest to CMAKE_ARGS, which a
+    # CMAKE_ARGS on make's command line would override
+    env["CMAKE_ARGS"] = "-DPICO_NO_PICOTOOL=1"
     # always named: CMake caches the last one, so a stock build after a frozen one (same
     # build directory) must ask for the port's own manifest again
     board_manifest = os.path.join(mpy_dir, "ports", "rp2", "boards", board, "manifest.py")
@@ -106,7 +109,15 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
     log = os.path.join(build_dir + ".log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
     with open(log, "w") as f:
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+        r = subprocess.CompletedProcess(cmd, 0)
+        if os.path.exists(os.path.join(build_dir, "Makefile")):
+            # ports/rp2/Makefile runs cmake only for a new build directory: name the manifest to
+            # the existing one's cache ourselves (only the frozen modules are rebuilt)
+            r = subprocess.run(["cmake", "-S", os.path.join(mpy_dir, "ports", "rp2"), "-B", build_dir,
+                                f"-DMICROPY_FROZEN_MANIFEST={manifest or board_manifest}"],
+                               stdout=f, stderr=subprocess.STDOUT, env=env)
+        if r.returncode == 0:
+            r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode:
         with open(log) as f:
             tail = f.read()[-4000:]

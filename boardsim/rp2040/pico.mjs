@@ -352,8 +352,13 @@ function wire(mcu) {
 
 // Flash program / erase: the ROM functions done here (the emulator has no flash chip behind its
 // SSI). NOR flash: programming only clears bits; an erase sets a 4 KB sector to 0xFF.
+const TRACE = !!process.env.ZENN_PICO_TRACE;
+
 function romCall(mcu, pc) {
   const r = mcu.core.registers;
+  if (TRACE && (pc === ROM.RP || pc === ROM.RE)) {
+    process.stderr.write(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms\n`);
+  }
   if (pc === ROM.RP) {
     const addr = r[0], src = r[1], n = r[2];
     for (let i = 0; i < n; i++) mcu.flash[addr + i] &= mcu.readUint8(src + i);
@@ -485,7 +490,7 @@ function command(c) {
         pres: (c.rows || []).map((row) => { presLatchRow(row); return Array.from(W.pres.latched); }),
       });
     case 'stats':
-      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0 });
+      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user });
     case 'quit':
       answer();
       process.exit(0);

@@ -25,6 +25,7 @@ import os
 import subprocess                                # noqa: F401  (binds the real time module)
 import sys
 import tempfile                                  # noqa: F401
+import time as _time                             # the real clock (runner installs vclock as time)
 
 from boardsim.rp2040 import chip as chip_mod     # noqa: E402
 from boardsim.rp2040 import images               # noqa: E402
@@ -35,6 +36,11 @@ import vclock                                    # noqa: E402
 import world_table as T                          # noqa: E402
 
 BUSY_SLICE_US = 1000
+TRACE = 0
+
+
+def _wall():
+    return _time.monotonic()
 BOOT_LIMIT_MS = 30000        # a firmware that has not said "boot" by then is broken
 
 
@@ -254,6 +260,9 @@ class ChipRunner(R.Runner):
     # -- ops the chip does its own way ------------------------------------------------------------
     def op(self, o):
         kind = o.get("op")
+        if TRACE:
+            sys.stderr.write("trace: %8.3f s wall, %8d ms chip, %d slices: %s\n"
+                             % (_wall() - TRACE, vclock.now_ms(), self.steps, json.dumps(o)[:100]))
         if kind == "serial":
             if self.sb is not None:
                 line = o["line"]
@@ -298,6 +307,9 @@ def initial_flash(config, image):
 
 
 def main(argv):
+    global TRACE
+    if os.environ.get("ZENN_PICO_TRACE"):
+        TRACE = _wall()
     if len(argv) < 2:
         R.fail(2, "usage: pico_runner.py TIMELINE [--display] [--config FILE] [--final PATH]")
     why = images.missing()
