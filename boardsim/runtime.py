@@ -57,7 +57,9 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
         why = images.missing()
         if why:
             raise RuntimeFailure(why, 2)
-        env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "boardsim", "target"), ROOT])
+        # (the firmware's directory too: the OLED model reads the firmware's font to decode text)
+        env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "boardsim", "target"), ROOT,
+                                             os.path.join(ROOT, "firmware")])
         return ([sys.executable, PICO_RUNNER, timeline_path] + (["--display"] if display else [])
                 + list(runner_args)), env
     else:
