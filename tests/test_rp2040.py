@@ -99,24 +99,15 @@ def test_the_chip_side_pad_models_give_the_same_readings_as_the_worlds(tmp_path)
 
 # -- games ---------------------------------------------------------------------------------------
 def bowling_game(runtime):
-    """One player, ten frames: strikes, a spare from rest, a sink without the blocks, a split,
-    gutters, an undo, and a tenth frame with a bonus ball."""
+    """A whole game in the fewest balls (twelve Zenns: a perfect game), so that the tier stays
+    within minutes at the emulator's speed; every ball is the fast shot through the pin-side
+    blocks into the cup."""
     from boardsim.testing import Table
     from tests.test_games_bowling import frame
     t = Table("bowling", players=1, runtime=runtime)
-    frame(t, ["b.pocket", "b.cup"])                               # X
-    frame(t, ["b.e2"], ["b.pocket", "b.cup"])                     # 8 /
-    frame(t, ["b.cup"], ["b.pocket", "b.cup"])                    # 9 /
-    frame(t, ["a.n3"], [{"hit": "side"}, "b.pocket", "b.cup"])    # 3 / (a split)
-    frame(t, ["center"], ["b.z3"])                                # - 7... no basket: --
-    frame(t, ["b.pocket", "b.cup"])                               # X
-    t.place("small", "a.pocket").shoot("small", "b.n2")           # 8, taken back with undo
-    t.press("undo")
-    t.take("small")
-    frame(t, ["b.z3"], ["off"])                                   # 7 -
-    frame(t, ["off"], ["off"])                                    # - -
-    frame(t, ["b.n3"], ["b.pocket", "b.cup"])                     # 7 /
-    frame(t, ["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.e2"])   # X X 8
+    for _ in range(9):
+        frame(t, ["b.pocket", "b.cup"])
+    frame(t, ["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.pocket", "b.cup"])
     t.checkpoint("end")
     return t
 
@@ -126,11 +117,11 @@ def test_a_whole_bowling_game_gives_the_unix_ports_events():
     unix, chip = both(bowling_game)
     assert lines(chip) == lines(unix)
     over = chip.last("game_over")["players"][0]
-    assert over["frames"] == ["X", "8/", "9/", "3/", "--", "X", "7-", "--", "7/", "XX8"]
-    assert over["total"] == 20 + 19 + 13 + 10 + 0 + 17 + 7 + 0 + 20 + 28
+    assert over["frames"] == ["X"] * 9 + ["XXX"]
+    assert over["total"] == 300
     # the same OLED at the end, decoded from the chip's own I2C writes
     assert chip.display_at("end") == unix.display_at("end")
-    assert any("Total" in row for row in chip.display_at("end"))
+    assert any("Total 300" in row for row in chip.display_at("end"))
 
 
 def trap_game(runtime):
@@ -176,12 +167,14 @@ def test_a_power_cut_mid_game_on_the_chip_loses_nothing():
 
 
 # -- memory on the chip ---------------------------------------------------------------------------
-# The issue's target for the frozen image is >= 180 KB free after boot in every configuration;
-# the bounds below are what the firmware at this commit holds to (docs/rp2040.md has the
-# figures), so that a change that costs heap on the chip fails here.
+# The issue's target for the frozen image is >= 180 KB free after boot in every configuration:
+# met with hall pads (about 185 KB), not yet with presence pads (docs/performance.md, "Measured
+# on the emulated RP2040"), whose floor is below what the firmware holds at this commit, so that
+# a change that costs heap on the chip fails here. With a stock image (.mpy files) the floor is
+# what any configuration needs to run at all.
 HEAP_FLOOR = {
-    "hall, OLED": ({}, 170 * 1024),
-    "presence, OLED": ({"front_end": "shift"}, 160 * 1024),
+    "hall, OLED": ({}, 180 * 1024),
+    "presence, OLED": ({"front_end": "shift"}, 170 * 1024),
 }
 
 

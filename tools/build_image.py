@@ -116,6 +116,11 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
             r = subprocess.run(["cmake", "-S", os.path.join(mpy_dir, "ports", "rp2"), "-B", build_dir,
                                 f"-DMICROPY_FROZEN_MANIFEST={manifest or board_manifest}"],
                                stdout=f, stderr=subprocess.STDOUT, env=env)
+            # and the frozen modules made again from it (the build does not notice a new manifest)
+            try:
+                os.unlink(os.path.join(build_dir, "frozen_content.c"))
+            except OSError:
+                pass
         if r.returncode == 0:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode:

@@ -27,6 +27,9 @@ import sys
 import tempfile                                  # noqa: F401
 import time as _time                             # the real clock (runner installs vclock as time)
 
+import littlefs                                  # noqa: F401  (before runner, as time above)
+from littlefs.context import UserContext         # noqa: E402
+
 from boardsim.rp2040 import chip as chip_mod     # noqa: E402
 from boardsim.rp2040 import images               # noqa: E402
 
@@ -58,11 +61,23 @@ class ChipFlash:
         pass
 
     def read_file(self, name):
-        return images.read_fs(self.pico.read_flash(), name)
+        vc = sys.modules["time"]
+        sys.modules["time"] = _time
+        try:
+            return images.read_fs(self.pico.read_flash(), name)
+        finally:
+            sys.modules["time"] = vc
 
     def _edit(self, fn):
-        import littlefs
-        from littlefs.context import UserContext
+        # littlefs stamps files with time.localtime(): the real time module while it works
+        vc = sys.modules["time"]
+        sys.modules["time"] = _time
+        try:
+            self._edit_fs(fn)
+        finally:
+            sys.modules["time"] = vc
+
+    def _edit_fs(self, fn):
         img = bytearray(self.pico.read_flash())
         try:
             fs = littlefs.LittleFS(context=UserContext(buffer=img), block_size=images.BLOCK,
