@@ -80,7 +80,7 @@ def heap(config, image):
 def timing(config, image):
     from boardsim.rp2040 import probe
     os.environ["RP2040_IMAGE"] = image
-    r = probe.run_module(TIMING, config=config or None, await_ms=60000, wait_ms=50)
+    r = probe.run_module(TIMING, config=config or None, await_ms=60000, await_ev="timing", wait_ms=50)
     return r.last("timing")
 
 

@@ -233,7 +233,7 @@ def test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played():
         {"op": "put", "chip": "small", "x": 0.0, "y": -290.5},
         {"op": "move", "moves": [{"chip": "small", "pts": [[0.0, -290.5, 0], [0.0, 0.0, 400], [0.0, 290.0, 800]],
                                   "end": "cup_b"}]},
-    ], await_ms=15000, wait_ms=200)
+    ], await_ms=15000, await_ev="loop", wait_ms=200)
     loop = r.last("loop")
     print("loop on the chip:", loop)
     assert loop["steps"] > 1000
@@ -338,3 +338,52 @@ def test_viper_functions_at_the_word_limits_match_the_plain_code(tmp_path):
     got = r.events[-1]
     want = run_script(EDGES, "edges_target.py", "cpython", {}, tmp_path)
     assert got == want
+
+
+# -- the tools around the image (no emulator needed) ---------------------------------------------
+def test_the_boot_rom_is_taken_from_rp2040js_bootrom_ts(tmp_path):
+    from tools import extract_bootrom as X
+    words = [0x20041F00, 0xEF, 0x35, 0x31, 0x0201754D] + [i * 2654435761 & 0xFFFFFFFF for i in range(4091)]
+    ts = "// header\nexport const bootromB1 = new Uint32Array([\n  " + ", ".join("0x%08x" % w for w in words) + ",\n]);\n"
+    src = tmp_path / "bootrom.ts"
+    src.write_text(ts)
+    out = tmp_path / "bootrom.bin"
+    assert X.main([str(src), "--out", str(out)]) == 0
+    data = out.read_bytes()
+    assert len(data) == 16384 and data[0x10:0x13] == b"Mu\x01"
+    assert int.from_bytes(data[:4], "little") == 0x20041F00
+    # a short or foreign array is refused, and nothing is written
+    src.write_text(ts.replace("0x0201754d", "0x12345678"))
+    assert X.main([str(src), "--out", str(tmp_path / "no.bin")]) == 1
+    assert not (tmp_path / "no.bin").exists()
+
+
+def test_the_uf2_holds_the_elfs_flash_segments(tmp_path):
+    import struct
+    from tools.build_image import write_uf2, flash_segments
+    # a minimal ELF32: one PT_LOAD of 300 bytes at the start of flash, one in RAM (left out)
+    text = bytes(range(256)) + b"\xaa" * 44
+    ram = b"\x55" * 16
+    ph = 52
+    hdr = b"\x7fELF" + b"\x01\x01\x01" + b"\0" * 9 + struct.pack("<HHIIIIIHHHHHH", 2, 40, 1, 0x10000000, ph,
+                                                                    0, 0, 52, 32, 2, 0, 0, 0)
+    data_off = ph + 2 * 32
+    phs = struct.pack("<IIIIIIII", 1, data_off, 0x10000000, 0x10000000, len(text), len(text), 5, 4)
+    phs += struct.pack("<IIIIIIII", 1, data_off + len(text), 0x20000000, 0x20000000, len(ram), len(ram), 6, 4)
+    elf = tmp_path / "fw.elf"
+    elf.write_bytes(hdr + phs + text + ram)
+    assert flash_segments(str(elf)) == [(0, text)]
+    n = write_uf2(str(elf), str(tmp_path / "fw.uf2"))
+    uf2 = (tmp_path / "fw.uf2").read_bytes()
+    assert n == 300 and len(uf2) == 2 * 512
+    magic0, magic1, flags, addr, size, blk, nblk, fam = struct.unpack_from("<IIIIIIII", uf2, 512)
+    assert (magic0, magic1, addr, size, blk, nblk, fam) == (0x0A324655, 0x9E5D5157, 0x10000100, 256, 1, 2, 0xE48BFF56)
+    assert uf2[512 + 32:512 + 32 + 44] == b"\xaa" * 44 and uf2[512 + 32 + 44] == 0xFF
+
+
+def test_the_rp2040_runtime_says_why_it_cannot_run(tmp_path, monkeypatch):
+    from boardsim import runtime
+    monkeypatch.setenv("RP2040_IMAGE", str(tmp_path / "no-such-image.elf"))
+    with pytest.raises(runtime.RuntimeFailure, match="no RP2040 image") as e:
+        runtime.command("rp2040", "timeline.jsonl")
+    assert e.value.status == 2

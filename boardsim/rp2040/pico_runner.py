@@ -117,6 +117,7 @@ class ChipRunner(R.Runner):
         self.pico = pico
         self.flash = ChipFlash(pico)
         self.lines = 0              # event lines the chip wrote
+        self.seen_ev = {}           # how many of each "ev" it wrote
         self.booted = False         # the firmware's "boot" event seen since the last power-on
         self.text = b""             # the console's partial line
         self.error = None           # a traceback's last line
@@ -157,7 +158,12 @@ class ChipRunner(R.Runner):
                 sys.stdout.write(s.strip() + "\n")
                 sys.stdout.flush()
                 self.lines += 1
-                if '"ev":"boot"' in s.replace(" ", ""):
+                try:
+                    ev = json.loads(s).get("ev")
+                except (ValueError, AttributeError):
+                    ev = None
+                self.seen_ev[ev] = self.seen_ev.get(ev, 0) + 1
+                if ev == "boot":
                     self.booted = True
                 continue
             if s.strip():
@@ -300,10 +306,12 @@ class ChipRunner(R.Runner):
             self.boot()
             return
         if kind == "await":
-            # (probe.py) until `lines` more event lines came, at most `ms` of chip time
-            want = self.lines + o.get("lines", 1)
+            # (probe.py) until `lines` more event lines came (or more of event `ev`), at most
+            # `ms` of chip time
+            ev = o.get("ev")
+            want = (self.seen_ev.get(ev, 0) if ev else self.lines) + o.get("lines", 1)
             limit = vclock.now_us() + o.get("ms", 10000) * 1000
-            while self.lines < want and vclock.now_us() < limit:
+            while (self.seen_ev.get(ev, 0) if ev else self.lines) < want and vclock.now_us() < limit:
                 self.run_until(min(limit, vclock.now_us() + 20000))
             return
         super().op(o)

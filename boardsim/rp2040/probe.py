@@ -55,7 +55,7 @@ def heap_free(config=None, settle_ms=BOOT_SETTLE_MS):
     tl = [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
     tl += repl("import gc;gc.collect();print('{\"ev\":\"heap\",\"free\":%d,\"alloc\":%d}'"
                "%(gc.mem_free(),gc.mem_alloc()))")
-    tl.append({"op": "await", "lines": 1, "ms": 3000})
+    tl.append({"op": "await", "ev": "heap", "ms": 3000})
     r = run_timeline(tl, "rp2040", config=config)
     return r.last("heap")["free"]
 
@@ -87,7 +87,7 @@ if STANDIN:
 
 
 def run_module(source, job=None, config=None, standin=False, files=None, after=(), wait_ms=1000,
-               settle_ms=BOOT_SETTLE_MS, await_ms=None):
+               settle_ms=BOOT_SETTLE_MS, await_ms=None, await_ev=None):
     """Boot the firmware, stop it, import `source` (compiled for armv6m, written onto the flash
     as zjob.mpy, after PRELUDE) with `job` as a JSON line on its stdin. `files`: more {name:
     bytes} for the flash; `after`: timeline ops played after the import (the table moving while
@@ -108,7 +108,7 @@ def run_module(source, job=None, config=None, standin=False, files=None, after=(
         tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
     tl += list(after)
     if await_ms:
-        tl.append({"op": "await", "lines": 1, "ms": await_ms})
+        tl.append({"op": "await", "ms": await_ms, **({"ev": await_ev} if await_ev else {})})
     tl.append({"op": "wait", "ms": wait_ms})
     return run_timeline(tl, "rp2040", config=config)
 
