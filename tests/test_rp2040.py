@@ -290,13 +290,16 @@ import locate_presence as LP
 import digits as D
 import board_table as BT
 out = {}
-# settle(): readings at both rails against baselines at both rails, running averages stored
-# near the int32 limits (acc is an array('i') with ACC_BIAS), and jump thresholds up to 2**30
+# settle(): readings at both rails against baselines at both rails, the running averages at
+# both ends of their range (x16 of +-32767, stored + ACC_BIAS: about 2**20 either way, so that a
+# difference reaches 2**21), jump thresholds up to 2**30 - 1 and every smoothing shift
+B = HS.ACC_BIAS
+A = 32767 * 16
 res = []
 N = BT.PAD_COLS * BT.PAD_ROWS
-for raw_v, base_v, acc_v, jump, sh in ((65535, 0, 0, 1 << 30, 0), (0, 65535, 0, 16, 3),
-                                       (65535, 0, 2147483647, 1 << 29, 4), (0, 65535, -2147483647, 1, 15),
-                                       (40000, 20000, 1 << 30, (1 << 30) - 1, 2), (1, 65534, -(1 << 30), 2000, 1)):
+for raw_v, base_v, acc_v, jump, sh in ((65535, 0, B - A, (1 << 30) - 1, 0), (0, 65535, B + A, 16, 3),
+                                       (65535, 0, B + A, 1 << 29, 4), (0, 65535, B - A, 1, 15),
+                                       (40000, 20000, B, (1 << 30) - 1, 2), (1, 65534, B + 1, 2000, 1)):
     raw = array('H', [raw_v] * 48)
     base = array('H', [base_v] * N)
     acc = array('i', [acc_v] * N)
