@@ -86,11 +86,12 @@ if STANDIN:
 '''
 
 
-def run_module(source, job=None, config=None, standin=False, files=None, after=(), wait_ms=1000,
+def run_module(source, job=None, config=None, standin=False, files=None, before=(), after=(), wait_ms=1000,
                settle_ms=BOOT_SETTLE_MS, await_ms=None, await_ev=None):
     """Boot the firmware, stop it, import `source` (compiled for armv6m, written onto the flash
     as zjob.mpy, after PRELUDE) with `job` as a JSON line on its stdin. `files`: more {name:
-    bytes} for the flash; `after`: timeline ops played after the import (the table moving while
+    bytes} for the flash; `before`: timeline ops played before main.py is stopped (the menu's
+    presses that start a game); `after`: timeline ops played after the import (the table moving while
     the module runs); `wait_ms` of chip time then. Returns the run's Result (events: the JSON
     lines the module printed, besides the firmware's)."""
     tl = []
@@ -102,7 +103,7 @@ def run_module(source, job=None, config=None, standin=False, files=None, after=(
     for name, data in (files or {}).items():
         tl.append(write_op(name, data))
     tl.append(write_op("zjob.mpy", _mpy(PRELUDE % (standin,) + source, "zjob")))
-    tl += [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
+    tl += [{"op": "boot"}, {"op": "wait", "ms": settle_ms}] + list(before)
     tl += repl("import zjob")
     if job is not None:
         tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
