@@ -94,6 +94,13 @@ def run_module(source, job=None, config=None, standin=False, files=None, before=
     presses that start a game); `after`: timeline ops played after the import (the table moving while
     the module runs); `wait_ms` of chip time then. Returns the run's Result (events: the JSON
     lines the module printed, besides the firmware's)."""
+    tl = module_timeline(source, job, standin, files, before, after, wait_ms, settle_ms, await_ms, await_ev)
+    return run_timeline(tl, "rp2040", config=config)
+
+
+def module_timeline(source, job=None, standin=False, files=None, before=(), after=(), wait_ms=1000,
+                    settle_ms=BOOT_SETTLE_MS, await_ms=None, await_ev=None):
+    """run_module()'s timeline (to play it with boardsim/rp2040/pico_runner.py by hand)."""
     tl = []
     if standin:
         with open(os.path.join(ROOT, "boardsim", "target", "machine.py")) as f:
@@ -111,7 +118,7 @@ def run_module(source, job=None, config=None, standin=False, files=None, before=
     if await_ms:
         tl.append({"op": "await", "ms": await_ms, **({"ev": await_ev} if await_ev else {})})
     tl.append({"op": "wait", "ms": wait_ms})
-    return run_timeline(tl, "rp2040", config=config)
+    return tl
 
 
 def support_mpy(name):

@@ -1,14 +1,30 @@
 # A 31-bit LCG for the target-side test scripts (tests/conftest.py run_script): the same numbers
-# under MicroPython and CPython, small ints on the unix port.
+# under MicroPython and CPython, and small ints on every port: the state is kept as two halves
+# (15 and 16 bits) and the product is taken mod 2**31 in pieces below 2**30, because the scripts
+# draw numbers with the heap locked and on the RP2040 an int of 2**30 or more is a heap object
+# (tests/test_rp2040.py runs them there). x(n+1) = (x(n) * 1103515245 + 12345) mod 2**31.
+
+_A_H = 1103515245 >> 16         # 16838
+_A_L = 1103515245 & 0xFFFF      # 20077
+_A_L15 = _A_L & 0x7FFF
+_C = 12345
 
 
 class Rng:
     def __init__(self, seed):
-        self.x = seed & 0x7FFFFFFF
+        self.h = (seed >> 16) & 0x7FFF
+        self.l = seed & 0xFFFF
 
     def next(self):
-        self.x = (self.x * 1103515245 + 12345) & 0x7FFFFFFF
-        return self.x >> 8
+        h = self.h
+        l = self.l
+        t0 = (l & 0xFF) * _A_L + _C                 # < 2**25
+        t1 = (l >> 8) * _A_L                        # < 2**24
+        s = ((t1 & 0xFF) << 8) + t0                 # l * A_L + C = (t1 >> 8) * 2**16 + s
+        carry = (t1 >> 8) + (s >> 16)
+        self.l = s & 0xFFFF
+        self.h = (((h * _A_L15) & 0x7FFF) + (((l & 0x7FFF) * _A_H) & 0x7FFF) + carry) & 0x7FFF
+        return (self.h << 8) | (self.l >> 8)        # x >> 8
 
     def below(self, n):
         return self.next() % n
