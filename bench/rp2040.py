@@ -50,13 +50,17 @@ def frame():
     for _ in range(16):
         sb.step()
 
+def part(name, v):
+    print('{"ev":"timing_part","what":"%s","v":%d}' % (name, v))
+    return v
+
 r = {"ev": "timing"}
-r["frame16_ns"] = per_call(frame, 8)
-r["scan_step_ns"] = per_call(sb.scan.step, 64)
-r["fault_frame_ns"] = per_call(sb.faults.frame, 32)
-r["tracker_frame_ns"] = per_call(sb.tracker.frame, 32)
+r["frame16_ns"] = part("frame16_ns", per_call(frame, 4))
+r["scan_step_ns"] = part("scan_step_ns", per_call(sb.scan.step, 32))
+r["fault_frame_ns"] = part("fault_frame_ns", per_call(sb.faults.frame, 16))
+r["tracker_frame_ns"] = part("tracker_frame_ns", per_call(sb.tracker.frame, 16))
 worst = 0
-for _ in range(32):
+for _ in range(16):
     t0 = time.ticks_us()
     sb.faults.frame()
     d = time.ticks_diff(time.ticks_us(), t0)
