@@ -122,7 +122,6 @@ def bowling_game(runtime):
 
 
 @needs_chip
-@TIMING_SENSITIVE
 def test_a_whole_bowling_game_gives_the_unix_ports_events():
     unix, chip = both(bowling_game)
     assert lines(chip) == lines(unix)
