@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test tables check-tables firmware deploy wiring screens hil bench clean image image-stock rp2040js bootrom
+.PHONY: all venv sim test test-rp2040 tables check-tables firmware deploy wiring screens hil bench clean image image-stock rp2040js bootrom
 
 all: test
 
@@ -42,6 +42,11 @@ browser:
 
 test: $(STAMP) browser rp2040js
 	$(VPY) -m pytest -q -n 2 tests
+
+# The whole emulated-Pico tier (tests/test_rp2040.py), whole games included: about 15 - 20
+# minutes (docs/rp2040.md). `make test` runs its short tests only.
+test-rp2040: $(STAMP) rp2040js
+	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 tests/test_rp2040.py
 
 # The firmware's speed, memory and latency against their targets (docs/performance.md), as
 # a Markdown table; bench/*.py one by one for the details. A few minutes.

@@ -163,6 +163,10 @@ def main(argv=None):
     name = ("stock-" if a.stock else "zenn-") + a.board
     out_elf = os.path.join(out_dir, name + ".elf")
     shutil.copy(elf, out_elf)
+    from boardsim.rp2040 import images
+    if not a.stock:                 # what was frozen, so that a later firmware/ is not taken for it
+        with open(images.digest_path(out_elf), "w") as f:
+            f.write(images.firmware_digest() + "\n")
     size = write_uf2(out_elf, os.path.join(out_dir, name + ".uf2"))
     print(f"{out_elf}\n{out_dir}/{name}.uf2")
     print(f"image: {size} bytes ({size / 1024:.0f} KB) of flash, {FS_BASE - size} bytes free before "

@@ -14,6 +14,7 @@ The flash filesystem is MicroPython's own littlefs (v2, 4 KB blocks, 256-byte pr
 ports/rp2/modules/_boot.py mounts it) in the last 1408 KB of the Pico's 2 MB flash; it is made
 and read here with littlefs-python (requirements.txt).
 """
+import hashlib
 import os
 import shutil
 import subprocess
@@ -36,18 +37,54 @@ def default_bootrom_path():
     return os.environ.get("RP2040_BOOTROM") or os.path.join(cache_dir(), BOOTROM)
 
 
+def firmware_digest():
+    """A digest of what `make image` freezes (firmware/'s files, names and contents): the frozen
+    image records it beside itself, so that an image frozen from another tree is not taken for
+    this one's firmware."""
+    h = hashlib.sha256()
+    fw = os.path.join(ROOT, "firmware")
+    for n in sorted(os.listdir(fw)):
+        if n.endswith(".py"):
+            h.update(n.encode() + b"\0")
+            with open(os.path.join(fw, n), "rb") as f:
+                h.update(f.read() + b"\0")
+    return h.hexdigest()
+
+
+def digest_path(image):
+    return os.path.splitext(image)[0] + ".firmware"
+
+
+def frozen_is_current(image):
+    """True when the frozen image at `image` holds firmware/ as it is now (its digest file)."""
+    try:
+        with open(digest_path(image)) as f:
+            return f.read().strip() == firmware_digest()
+    except OSError:
+        return False
+
+
 def find_image(kind=None):
     """The image to run: RP2040_IMAGE, else the cache's frozen one (kind "frozen") or stock one
-    (kind "stock"); kind None takes the frozen one first. None when there is none."""
+    (kind "stock"); kind None takes the frozen one first. None when there is none. A frozen image
+    counts only while it holds firmware/ as it is now (`make image` freezes it again): a stale one
+    would run other firmware than the tree's under the tree's name; the stock image, which gets
+    the tree's firmware copied onto its flash as .mpy files, is taken instead."""
     env = os.environ.get("RP2040_IMAGE")
     if env and kind is None:
         return env if os.path.exists(env) else None
     names = {"frozen": [FROZEN_IMAGE], "stock": [STOCK_IMAGE], None: [FROZEN_IMAGE, STOCK_IMAGE]}[kind]
     for n in names:
         p = os.path.join(cache_dir(), n)
-        if os.path.exists(p):
+        if os.path.exists(p) and (n != FROZEN_IMAGE or frozen_is_current(p)):
             return p
     return None
+
+
+def stale_frozen():
+    """The cache's frozen image when it holds other firmware than firmware/ now, else None."""
+    p = os.path.join(cache_dir(), FROZEN_IMAGE)
+    return p if os.path.exists(p) and not frozen_is_current(p) else None
 
 
 def find_bootrom():
@@ -58,6 +95,9 @@ def find_bootrom():
 def missing():
     """Why the emulated Pico cannot run here (one line), or None when it can."""
     if find_image() is None:
+        if stale_frozen():
+            return (f"the RP2040 image {stale_frozen()} was frozen from other firmware than "
+                    "firmware/ holds now: run `make image` (a re-freeze takes under a minute)")
         return ("no RP2040 image: set RP2040_IMAGE or run `make image` (builds "
                 f"{os.path.join(cache_dir(), FROZEN_IMAGE)}; docs/rp2040.md)")
     if find_bootrom() is None:

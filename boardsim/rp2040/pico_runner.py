@@ -197,7 +197,9 @@ class ChipRunner(R.Runner):
     # -- what the table shows the chip ----------------------------------------------------------
     def _remember_tables(self):
         w = self.world
-        self.sent_hall = {k: getattr(w.hall, k)[:] for k in ("clean", "base", "fault")}
+        # copies: hall_model's arrays may be memoryviews into one buffer, whose [:] is the same
+        # memory (a snapshot that always equals the live table, so no change was ever sent)
+        self.sent_hall = {k: list(getattr(w.hall, k)) for k in ("clean", "base", "fault")}
         p = w.pres
         self.sent_pres = {"state": bytes(p.state), "ragged": bytes(p.ragged), "fault": bytes(p.fault),
                           "sr_fault": bytes(p.sr_fault), "nfault": p.nfault}
@@ -206,11 +208,11 @@ class ChipRunner(R.Runner):
         w = self.world
         hall = {}
         for k, old in self.sent_hall.items():
-            new = getattr(w.hall, k)
+            new = list(getattr(w.hall, k))
             if new != old:
                 idx = [i for i in range(len(new)) if new[i] != old[i]]
                 hall[k] = [idx, [new[i] for i in idx]]
-                self.sent_hall[k] = new[:]
+                self.sent_hall[k] = new
         p = w.pres
         pres = {}
         for k in ("state", "ragged", "fault", "sr_fault"):
@@ -231,12 +233,17 @@ class ChipRunner(R.Runner):
 
     def _busy(self):
         w = self.world
-        return bool(w.moves or w.pulses or w.hands or w.chatter[0] or w.chatter[1] or w._fading()
+        return bool(w.moves or w.pulses or w.hands or w.chatter[0] or w.chatter[1] or w.fading
                     or getattr(w, "hall_dirty", False))
 
     # -- power ----------------------------------------------------------------------------------
     def boot(self, cause=machine.PWRON_RESET):
         self.world.power_on()
+        # the world keeps a front end's pad readings up to date once the firmware opens its ADC
+        # or SPI bus through the host's machine stand-in; on the chip they are the chip's own, so
+        # both are opened here (whichever config.json chooses, its pads must follow the chips)
+        self.world.adc_open(0)
+        self.world.spi_open(self.world.shift_bus)
         self.booted = False
         self.text = b""
         inputs, hall, pres = self._table_changes()
