@@ -49,7 +49,7 @@ class Params:
     bumper_e: float = 0.8         # rubber bumpers
     block_e: float = 0.6          # wooden Zenn blocks
     jump_speed: float = 2500.0    # mm/s across a bumper: faster chips jump it and leave the board
-    max_speed: float = 5000.0     # the fastest flick the simulator takes (the scenario refuses more)
+    max_speed: float = 6000.0     # the fastest flick the simulator takes (a slam; the scenario refuses more)
     dt: float = 0.0005            # s per physics step
     sample_ms: float = 10.0       # a point of the path every this many ms while moving
     max_s: float = 30.0           # give up (everything stops where it is) after this long

@@ -60,7 +60,7 @@ HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e i
 ACTIONS = ("place", "take", "shoot", "flick", "press", "wait_ms", "power", "snapshot", "hold",
            "stall_ms", "flash", "fault")
 PAD_MODES = ("stuck_high", "stuck_low", "dead", "numb", "flicker", "ok")
-FLICK_MAX = 5000.0      # mm/s: the fastest flick (boardsim.physics.Params.max_speed)
+FLICK_MAX = 6000.0      # mm/s: the fastest flick, a slam (issue 12; boardsim.physics.Params.max_speed)
 
 
 class ScenarioError(ValueError):

@@ -97,7 +97,7 @@ def test_interactive_mode_keeps_stdout_for_events_and_time_for_waits(rt):
 def test_api_plays_a_game_and_explains_refusals(server):
     url, session = server
     b = _get(url, "api/board")
-    assert len(b["board"]["pads"]) == 702 and b["max_speed"] == 5000
+    assert len(b["board"]["pads"]) == 702 and b["max_speed"] == 6000
     assert _post(url, {"new": {"game": "bowling", "players": 1}}) == {"ok": True, "error": None}
     st = _get(url, "api/state")
     assert "Frame 1" in "\n".join(st["text"]) and st["game"]["game"] == "bowling"
