@@ -6,6 +6,8 @@
 from micropython import const
 import time
 
+import rules_bowling as RB
+import rules_trap as RT
 import tunes as T
 
 _DUTY = const(32768)        # a square wave: the loudest a piezo gets from one pin
@@ -53,9 +55,9 @@ class Buzzer:
         # after a ball (rules_bowling.Bowling): the game's end, a strike, a spare or split
         if g.over:
             self.play(T.GAME_OVER)
-        elif g.lres == 0:                   # RES_STRIKE
+        elif g.lres == RB.RES_STRIKE:
             self.play(T.STRIKE)
-        elif g.lres == 1:                   # RES_SPARE
+        elif g.lres == RB.RES_SPARE:
             self.play(T.SPLIT if g.last_split else T.SPARE)
 
     def trap(self, t):
@@ -63,7 +65,7 @@ class Buzzer:
         # round), an escape
         if t.over:
             self.play(T.GAME_OVER)
-        elif 1 <= t.lres <= 4:              # R_STUCK .. R_BASKET
+        elif RT.R_STUCK <= t.lres <= RT.R_BASKET:   # trapped: stuck, hit, off, basket
             self.play(T.TRAPPED)
-        elif t.lres == 7:                   # RES_ESCAPED
+        elif t.lres == RT.RES_ESCAPED:
             self.play(T.ESCAPED)
