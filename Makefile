@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test test-rp2040 tables check-tables firmware deploy wiring screens hil bench clean image image-stock rp2040js bootrom
+.PHONY: all venv sim test test-rp2040 image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-stock rp2040js bootrom
 
 all: test
 
@@ -40,8 +40,19 @@ browser:
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	fi
 
-test: $(STAMP) browser rp2040js
+test: $(STAMP) browser rp2040js image-fresh
 	$(VPY) -m pytest -q -n 2 tests
+
+# Before the tests: where a frozen image was built here (MPY_DIR and its build directory are
+# there) and firmware/ has changed since, freeze it again (seconds), so that the chip tier tests
+# this firmware frozen, as it ships, not the stock image with .mpy files. Nothing otherwise.
+image-fresh: $(STAMP)
+	@if [ -d "$(MPY_DIR)/ports/rp2" ] && command -v arm-none-eabi-gcc >/dev/null \
+		&& $(VPY) -c "from boardsim.rp2040 import images as I; import sys; sys.exit(0 if I.stale_frozen() else 1)"; then \
+		echo "the frozen RP2040 image is older than firmware/: freezing it again"; \
+		MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board $(BOARD) --no-heap >/dev/null \
+		|| echo "warning: make image failed: the chip tier runs the stock image or skips"; \
+	fi
 
 # The whole emulated-Pico tier (tests/test_rp2040.py), whole games included: about 15 - 20
 # minutes (docs/rp2040.md). `make test` runs its short tests only.
