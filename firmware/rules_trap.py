@@ -245,6 +245,16 @@ class Trap:
         if m < 0 or m >= MAX_CHIPS:
             return -1
         mk = res.kind[m]
+        if res.tied:
+            # the pads could not tell which of these moved first (unsure, docs/rules.md): the
+            # shot is taken for the player whose turn it is when one of his chips is among them
+            want = KIND_SMALL if self.role == ROLE_FUGITIVE else KIND_BIG
+            if mk != want:
+                for i in range(MAX_CHIPS):
+                    if (res.tied & (1 << i)) and res.kind[i] == want:
+                        m = i
+                        mk = want
+                        break
         if mk != KIND_SMALL and mk != KIND_BIG:
             return -1
         loc = LOC_NONE

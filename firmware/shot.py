@@ -22,6 +22,7 @@ class ShotResult:
     def __init__(self):
         self.n = 0                                   # chips tracked (slots 0..n-1)
         self.mover = -1                              # slot of the chip that moved first
+        self.tied = 0         # bit per slot: chips that may have moved first as well (unsure)
         self.kind = bytearray(MAX_CHIPS)             # KIND_* per slot
         self.moved = bytearray(MAX_CHIPS)            # 1 if the chip moved during the shot
         self.fate = bytearray(MAX_CHIPS)             # FATE_* per slot
@@ -39,6 +40,7 @@ class ShotResult:
     def clear(self):
         self.n = 0
         self.mover = -1
+        self.tied = 0
         for i in range(MAX_CHIPS):
             self.kind[i] = 0
             self.moved[i] = 0

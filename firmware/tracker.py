@@ -113,6 +113,13 @@ class Tracker:
         self.ghost_t = array('i', (0,) * MAX)  # ... the last at this ticks_ms
         self.move_order = bytearray(MAX)
         self.n_moved = 0
+        # who moved first (issue 12): the frame of the activity in which each chip was first
+        # seen moved (capped), and how far it had moved then (0.1 mm), for the knock geometry
+        self.afr = 0
+        self.mf = bytearray(MAX)
+        self.mdx = array('i', (0,) * MAX)
+        self.mdy = array('i', (0,) * MAX)
+        self.tw = array('i', (0,) * MAX)     # how far its still fit may wander (locator.wander)
         self.claimed = bytearray(8)
         # the previous frame, to tell stillness
         self.pn = 0
@@ -187,6 +194,8 @@ class Tracker:
                 return
             self.rest_ok = 0
             self._begin(now)
+        if self.afr < 255:
+            self.afr += 1
         self._track(n, now)
         # Still: every chip within STILL_TOL (+ wander) of where it was when the stillness
         # began (the anchor), not of the frame before: a chip creeping to rest moves less than
@@ -338,6 +347,7 @@ class Tracker:
         self.confirm = 0
         self.edges = self.fast.total
         self.n_moved = 0
+        self.afr = 0
         r = self.res
         r.clear()
         r.t_start = now
@@ -363,6 +373,7 @@ class Tracker:
             self.hand_n[i] = 0
             self.ghost_n[i] = 0
             self.move_order[i] = 0
+            self.mf[i] = 0
 
     def _hand_at(self, now):
         """A hand is seen (presence pads): count it at every chip gone from sight within
@@ -450,6 +461,8 @@ class Tracker:
                 if d < bd:
                     bd = d
                     best = j
+            if best >= 0 and self._nearer_lost(i, best, bd):
+                best = -1
             if best >= 0:
                 seen[i] = 1
                 self._follow(i, best)
@@ -457,6 +470,23 @@ class Tracker:
             self._hand_at(now)
         if not self.graded:
             self._ghosts(n, now)
+
+    def _nearer_lost(self, i, j, d):
+        """Another lost chip of i's kind lay nearer (d: i's distance to j as _track reckons it)
+        to the locator's chip j: j is that one's. Chips hidden together (under the hand that
+        puts a chip down between them, presence pads) come back one frame after another, and
+        the first to show up went to the first slot: two still chips swapped slots, a shot."""
+        loc = self.loc
+        xj = loc.x[j]
+        yj = loc.y[j]
+        for k in range(MAX):
+            if k == i or not self.present[k] or self.seen[k] or self.kind[k] != self.kind[i]:
+                continue
+            dx = (xj - self.tx[k]) >> 2
+            dy = (yj - self.ty[k]) >> 2
+            if dx * dx + dy * dy < d:
+                return True
+        return False
 
     def _ghosts(self, n, now):
         """Presence pads: count a frame for every chip with a chip the locator sees, that is no
@@ -496,12 +526,16 @@ class Tracker:
         if st < self.MOVE_STRENGTH and d <= self.OFF_SLID * self.OFF_SLID:
             self.faded[i] = 1
         self.tunc[i] = loc.unc[j]
+        self.tw[i] = loc.wander[j]
         if not self.moved[i] and st >= self.MOVE_STRENGTH:
             t = self.MOVE_TOL + loc.wander[j]
             if d > t * t:
                 self.moved[i] = 1
                 self.n_moved += 1
                 self.move_order[i] = self.n_moved
+                self.mf[i] = self.afr
+                self.mdx[i] = dx
+                self.mdy[i] = dy
 
     def _finish(self, n, now):
         loc = self.loc
@@ -513,7 +547,6 @@ class Tracker:
         shot = False
         placed = False
         taken = False
-        first = 255
         for i in range(MAX):
             if not self.present[i]:
                 continue
@@ -585,11 +618,7 @@ class Tracker:
                 if r.fate[i] != S.FATE_CUP_A and r.fate[i] != S.FATE_CUP_B \
                         and loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
                     r.sure[i] = 0           # it may only have gone out of the pads' sight
-            if r.moved[i]:
-                o = self.move_order[i] if self.move_order[i] else 254
-                if o < first:
-                    first = o
-                    r.mover = i
+        self._first_mover(r)
         # zenn: the drop into cup X came through gate X
         if fast.count[F.GATE_A]:
             r.gates |= 1
@@ -663,6 +692,115 @@ class Tracker:
         self.still = 0
         self.confirm = 0
 
+    # -- who moved first (contract 4.6) ------------------------------------------------------
+    # Chips are seen moved when their fit leaves MOVE_TOL, frame by frame, and a frame's banks
+    # are read one after another over 16 steps: a chip flicked into another a few millimetres
+    # away and the chip it knocks are often first seen moved in the same frame (or the hitter,
+    # slow and rebounding, a frame later). The order of frames alone then says nothing; the
+    # knock's geometry does: the hitter moved towards the chip it hit, and that chip moves away
+    # from it along the line of their centres (frictionless discs; the impulse is along it)
+    KNOCK_LAG = 4          # chips first seen moved within this many frames of the first: compared
+    KNOCK_REACH = 900      # a hitter may have come from this far (rim to rim, 0.1 mm)
+    KNOCK_MARGIN = 10      # a displacement towards / away from the other chip: at least 1 mm
+    APART_REACH = 300      # two chips this close that move apart may have knocked either way
+
+    def _first_mover(self, r):
+        """r.mover: the chip that moved first; r.tied: the chips that may have moved first just
+        as well (their verdict is then unsure, r.sure of the mover cleared)."""
+        mo = self.move_order
+        mf = self.mf
+        r.mover = -1
+        r.tied = 0
+        f0 = 256
+        for i in range(MAX):
+            if r.moved[i] and mo[i] and mf[i] < f0:
+                f0 = mf[i]
+        if f0 == 256:
+            # none was seen moving: a chip gone from a frame at rest (a flick off at 4 - 6 m/s,
+            # a cup drop); the lowest slot, unsure if more than one went
+            for i in range(MAX):
+                if r.moved[i]:
+                    if r.mover < 0:
+                        r.mover = i
+                    else:
+                        r.tied |= (1 << i) | (1 << r.mover)
+            if r.tied:
+                r.sure[r.mover] = 0
+            return
+        cand = 0
+        for i in range(MAX):
+            if r.moved[i] and mo[i] and mf[i] <= f0 + self.KNOCK_LAG:
+                cand |= 1 << i
+        knocked = 0
+        for h in range(MAX):
+            if cand & (1 << h):
+                for c in range(MAX):
+                    if c != h and (cand & (1 << c)) and self._knocked(h, c):
+                        knocked |= 1 << c
+        roots = cand & ~knocked
+        if roots == 0:
+            roots = cand        # each knocked the other: nothing to go by
+        m = -1
+        for i in range(MAX):
+            if (roots & (1 << i)) and (m < 0 or mo[i] < mo[m]):
+                m = i
+        r.mover = m
+        tied = 0
+        for i in range(MAX):
+            if i == m or not (roots & (1 << i)):
+                continue
+            # another chip nobody knocked, first seen moving in the same frame, or the two
+            # close and moving apart (a slow hitter that rebounds): either may have been first
+            if mf[i] == mf[m] or self._apart(m, i):
+                tied |= 1 << i
+        # a chip never seen moved that lay within its move tolerance of the mover, the mover
+        # going away from it: it may have nudged the mover unseen
+        for i in range(MAX):
+            if i == m or not self.present[i] or r.moved[i] or not self.seen[i]:
+                continue
+            if self._gap(i, m) <= self.MOVE_TOL + self.tw[i] and self._away(m, i, 0):
+                tied |= 1 << i
+        if tied:
+            r.tied = tied | (1 << m)
+            r.sure[m] = 0
+
+    def _gap(self, a, b):
+        """Rim to rim at rest (0.1 mm)."""
+        dx = self.x[b] - self.x[a]
+        dy = self.y[b] - self.y[a]
+        ra = B.R_SMALL if self.kind[a] == S.KIND_SMALL else B.R_BIG
+        rb = B.R_SMALL if self.kind[b] == S.KIND_SMALL else B.R_BIG
+        return _isqrt(dx * dx + dy * dy) - ra - rb
+
+    def _along(self, a, b):
+        """How far chip a had moved (when first seen moved) away from where b lay, along the
+        line from b's rest position to a's (0.1 mm; negative: towards b)."""
+        ex = self.x[a] - self.x[b]
+        ey = self.y[a] - self.y[b]
+        L = _isqrt(ex * ex + ey * ey)
+        if L == 0:
+            return 0
+        return (self.mdx[a] * ex + self.mdy[a] * ey) // L
+
+    def _away(self, a, b, half):
+        """a moved away from b by KNOCK_MARGIN or more (and, with half, within 60 degrees of
+        the line from b to a, as a knocked chip does)."""
+        t = self._along(a, b)
+        if t < self.KNOCK_MARGIN:
+            return False
+        if half:
+            d = _isqrt(self.mdx[a] * self.mdx[a] + self.mdy[a] * self.mdy[a])
+            return 2 * t >= d
+        return True
+
+    def _knocked(self, h, c):
+        """h knocked c: close enough, h went towards c, and c away from h along their line."""
+        return self._gap(h, c) <= self.KNOCK_REACH and \
+            self._along(h, c) <= -self.KNOCK_MARGIN and self._away(c, h, 1)
+
+    def _apart(self, a, b):
+        return self._gap(a, b) <= self.APART_REACH and self._away(a, b, 0) and self._away(b, a, 0)
+
     def _through_gate(self, gate, cup, bit):
         r = self.res
         if not (r.gates & bit):
@@ -685,6 +823,18 @@ def _cup_unwatched(fast, x, y):
         if x * x + (y - cy) * (y - cy) <= lim:
             return S.FATE_CUP_A if end == 0 else S.FATE_CUP_B
     return -1
+
+
+def _isqrt(n):
+    """floor(sqrt(n)) for 0 <= n < 2**30, without floats (Newton from above)."""
+    if n <= 0:
+        return 0
+    x = n
+    y = (x + 1) >> 1
+    while y < x:
+        x = y
+        y = (x + n // x) >> 1
+    return x
 
 
 def _edge_distance(x, y):

@@ -26,8 +26,10 @@ pytestmark = pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no Micr
 # itself, measured on the emulated chip, leaves 236 KB free at main.py)
 FIRMWARE_HEAP_MAX = {"hall": 212_000,       # held after boot, code and objects (measured 189 KB)
                      "shift": 212_000}      # (measured 193 KB)
-CODE_RAM_MAX = {"hall": 157_000,            # the modules, once imported (measured 146 KB)
-                "shift": 148_000}           # (measured 138 KB)
+CODE_RAM_MAX = {"hall": 160_000,            # the modules, once imported (measured 146 KB)
+                "shift": 151_000}           # (measured 138 KB)
+# (issue 12, who moved first: the tracker's knock geometry and lost-chip matching, +1.8 KB;
+# measured 157.9 / 147.6 KB with them, 156.0 / 145.8 KB before)
 # (hall: issue 12 added 1.7 KB: the scanner's fitted readings, 2 B a pad, and the tracker's
 # anchor frame; measured 46.2 KB with them)
 BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code (measured 43 KB)

@@ -323,6 +323,20 @@ def test_out_of_turn_shots_are_flagged(drv):
     assert f["st"]["lfoul"] == F_NONE and f["st"]["role"] == TRAPPER
 
 
+def test_a_tie_for_the_first_mover_goes_to_the_player_whose_turn_it_is(drv):
+    # the tracker could not tell whether big chip 2 or the small chip moved first (res.tied,
+    # unsure): the shot is the fugitive's in his turn, the trapper's in the trapper's; a tie
+    # without a chip of the player to shoot keeps the tracker's mover
+    tie_f = dict(F(B_FRONT, hits={2: CENTER}), mover=2, tied=0b101)
+    tie_t = dict(F(CENTER, small_from=B_FRONT, hits={2: CENTER}), mover=0, tied=0b101)
+    tie_bigs = dict(T(1, CENTER, others={2: ("rest", "b.e2", "b.z3", True)}), mover=1, tied=0b110)
+    out = drv.run([start(1, 1), T(1), END, tie_f, tie_t, tie_bigs])
+    _s, _t, _e, f, t, b = out["steps"]
+    assert f["st"]["lfoul"] == F_NONE and evs(f)[0]["role"] == "fugitive"
+    assert t["st"]["lfoul"] == F_NONE and evs(t)[0]["role"] == "trapper" and t["st"]["shots"] == 2
+    assert b["st"]["turn_mask"] == 0b110 and evs(b)[0]["slot"] == 1
+
+
 # ---------------------------------------------------------------------------------------------
 # Trap Zenn 1: escapes and endings
 

@@ -9,6 +9,7 @@
 # Case: {"log_size": N (optional), "ops": [op, ...]}, op one of
 #   {"op": "start", "variant": 1|2, "trapper": 1|2, "coin": bool}
 #   {"op": "shot", "mover": slot, "chips": [[slot, kind, fate, moved, start, end], ...]}
+#   (and "tied": a bit per slot that may have moved first as well, ShotResult.tied)
 #        kind "small"|"big", fate "rest"|"cup_a"|"cup_b"|"off"|"gone", start / end zone names
 #        joined by "+" ("" for none), turned into masks with board_table's ids
 #   {"op": "classify", ...the same fields as shot}     the outcome only, nothing applied
@@ -71,6 +72,7 @@ def fill(op):
         res.start_mask[i] = mask_of(c[4])
         res.end_mask[i] = mask_of(c[5])
     res.mover = op["mover"]
+    res.tied = op.get("tied", 0)
 
 
 def snap():
