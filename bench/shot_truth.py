@@ -128,15 +128,23 @@ def rel(zone, end):
     return ("s" if zone[0] == end else "p") + zone[1:]
 
 
-def make_shots(seed, n, board, truth):
+def draw_shots(seed, n, truth):
+    """The shots' random draws (start, velocity), in the order the seed gives them."""
     rng = random.Random(seed)
-    shots = []
+    out = []
     for k in range(n):
         kind = STARTS[k % len(STARTS)]
         x, y = truth.start_spot(rng, kind)
         v = math.exp(rng.uniform(math.log(100), math.log(6000)))
         a = rng.uniform(0, 2 * math.pi)
-        vx, vy = round(v * math.cos(a), 1), round(v * math.sin(a), 1)
+        out.append((kind, x, y, round(v * math.cos(a), 1), round(v * math.sin(a), 1)))
+    return out
+
+
+def simulate_shots(draws, board):
+    """Each drawn shot through the physics (independent of the others: run in any process)."""
+    shots = []
+    for kind, x, y, vx, vy in draws:
         moves, final = simulate_flick(board, {"small": ("small", x, y)}, "small", (vx, vy))
         mv = next((m for m in moves if m["chip"] == "small"), None)
         pts = mv["pts"] if mv else [[x, y, 0]]
@@ -150,6 +158,10 @@ def make_shots(seed, n, board, truth):
         shots.append({"kind": kind, "x": x, "y": y, "v": [vx, vy], "speed": math.hypot(vx, vy),
                       "moves": moves, "final": final["small"], "pts": pts, "dist": dist})
     return shots
+
+
+def make_shots(seed, n, board, truth):
+    return simulate_shots(draw_shots(seed, n, truth), board)
 
 
 def timeline(shots):
@@ -409,7 +421,9 @@ def judge_trap(games, runs_events, truth):
             tw = want[i]
             kind = "trapper" if i == 0 else "fugitive"
             r = {"kind": kind, "speed": speed_kind(s["speed"]), "must": tw["must"],
-                 "n_events": len(got), "hand_shots": 0, "g": g, "i": i}
+                 "n_events": len(got), "g": g, "i": i,
+                 # chips put down for the set-up: no shot allowed before the first marker
+                 "hand_shots": sum(1 for e in win[0] if e.get("ev") == "shot") if i == 0 else 0}
             if got and tw["events"]:
                 e = got[0]
                 r.update(want=tw["events"][0], got=_trap_key(e), sure=bool(e.get("sure", True)),
@@ -488,12 +502,62 @@ def failures(results):
         if r["n_events"] > 1:
             why.append(f"{r['n_events']} shot events")
         if r["hand_shots"]:
-            why.append("a shot event on the lift before it")
+            why.append("a shot event while chips were lifted or put down before it")
         if "exact" in r and not r["exact"]:
             what = f"{r['got']} pins (ball {r['ball']}, zone {r['zone']})" if r.get("ball") else str(r["got"])
             why.append(f"{'SURE ' if r['sure'] else 'unsure '}{what}, the physics says {r['want']}")
         if why:
             bad.append((why, r))
+    return bad
+
+
+def record(r, game):
+    """What is kept of a judged shot (a JSON line of --results): the table's fields, and the
+    scenario that replays it with a line that says what it was."""
+    out = {k: r[k] for k in ("kind", "speed", "must", "n_events", "hand_shots") if k in r}
+    for k in ("want", "got", "sure", "exact", "ball", "zone"):
+        if k in r:
+            out[k] = r[k]
+    if game == "trap":
+        out["scenario"] = trap_scenario_of(r["g"])
+        out["what"] = f"{r['kind']} shot {r['i'] + 1} {r['speed']}"
+    else:
+        s = r["s"]
+        out["scenario"] = scenario_of(s)
+        out["what"] = (f"{r['kind']} {r['speed']} ({s['speed']:.0f} mm/s, moved {min(s['dist'], 9999):.1f} mm, "
+                       f"ends {list(s['final'])})")
+    return out
+
+
+_BOARD = []
+
+
+def _board():
+    if not _BOARD:
+        _BOARD.append(Board.load())
+    return _BOARD[0]
+
+
+def _bowling_job(job):
+    """One firmware run of drawn bowling shots (a worker process): physics, run, judge."""
+    draws, front_end, runtime = job
+    board = _board()
+    shots = simulate_shots(draws, board)
+    return [record(r, "bowling") for r in run_batch(shots, front_end, runtime, Truth(board))]
+
+
+def _trap_job(job):
+    g, front_end, runtime = job
+    return [record(r, "trap") for r in judge_trap([g], [run_trap_game(g, front_end, runtime)], TrapTruth(_board()))]
+
+
+def report(records, front_end, head, out=sys.stdout):
+    out.write(head + "\n")
+    table(records, front_end, out)
+    bad = failures(records)
+    out.write(f"\n{len(bad)} failures\n")
+    for why, r in bad:
+        out.write(f"- {r['what']}: {'; '.join(why)}\n  {json.dumps(r['scenario'], separators=(',', ':'))}\n")
     return bad
 
 
@@ -505,67 +569,70 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--failures", help="write the failures' scenarios (JSON lines) here")
     ap.add_argument("--game", choices=("bowling", "trap"), default="bowling")
+    ap.add_argument("-j", "--jobs", type=int, default=1,
+                    help="firmware runs at once (processes; physics runs in them too)")
+    ap.add_argument("--results", help="append each judged shot here as a JSON line, as it comes "
+                    "(a long run can be stopped and still reported with --report)")
+    ap.add_argument("--report", metavar="RESULTS", help="print the table and failures of a results file, run nothing")
     a = ap.parse_args(argv)
-    board = Board.load()
-    if a.game == "trap":
-        return main_trap(a, board)
-    truth = Truth(board)
+    if a.report:
+        with open(a.report) as f:
+            records = [json.loads(ln) for ln in f if ln.strip()]
+        bad = report(records, a.front_end, f"{a.report}: {len(records)} shots")
+        _write_failures(a.failures, bad)
+        return 0
+    board = _board()
     t0 = time.time()
-    shots = make_shots(a.seed, a.shots, board, truth)
+    if a.game == "trap":
+        truth = TrapTruth(board)
+        games = make_trap_games(a.seed, (a.shots + 1) // 2, board, truth)
+        jobs = [(g, a.front_end, a.runtime) for g in games]
+        fn = _trap_job
+    else:
+        draws = draw_shots(a.seed, a.shots, Truth(board))
+        jobs = [(draws[i:i + SHOTS_PER_RUN], a.front_end, a.runtime) for i in range(0, len(draws), SHOTS_PER_RUN)]
+        fn = _bowling_job
     t1 = time.time()
-    results = []
-    for i in range(0, len(shots), SHOTS_PER_RUN):
-        results += run_batch(shots[i:i + SHOTS_PER_RUN], a.front_end, a.runtime, truth)
-        sys.stderr.write(f"\r{len(results)} of {len(shots)} shots ({time.time() - t1:.0f} s)")
+    records = []
+    sink = open(a.results, "a") if a.results else None
+
+    def take(rs):
+        records.extend(rs)
+        if sink:
+            for r in rs:
+                sink.write(json.dumps(r, separators=(",", ":")) + "\n")
+            sink.flush()
+        sys.stderr.write(f"\r{len(records)} shots judged ({time.time() - t1:.0f} s)")
+
+    if a.jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+        with ProcessPoolExecutor(max_workers=a.jobs) as ex:
+            for fut in as_completed([ex.submit(fn, j) for j in jobs]):
+                take(fut.result())
+    else:
+        for j in jobs:
+            take(fn(j))
     t2 = time.time()
     sys.stderr.write("\n")
-    print(f"bench/shot_truth.py --shots {a.shots} --front-end {a.front_end} --runtime {a.runtime} "
-          f"--seed {a.seed}: physics {t1 - t0:.0f} s, firmware {t2 - t1:.0f} s")
-    table(results, a.front_end)
-    bad = failures(results)
-    print(f"\n{len(bad)} failures")
-    f = open(a.failures, "w") if a.failures else None
-    for why, r in bad:
-        sc = scenario_of(r["s"])
-        print(f"- {r['kind']} {r['speed']} ({r['s']['speed']:.0f} mm/s, moved {min(r['s']['dist'], 9999):.1f} mm, "
-              f"ends {r['s']['final']}): {'; '.join(why)}\n  {json.dumps(sc, separators=(',', ':'))}")
-        if f:
-            f.write(json.dumps(sc) + "\n")
-    if f:
-        f.close()
+    if sink:
+        sink.close()
+    game = " --game trap" if a.game == "trap" else ""
+    bad = report(records, a.front_end,
+                 f"bench/shot_truth.py{game} --shots {a.shots} --front-end {a.front_end} --runtime {a.runtime} "
+                 f"--seed {a.seed} -j {a.jobs}: set-up {t1 - t0:.0f} s, physics and firmware {t2 - t1:.0f} s")
+    _write_failures(a.failures, bad)
     return 0
+
+
+def _write_failures(path, bad):
+    if path:
+        with open(path, "w") as f:
+            for _why, r in bad:
+                f.write(json.dumps(r["scenario"]) + "\n")
 
 
 def run_trap_game(g, front_end, runtime):
     return run_timeline(trap_timeline(g), runtime, config={"front_end": front_end}).events
-
-
-def main_trap(a, board):
-    truth = TrapTruth(board)
-    t0 = time.time()
-    games = make_trap_games(a.seed, (a.shots + 1) // 2, board, truth)
-    t1 = time.time()
-    results = []
-    for k, g in enumerate(games):
-        results += judge_trap([g], [run_trap_game(g, a.front_end, a.runtime)], truth)
-        sys.stderr.write(f"\r{len(results)} shots of {len(games)} games ({time.time() - t1:.0f} s)")
-    t2 = time.time()
-    sys.stderr.write("\n")
-    print(f"bench/shot_truth.py --game trap --shots {a.shots} --front-end {a.front_end} --runtime "
-          f"{a.runtime} --seed {a.seed}: physics {t1 - t0:.0f} s, firmware {t2 - t1:.0f} s")
-    table(results, a.front_end)
-    bad = failures(results)
-    print(f"\n{len(bad)} failures")
-    f = open(a.failures, "w") if a.failures else None
-    for why, r in bad:
-        sc = trap_scenario_of(r["g"])
-        print(f"- {r['kind']} shot {r['i'] + 1} {r['speed']}: {'; '.join(why)}\n  "
-              f"{json.dumps(sc, separators=(',', ':'))}")
-        if f:
-            f.write(json.dumps(sc) + "\n")
-    if f:
-        f.close()
-    return 0
 
 
 if __name__ == "__main__":
