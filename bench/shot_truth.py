@@ -203,7 +203,8 @@ def judge(shots, events, truth):
         shot_ev = [e for e in (win[2 * k + 1] if 2 * k + 1 < len(win) else []) if e.get("ev") == "shot"]
         hand_ev = [e for e in (win[2 * k] if 2 * k < len(win) else []) if e.get("ev") == "shot"]
         r = {"kind": s["kind"], "speed": speed_kind(s["speed"]), "must": s["dist"] >= SEEN_MM,
-             "n_events": len(shot_ev), "hand_shots": len(hand_ev), "s": s}
+             "n_events": len(shot_ev), "hand_shots": len(hand_ev), "s": s,
+             "prev": shots[k - 1] if k else None}
         on_beam = truth.through_gate([[s["x"], s["y"]]], "b" if shooter == "a" else "a")
         if len(shot_ev) == 1:
             e = shot_ev[0]
@@ -448,11 +449,17 @@ def trap_scenario_of(g):
     return {"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": steps}
 
 
-def scenario_of(s):
-    """A scenario that replays one shot (a first ball of a one-player game)."""
-    return {"game": "bowling", "players": 1,
-            "steps": [{"place": {"small": {"x": s["x"], "y": s["y"]}}},
-                      {"flick": "small", "v": s["v"]}, {"wait_ms": 2000}]}
+def scenario_of(s, prev=None):
+    """A scenario that replays one shot (a first ball of a one-player game), after the shot
+    before it and the lift between when that one left the chip on the board (what the pads
+    and the tracker saw just before can matter: a failure may not show without it)."""
+    steps = []
+    if prev is not None and prev["final"][0] == "board":
+        steps += [{"place": {"small": {"x": prev["x"], "y": prev["y"]}}},
+                  {"flick": "small", "v": prev["v"]}, {"wait_ms": WAIT_MS}, {"take": "small"}]
+    steps += [{"place": {"small": {"x": s["x"], "y": s["y"]}}},
+              {"flick": "small", "v": s["v"]}, {"wait_ms": 2000}]
+    return {"game": "bowling", "players": 1, "steps": steps}
 
 
 def run_batch(shots, front_end, runtime, truth):
@@ -523,7 +530,11 @@ def record(r, game):
         out["what"] = f"{r['kind']} shot {r['i'] + 1} {r['speed']}"
     else:
         s = r["s"]
-        out["scenario"] = scenario_of(s)
+        out["scenario"] = scenario_of(s, r.get("prev"))
+        # the same shots through the bench's own timeline (tests/test_shots_physics.py's
+        # @example(draws=...)): a failure that needs the run's history shows there
+        out["example"] = [[q["kind"], q["x"], q["y"], math.hypot(*q["v"]), math.atan2(q["v"][1], q["v"][0]) % (2 * math.pi)]
+                          for q in ((r["prev"], s) if r.get("prev") else (s,))]
         out["what"] = (f"{r['kind']} {r['speed']} ({s['speed']:.0f} mm/s, moved {min(s['dist'], 9999):.1f} mm, "
                        f"ends {list(s['final'])})")
     return out
@@ -558,6 +569,8 @@ def report(records, front_end, head, out=sys.stdout):
     out.write(f"\n{len(bad)} failures\n")
     for why, r in bad:
         out.write(f"- {r['what']}: {'; '.join(why)}\n  {json.dumps(r['scenario'], separators=(',', ':'))}\n")
+        if r.get("example"):
+            out.write(f"  @example(draws={[tuple(d) for d in r['example']]})\n")
     return bad
 
 

@@ -346,7 +346,7 @@ class PresenceLocator:
             self.res0[j] = n
             self.resn[j] = 0
             self.fine[j] = 0
-            if cnt <= 2:
+            if cnt <= 2 and not self._by_hole(a, cnt):
                 for k in range(a, a + cnt):
                     if self.specks < MAX_SPECK:
                         self.speck[self.specks] = self.cells[k]
@@ -535,6 +535,27 @@ class PresenceLocator:
         self.gx = PRES_X0 + sx * _P // cnt
         self.gy = PRES_Y0 + sy * _P // cnt
         return cnt
+
+    def _by_hole(self, a, cnt):
+        """One of the cells a .. a + cnt has a neighbour without a pad (a cup hole, a corner):
+        a chip hanging on a cup's lip covers only one or two pads (issue 12: taken for a speck,
+        it was lost, and after 20 frames its pads were left out as stuck, one pair after the
+        other, until chips in the pocket were no longer seen)."""
+        cells = self.cells
+        for k in range(a, a + cnt):
+            g = cells[k]
+            c = g % PRES_COLS
+            r = g // PRES_COLS
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    rr = r + dr
+                    cc = c + dc
+                    if rr < 0 or rr >= PRES_ROWS or cc < 0 or cc >= PRES_COLS:
+                        return True
+                    h = rr * PRES_COLS + cc
+                    if not (PRES_PRESENT[h >> 3] >> (h & 7)) & 1:
+                        return True
+        return False
 
     def _fit(self, j, still, room):
         """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
