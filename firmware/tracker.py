@@ -434,6 +434,8 @@ class Tracker:
                 if d < bd:
                     bd = d
                     best = j
+            if best >= 0 and self._taken_by_nearer(i, best, bd):
+                best = -1                 # its fit is another chip's: it went under a hand
             if best < 0:
                 seen[i] = 0               # vanished: into a cup, off the board or lifted
                 self.gone_t[i] = now
@@ -477,6 +479,36 @@ class Tracker:
             self._hand_at(now)
         if not self.graded:
             self._ghosts(n, now)
+
+    def _taken_by_nearer(self, i, j, d):
+        """A slot still to be matched this frame, of i's kind, lies nearer (d: i's squared
+        distance) to the locator's chip j, and j is the nearest chip to it too: j is that one's.
+        A hand putting a chip down hides the chips around it; one it hides, 68 mm from another
+        it does not, took that one's fit, and the two swapped slots: a shot (presence pads)."""
+        loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        n = loc.n
+        for k in range(i + 1, MAX):
+            if not self.seen[k] or self.kind[k] != self.kind[i]:
+                continue
+            dx = lx[j] - self.tx[k]
+            dy = ly[j] - self.ty[k]
+            dk = dx * dx + dy * dy
+            if dk >= d:
+                continue
+            mine = True
+            for q in range(n):
+                if q != j and not self.claimed[q] and lk[q] == lk[j]:
+                    dx = lx[q] - self.tx[k]
+                    dy = ly[q] - self.ty[k]
+                    if dx * dx + dy * dy < dk:
+                        mine = False
+                        break
+            if mine:
+                return True
+        return False
 
     def _nearer_lost(self, i, j, d):
         """Another lost chip of i's kind lay nearer (d: i's distance to j as _track reckons it)
@@ -552,6 +584,7 @@ class Tracker:
         cup_a = fast.count[F.CUP_A]
         cup_b = fast.count[F.CUP_B]
         shot = False
+        slid = False          # a chip at rest now moved (shot: one vanished as in a shot)
         placed = False
         taken = False
         for i in range(MAX):
@@ -563,7 +596,7 @@ class Tracker:
             if self.seen[i]:
                 r.fate[i] = S.FATE_REST
                 if self.moved[i]:
-                    shot = True
+                    slid = True
             else:
                 # vanished: a cup drop takes it if a cup beam fired, nearest cup first
                 if cup_a or cup_b:
@@ -625,6 +658,16 @@ class Tracker:
                 if r.fate[i] != S.FATE_CUP_A and r.fate[i] != S.FATE_CUP_B \
                         and loc.blind(self.tx[i], self.ty[i], self.BLIND_NEAR):
                     r.sure[i] = 0           # it may only have gone out of the pads' sight
+        if slid and not (not shot and self._nudged_by_placing(n)):
+            shot = True
+        elif slid:
+            # chips put down beside others: the others' fits shift as the new field fades in
+            # (hall), or they come back from under the hand a little off (presence). A hand
+            # putting chips down is no shot (Trap Zenn set-ups were, issue 12)
+            for i in range(MAX):
+                if r.moved[i] and r.fate[i] == S.FATE_REST:
+                    r.moved[i] = 0
+                    self.moved[i] = 0
         self._first_mover(r)
         # zenn: the drop into cup X came through gate X
         if fast.count[F.GATE_A]:
@@ -807,6 +850,34 @@ class Tracker:
 
     def _apart(self, a, b):
         return self._gap(a, b) <= self.APART_REACH and self._away(a, b, 0) and self._away(b, a, 0)
+
+    PLACE_NUDGE = 100      # 10 mm: how far a chip beside one put down may seem to move
+
+    def _nudged_by_placing(self, n):
+        """A chip appeared (one the locator sees that no slot claimed), no beam fired, and every
+        chip that moved lies within PLACE_NUDGE of where it lay and of a chip that appeared."""
+        if self.fast.total:
+            return False
+        loc = self.loc
+        new = 0
+        for j in range(n if n < 8 else 8):
+            if not self.claimed[j]:
+                new += 1
+        if not new:
+            return False
+        reach = self.PLACE_NUDGE + 2 * B.R_BIG + self.PLACE_NUDGE
+        for i in range(MAX):
+            if not self.present[i] or not self.moved[i]:
+                continue
+            if not self.seen[i] or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.PLACE_NUDGE):
+                return False
+            near = False
+            for j in range(n if n < 8 else 8):
+                if not self.claimed[j] and _near(self.tx[i], self.ty[i], loc.x[j], loc.y[j], reach):
+                    near = True
+            if not near:
+                return False
+        return True
 
     def _through_gate(self, gate, cup, bit):
         r = self.res
