@@ -63,6 +63,11 @@ class Tracker:
     # hand lifting it. The board is then no longer at rest, so the lift is followed frame by
     # frame and the chip is seen weak before it vanishes (a chip flicked off keeps its strength)
     FADE_Q = 3
+    # ... in FADE_FRAMES frames or more: a chip flicked off at 5 m/s from 60 mm inside the edge
+    # is gone within one frame's scan, which sees it smeared and weak once (issue 12: a big
+    # chip flicked off the board was taken for lifted, and the trapper's shot went unseen);
+    # a hand's lift fades a magnet over 150 ms, several frames
+    FADE_FRAMES = 2
     # a chip that slid and was lost comes back within this, even weak
     REFIND_NEAR = 400
     # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
@@ -105,7 +110,7 @@ class Tracker:
         self.seen = bytearray(MAX)
         self.moved = bytearray(MAX)
         self.ts = array('i', (0,) * MAX)     # the strength each chip was last seen with
-        self.faded = bytearray(MAX)          # seen weak where it lay: a hand lifting it
+        self.faded = bytearray(MAX)          # frames seen weak where it lay: a hand lifting it
         self.rs = array('i', (0,) * MAX)     # the strength each chip came to rest with
         # the hall pads measure a chip's strength (a magnet lifted fades); presence pads see
         # every chip alike (strength ADC_PEAK), so a chip vanishing from them tells nothing
@@ -127,6 +132,7 @@ class Tracker:
         self.mdx = array('i', (0,) * MAX)
         self.mdy = array('i', (0,) * MAX)
         self.tw = array('i', (0,) * MAX)     # how far its still fit may wander (locator.wander)
+        self.grazed = bytearray(MAX)         # a moving chip came within GRAZE of it (presence)
         self.claimed = bytearray(8)
         # the previous frame, to tell stillness
         self.pn = 0
@@ -381,6 +387,7 @@ class Tracker:
             self.ghost_n[i] = 0
             self.move_order[i] = 0
             self.mf[i] = 0
+            self.grazed[i] = 0
 
     def _hand_at(self, now):
         """A hand is seen (presence pads): count it at every chip gone from sight within
@@ -563,9 +570,12 @@ class Tracker:
         dy = y - self.y[i]
         d = dx * dx + dy * dy
         if st < self.MOVE_STRENGTH and d <= self.OFF_SLID * self.OFF_SLID:
-            self.faded[i] = 1
+            if self.faded[i] < 255:
+                self.faded[i] += 1
         self.tunc[i] = loc.unc[j]
         self.tw[i] = loc.wander[j]
+        if self.moved[i] and not self.graded:
+            self._graze(i, x, y)
         if not self.moved[i] and st >= self.MOVE_STRENGTH:
             t = self.move_tol + loc.wander[j]
             if d > t * t:
@@ -635,8 +645,8 @@ class Tracker:
                         if not self.moved[i] and \
                                 _edge_distance(self.tx[i], self.ty[i]) >= self.EDGE_NEAR:
                             r.sure[i] = 0
-                elif not self.faded[i] and (
-                        self.ts[i] >= self.OFF_STRENGTH
+                elif self.faded[i] < self.FADE_FRAMES and (
+                        self.ts[i] >= self.OFF_STRENGTH or self.faded[i]
                         or ((self.moved[i]
                              or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
                             and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)):
@@ -669,6 +679,9 @@ class Tracker:
                     r.moved[i] = 0
                     self.moved[i] = 0
         self._first_mover(r)
+        for i in range(MAX):
+            if self.grazed[i] and self.present[i] and not r.moved[i]:
+                r.sure[i] = 0       # it may have been knocked by less than the pads can see
         # zenn: the drop into cup X came through gate X
         if fast.count[F.GATE_A]:
             r.gates |= 1
@@ -850,6 +863,21 @@ class Tracker:
 
     def _apart(self, a, b):
         return self._gap(a, b) <= self.APART_REACH and self._away(a, b, 0) and self._away(b, a, 0)
+
+    # presence pads see a big chip's move for sure from 5.6 mm on, a small one's from 6.4 mm
+    # (docs/sensing.md): a chip that a moving one came within GRAZE of, rim to rim, and that
+    # was not seen moved may have been knocked unseen, so its verdict is unsure (a fugitive's
+    # chip knocked a big chip in the backcourt 4.5 mm: "escaped", sure, for trapped_hit)
+    GRAZE = 60
+
+    def _graze(self, i, x, y):
+        ri = B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG
+        for k in range(MAX):
+            if k == i or not self.present[k] or self.moved[k]:
+                continue
+            rk = B.R_SMALL if self.kind[k] == S.KIND_SMALL else B.R_BIG
+            if _near(x, y, self.x[k], self.y[k], ri + rk + self.GRAZE):
+                self.grazed[k] = 1
 
     PLACE_NUDGE = 100      # 10 mm: how far a chip beside one put down may seem to move
 
