@@ -602,6 +602,13 @@ class Tracker:
                 continue
             r.kind[i] = self.kind[i]
             r.start_mask[i] = self.mask[i]
+            if self.moved[i] and self.seen[i] and \
+                    _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.move_tol + self.tw[i]):
+                # back where it lay: its fit was pulled by a neighbour's field sliding off
+                # (hall pads: a big chip 10 mm from the small one the fugitive flicked was
+                # "moved" first, a sure out-of-turn shot); a knocked chip does not come back
+                self.moved[i] = 0
+                self.move_order[i] = 0
             r.moved[i] = self.moved[i]
             if self.seen[i]:
                 r.fate[i] = S.FATE_REST
@@ -647,6 +654,8 @@ class Tracker:
                             r.sure[i] = 0
                 elif self.faded[i] < self.FADE_FRAMES and (
                         self.ts[i] >= self.OFF_STRENGTH or self.faded[i]
+                        # the bumpers' hit sensor rang: a chip jumped one (no hand does that)
+                        or (fast.count[F.HIT] and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)
                         or ((self.moved[i]
                              or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
                             and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)):
