@@ -654,8 +654,10 @@ class Tracker:
                             r.sure[i] = 0
                 elif self.faded[i] < self.FADE_FRAMES and (
                         self.ts[i] >= self.OFF_STRENGTH or self.faded[i]
-                        # the bumpers' hit sensor rang: a chip jumped one (no hand does that)
-                        or (fast.count[F.HIT] and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)
+                        # the bumpers' hit sensor rang: a chip jumped one (no hand does that),
+                        # from as far as it goes in a frame (one at 5.4 m/s was last seen 88 mm in)
+                        or (fast.count[F.HIT] and
+                            _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR + self.MAX_JUMP)
                         or ((self.moved[i]
                              or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
                             and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)):

@@ -333,3 +333,12 @@ def test_a_chip_whose_fit_a_neighbour_pulled_did_not_move(front_end):
     g = _bench_trap_game(PULLED_FIT)
     res = ST.judge_trap([g], [ST.run_trap_game(g, front_end, "micropython")], ST.TrapTruth(BOARD))
     assert ST.failures(res) == [], ST.failures(res)
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_big_chip_flicked_off_from_near_the_edge_is_a_shot_with_the_benchs_timing(front_end):
+    # the same game through the bench's own timeline: the chip's one smeared frame saw it 88 mm
+    # inside the end and weak; the bumpers' hit sensor rang as it jumped the bumper
+    g = _bench_trap_game(OFF_FROM_THE_EDGE)
+    res = ST.judge_trap([g], [ST.run_trap_game(g, front_end, "micropython")], ST.TrapTruth(BOARD))
+    assert ST.failures(res) == [], ST.failures(res)
