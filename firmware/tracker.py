@@ -63,11 +63,6 @@ class Tracker:
     # hand lifting it. The board is then no longer at rest, so the lift is followed frame by
     # frame and the chip is seen weak before it vanishes (a chip flicked off keeps its strength)
     FADE_Q = 3
-    # ... in FADE_FRAMES frames or more: a chip flicked off at 5 m/s from 60 mm inside the edge
-    # is gone within one frame's scan, which sees it smeared and weak once (issue 12: a big
-    # chip flicked off the board was taken for lifted, and the trapper's shot went unseen);
-    # a hand's lift fades a magnet over 150 ms, several frames
-    FADE_FRAMES = 2
     # a chip that slid and was lost comes back within this, even weak
     REFIND_NEAR = 400
     # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
@@ -110,7 +105,7 @@ class Tracker:
         self.seen = bytearray(MAX)
         self.moved = bytearray(MAX)
         self.ts = array('i', (0,) * MAX)     # the strength each chip was last seen with
-        self.faded = bytearray(MAX)          # frames seen weak where it lay: a hand lifting it
+        self.faded = bytearray(MAX)          # seen weak where it lay: a hand lifting it
         self.rs = array('i', (0,) * MAX)     # the strength each chip came to rest with
         # the hall pads measure a chip's strength (a magnet lifted fades); presence pads see
         # every chip alike (strength ADC_PEAK), so a chip vanishing from them tells nothing
@@ -570,8 +565,7 @@ class Tracker:
         dy = y - self.y[i]
         d = dx * dx + dy * dy
         if st < self.MOVE_STRENGTH and d <= self.OFF_SLID * self.OFF_SLID:
-            if self.faded[i] < 255:
-                self.faded[i] += 1
+            self.faded[i] = 1
         self.tunc[i] = loc.unc[j]
         self.tw[i] = loc.wander[j]
         if self.moved[i] and not self.graded:
@@ -652,12 +646,13 @@ class Tracker:
                         if not self.moved[i] and \
                                 _edge_distance(self.tx[i], self.ty[i]) >= self.EDGE_NEAR:
                             r.sure[i] = 0
-                elif self.faded[i] < self.FADE_FRAMES and (
-                        self.ts[i] >= self.OFF_STRENGTH or self.faded[i]
-                        # the bumpers' hit sensor rang: a chip jumped one (no hand does that),
-                        # from as far as it goes in a frame (one at 5.4 m/s was last seen 88 mm in)
-                        or (fast.count[F.HIT] and
-                            _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR + self.MAX_JUMP)
+                elif (fast.count[F.HIT] and
+                      _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR + self.MAX_JUMP) or \
+                        not self.faded[i] and (
+                        # (the bumpers' hit sensor rang: a chip jumped one, no hand does that,
+                        # from as far as it goes in a frame: one flicked off at 5.4 m/s was
+                        # last seen once, smeared and weak, 88 mm in; issue 12)
+                        self.ts[i] >= self.OFF_STRENGTH
                         or ((self.moved[i]
                              or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.OFF_SLID))
                             and _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR)):
