@@ -95,6 +95,9 @@ def find_bootrom():
 def missing():
     """Why the emulated Pico cannot run here (one line), or None when it can."""
     if find_image() is None:
+        env = os.environ.get("RP2040_IMAGE")
+        if env:
+            return f"no RP2040 image at {env} (RP2040_IMAGE names it; unset it to take the cache's)"
         if stale_frozen():
             return (f"the RP2040 image {stale_frozen()} was frozen from other firmware than "
                     "firmware/ holds now: run `make image` (a re-freeze takes under a minute)")
