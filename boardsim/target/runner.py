@@ -133,6 +133,8 @@ class Runner:
             micropython.heap_unlock()
             fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
         micropython.heap_unlock()
+        if _trace is not None:
+            _trace.frame(self.sb)     # the locator's and tracker's results (simtrace.py)
         if getattr(self.sb, "need_service", 0):
             # work the firmware keeps out of its locked loop turn (opening a journal file)
             try:
@@ -305,6 +307,9 @@ def final_state(r, path):
         f.write(json.dumps(state))
 
 
+_trace = None      # simtrace, when BOARDSIM_TRACE asks for it
+
+
 def _getenv(name):
     import os
     try:
@@ -350,6 +355,8 @@ def main(argv):
     if trace_dir:
         import simtrace     # what the firmware sees, digested (simtrace.py): after the world is
         simtrace.install()  # attached (it sets ADC.read_u16), before the firmware boots
+        global _trace
+        _trace = simtrace
     play_file(r, argv[1])
     if trace_dir:
         simtrace.write(trace_dir, argv[1], r.config, r.steps, vclock.now_ms())
