@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _d in ("firmware", os.path.join("boardsim", "target")):
     if os.path.join(ROOT, _d) not in sys.path:
         sys.path.append(os.path.join(ROOT, _d))
-import board_table as BT  # noqa: E402
+from tables import board_table as BT  # noqa: E402
 
 MAX_FRAME_LINES = {"hall": 200, "shift": 260}   # measured 181 / 236 at the worst frame
 MAX_REPORT_LINES = 260                          # measured 235 (a pad's event line and text)
@@ -46,7 +46,7 @@ def _tag(f):
 micropython.viper = _tag
 
 import runner as R      # noqa: E402  (boardsim/target: the clock, the world, the firmware)
-import faults as FA     # noqa: E402
+from sensing import faults as FA     # noqa: E402
 
 job = json.loads(sys.stdin.readline())
 
@@ -247,9 +247,9 @@ VIPER_TARGET = r'''
 import sys
 import json
 from array import array
-import board_table as BT
-import locate as LO
-import faults as FA
+from tables import board_table as BT
+from sensing import hall_locate as LO
+from sensing import faults as FA
 from lcg import Rng
 
 job = json.loads(sys.stdin.readline())

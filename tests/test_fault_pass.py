@@ -1,7 +1,7 @@
 """The fault monitor's pass over the hall pads against the plain-Python one, on random grids,
 under both runtimes.
 
-firmware/faults.py checks a quarter of the hall pads per frame (at a rail, frozen, a jump with its
+firmware/sensing/faults.py checks a quarter of the hall pads per frame (at a rail, frozen, a jump with its
 neighbours quiet over the same 4 frames) and the muxes' spread in two @micropython.viper
 functions (`_pads`, `_muxes`); `_flag`, `_kill_mux` and the reports stay Python. Here a
 reference monitor runs the plain code the pass had before (`Ref` below: `_hall`, `_quiet`,
@@ -29,8 +29,8 @@ import sys
 import json
 from array import array
 import micropython
-import board_table as BT
-import faults as FA
+from tables import board_table as BT
+from sensing import faults as FA
 import time
 
 if not hasattr(time, "ticks_ms"):        # CPython: _chatter's clock (the beams are off here)
@@ -120,7 +120,7 @@ class Scan:
 
 
 class Ref(FA.FaultMonitor):
-    """The plain-Python pass (firmware/faults.py before the viper one)."""
+    """The plain-Python pass (firmware/sensing/faults.py before the viper one)."""
     RAIL = 24000
     RAIL_CHECKS = 4
     FROZEN_CHECKS = 8

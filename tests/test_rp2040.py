@@ -313,10 +313,10 @@ def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_pat
 EDGES = r'''
 import json
 from array import array
-import hall_scan as HS
-import locate_presence as LP
-import digits as D
-import board_table as BT
+from sensing import hall_scan as HS
+from sensing import presence_locate as LP
+from displays import digits as D
+from tables import board_table as BT
 out = {}
 # settle(): readings at both rails against baselines at both rails, the running averages at
 # both ends of their range (x16 of +-32767, stored + ACC_BIAS: about 2**20 either way, so that a

@@ -1,7 +1,7 @@
 """The scanners' step against a plain reference, on random readings, under both runtimes.
 
-firmware/hall_scan.py reads a bank into an array in a tight loop and smooths it in a
-@micropython.viper function; firmware/shift_scan.py reads its rows and unpacks them in viper
+firmware/sensing/hall_scan.py reads a bank into an array in a tight loop and smooths it in a
+@micropython.viper function; firmware/sensing/shift_scan.py reads its rows and unpacks them in viper
 (docs/performance.md, "What would fix the rest", 3). Here a fake table behind the `machine`
 stand-in returns seeded random readings (still pads with noise, jumps, both rails, baselines
 anywhere, so that the clamp, the smoothing and the jump count are all exercised) and logs what
@@ -26,8 +26,8 @@ import json
 from array import array
 import micropython
 import machine
-import pins
-import board_table as BT
+from tables import pins
+from tables import board_table as BT
 
 job = json.loads(sys.stdin.readline())
 SEED = job["seed"]
@@ -57,7 +57,7 @@ def bits_of(lv, pinlist):
 
 # -- hall ----------------------------------------------------------------------------------------
 def hall():
-    import hall_scan as HS
+    from sensing import hall_scan as HS
 
     class World:
         # per pad a level the readings stay near (+- noise), moved now and then (a jump), now
@@ -184,7 +184,7 @@ def hall():
 
 # -- presence --------------------------------------------------------------------------------------
 def presence():
-    import shift_scan as SS
+    from sensing import shift_scan as SS
 
     class World:
         # per row its true bytes, changed now and then (bits flipped at random); each read

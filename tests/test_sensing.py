@@ -1,5 +1,5 @@
 """The sensing chain: the simulator's hall pads (boardsim/target/hall_model.py), the scanner
-(firmware/hall_scan.py), the locator (firmware/locate.py) and the zones (firmware/zones.py).
+(firmware/sensing/hall_scan.py), the locator (firmware/sensing/hall_locate.py) and the zones (firmware/sensing/zones.py).
 
 Firmware runs under both the real MicroPython unix port and CPython, through one long-lived
 driver process per runtime (tests/support/sensing_driver.py): every scan step, find() and zone
@@ -330,7 +330,7 @@ def _load_checked(name):
     path = ROOT / "firmware" / (name + ".py")
     tree = _Checked().visit(ast.parse(path.read_text()))
     ast.fix_missing_locations(tree)
-    mod = type(sys)("checked_" + name)
+    mod = type(sys)("checked_" + name.replace("/", "_"))
     mod.__dict__["_chk"] = _chk
     exec(compile(tree, str(path), "exec"), mod.__dict__)
     return mod
@@ -342,10 +342,10 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
             sys.path.append(str(ROOT / d))
     import world_table as T
     from hall_model import HallModel
-    import board_table as BT
+    from tables import board_table as BT
     from array import array
-    loc_mod = _load_checked("locate")
-    zones_mod = _load_checked("zones")
+    loc_mod = _load_checked("sensing/hall_locate")
+    zones_mod = _load_checked("sensing/zones")
     loc = loc_mod.Locator()
     hm = HallModel(T)
     grid = array('h', bytes(2 * BT.PAD_COLS * BT.PAD_ROWS))

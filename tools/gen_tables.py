@@ -1,8 +1,8 @@
 """Generate the firmware's and the simulator's tables from the one geometry file and the one
 pin map.  `make tables` (or `python -m tools.gen_tables`) writes:
 
-  firmware/board_table.py          zones in 0.1 mm, pad grid, scan map, field profile
-  firmware/pins.py                 pin constants
+  firmware/tables/board_table.py          zones in 0.1 mm, pad grid, scan map, field profile
+  firmware/tables/pins.py                 pin constants
   boardsim/target/world_table.py   the simulator's board: pads, wiring, sensors, cups, gates
 
 `python -m tools.gen_tables --check` exits non-zero when a committed file is stale.
@@ -269,8 +269,8 @@ TUNES = os.path.join(ROOT, "sound", "tunes.json")
 
 
 def tunes_table(path=TUNES):
-    """firmware/tunes.py from sound/tunes.json: every tune's notes in two bytes objects, which
-    firmware/buzzer.py steps without allocating."""
+    """firmware/tables/tunes.py from sound/tunes.json: every tune's notes in two bytes objects, which
+    firmware/panel/buzzer.py steps without allocating."""
     with open(path) as f:
         tunes = json.load(f)["tunes"]
     hz = bytearray()
@@ -303,10 +303,10 @@ def outputs(geometry=DEFAULT_GEOMETRY, pinmap_path=DEFAULT_PINMAP):
     with open(pinmap_path) as f:
         pinmap = json.load(f)
     return {
-        os.path.join(ROOT, "firmware", "board_table.py"): board_table(board, pinmap, geometry),
-        os.path.join(ROOT, "firmware", "pins.py"): pins_table(pinmap),
+        os.path.join(ROOT, "firmware", "tables", "board_table.py"): board_table(board, pinmap, geometry),
+        os.path.join(ROOT, "firmware", "tables", "pins.py"): pins_table(pinmap),
         os.path.join(ROOT, "boardsim", "target", "world_table.py"): world_table(board, pinmap),
-        os.path.join(ROOT, "firmware", "tunes.py"): tunes_table(),
+        os.path.join(ROOT, "firmware", "tables", "tunes.py"): tunes_table(),
     }
 
 

@@ -3,7 +3,7 @@
     micropython runner.py TIMELINE.jsonl [--display]      (MICROPYPATH=firmware:boardsim/target)
     python      runner.py TIMELINE.jsonl [--display]      (PYTHONPATH=firmware:boardsim/target)
 
---config FILE: the firmware's config.json (firmware/config.py) is FILE instead of config.json
+--config FILE: the firmware's config.json (firmware/storage/config.py) is FILE instead of config.json
 in the current directory; the simulated seven-segment chain has as many modules as it asks.
 
 The firmware's flash (flash.py) is its working directory: a littlefs on a RAM block device
@@ -72,7 +72,7 @@ class Runner:
         self.flash.power_on()
         self.world.power_on()
         before = set(sys.modules)
-        import app
+        from scoreboard import app
         if self.config is None:
             self.sb = app.Scoreboard(self.out)
         else:

@@ -5,7 +5,7 @@
 # tables). Frozen code runs from flash, so the firmware's bytecode takes no heap.
 #
 # config.json is not frozen: the firmware reads it from the flash filesystem as on a stock image
-# (firmware/config.py; defaults when there is none). Copy one with `make deploy-config` or
+# (firmware/storage/config.py; defaults when there is none). Copy one with `make deploy-config` or
 # mpremote. Modules copied onto the flash (make deploy) still come first: sys.path is
 # ['', '.frozen', '/lib'] on the rp2 port, so a .mpy on the flash overrides its frozen twin.
 include("$(PORT_DIR)/boards/manifest.py")

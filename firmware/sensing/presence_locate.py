@@ -35,9 +35,9 @@ import micropython
 from micropython import const
 from array import array
 
-from board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
+from tables.board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
                          R_SMALL, R_BIG, ADC_PEAK)
-from shot import KIND_SMALL, KIND_BIG
+from tracking.shot import KIND_SMALL, KIND_BIG
 
 N_CELLS = PRES_COLS * PRES_ROWS
 MAX_FOUND = const(8)

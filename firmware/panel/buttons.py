@@ -7,7 +7,7 @@ from array import array
 from machine import Pin
 import time
 
-import pins
+from tables import pins
 
 N_BUTTONS = const(4)
 NONE = const(-1)

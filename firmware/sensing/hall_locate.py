@@ -33,10 +33,10 @@ import micropython
 from micropython import const
 from array import array
 
-from board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, PAD_PRESENT, FIELD,
+from tables.board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, PAD_PRESENT, FIELD,
                          FIELD_BIN, FIELD_SCALE, FIELD_REACH2, ADC_PEAK, NOISE_LSB,
                          R_SMALL, R_BIG, HALF_W, HALF_L, CORNER_SUM)
-from shot import KIND_SMALL, KIND_BIG
+from tracking.shot import KIND_SMALL, KIND_BIG
 
 MAX_FOUND = const(8)       # chips reported at most
 MAX_CAND = const(64)       # candidate pads at most

@@ -11,8 +11,8 @@
 # still board costs one comparison per pad. Allocation-free after construction.
 from micropython import const
 
-import board_table as BT
-from digits import put_text as _put, put_num as _num
+from tables import board_table as BT
+from displays.digits import put_text as _put, put_num as _num
 
 _Y0 = const(8)
 _IDLE = const(1)

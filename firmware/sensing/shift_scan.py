@@ -29,8 +29,8 @@ import micropython
 from micropython import const
 import machine
 
-import pins
-from board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PRESENT
+from tables import pins
+from tables.board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PRESENT
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: unpack() runs as plain Python over the bytearrays

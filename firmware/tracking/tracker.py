@@ -15,10 +15,10 @@ from micropython import const
 from array import array
 import time
 
-import board_table as B
-import shot as S
-import fastin as F
-import zones
+from tables import board_table as B
+from tracking import shot as S
+from sensing import fastin as F
+from sensing import zones
 
 MAX = const(4)            # slots: one small and three big chips at most
 

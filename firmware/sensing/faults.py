@@ -49,9 +49,9 @@ from micropython import const
 from array import array
 import time
 
-import board_table as BT
-import fastin as F
-from digits import put_text as _put, put_num as _num, setbytes as _blank
+from tables import board_table as BT
+from sensing import fastin as F
+from displays.digits import put_text as _put, put_num as _num, setbytes as _blank
 
 CODE_NAMES = (b"pad_stuck", b"pad_dead", b"pad_off", b"pad_flicker", b"mux_dead", b"cup_chatter",
               b"hand")

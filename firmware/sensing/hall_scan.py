@@ -41,8 +41,8 @@ import machine
 import micropython
 from micropython import const
 
-import pins
-from board_table import (PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO,
+from tables import pins
+from tables.board_table import (PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO,
                          PAD_PRESENT, NOISE_LSB)
 
 if sys.implementation.name != "micropython":
