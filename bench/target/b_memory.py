@@ -39,7 +39,8 @@ import b_harness as H   # noqa: E402
 # the firmware's modules in dependency order (leaves first), so each is charged for its own
 # code; modules not listed here (new ones) come after these, by name, and app.py last
 ORDER = ("tables.pins", "tables.board_table", "tracking.shot", "displays.font", "sensing.zones",
-         "scoreboard.events", "sensing.fastin", "panel.buttons", "sensing.hall_scan",
+         "scoreboard.events", "sensing.fastin", "panel.buttons", "sensing.hall_scan", "sensing.hall_fit",
+         "sensing.hall_seed", "sensing.hall_follow",
          "sensing.hall_locate", "tracking.tracker", "games.bowling", "games.trap", "storage.journal",
          "displays.digits", "displays.ssd1306", "displays.oled_screens", "displays.max7219",
          "displays.seg_screens", "storage.config", "displays.display_set")
