@@ -322,7 +322,7 @@ def firmware_values(code):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "firmware"),
                                          os.path.join(ROOT, "boardsim", "target")])
-    out = subprocess.run([sys.executable, "-c", "import json, board_table as BT, hall_scan as HS\n"
+    out = subprocess.run([sys.executable, "-c", "import json\nfrom tables import board_table as BT\nfrom sensing import hall_scan as HS\n"
                           "print(json.dumps(%s))" % code], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)
