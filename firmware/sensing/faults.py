@@ -344,10 +344,10 @@ def _leave_pads(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, pads: ptr16, k
 
 
 @micropython.viper
-def _leave_cols(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, c0: int, cols: int,
-                rows: int) -> int:
+def _leave_cols(bad: ptr8, usable: ptr8, code: int, c0: int, cols: int, rows: int) -> int:
     """Presence: the cells of columns c0 .. c0 + 7 (a shift register) in every row, as
-    _leave_pads. Returns one of them, or -1."""
+    _leave_pads (the presence locator's ignore flags are its usable flags' complement). Returns
+    one of them, or -1."""
     g0 = -1
     r = 0
     while r < rows:
@@ -356,7 +356,6 @@ def _leave_cols(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, c0: int, cols:
             g = r * cols + c
             if int(bad[g]) == 0:
                 bad[g] = code
-            ignore[g] = 1
             usable[g] = 0
             g0 = g
             c += 1
@@ -571,7 +570,7 @@ class FaultMonitor:
                 # set_ignored's two flags, which both locators keep per grid cell, written
                 # by machine code; then set_ignored() once for the locator's own bookkeeping)
                 if self.shift:
-                    g = _leave_cols(self.bad, loc.ignore, loc.usable, C_MUX + 1, 8 * m,
+                    g = _leave_cols(self.bad, loc.usable, C_MUX + 1, 8 * m,
                                     BT.PRES_COLS, BT.PRES_ROWS)
                 else:
                     g = _leave_pads(self.bad, loc.ignore, loc.usable, C_MUX + 1, self.mux_pad,

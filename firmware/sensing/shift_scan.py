@@ -21,8 +21,8 @@
 # checks the step against a plain reference on random rows under both runtimes.
 #
 # A real board needs the phototransistors to settle after a row strobe (some 20 us); the
-# simulator needs nothing. RAM: 2 x 4.6 KB of cells (state, changes), 1.2 KB of packed rows and
-# masks.
+# simulator needs nothing. RAM: 2 x 4.6 KB of cells (state, changes), 0.6 KB of packed rows (the
+# mask of where pads sit is board_table's PRES_PMASK, bytes in flash).
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
 import sys
 import micropython
@@ -30,7 +30,7 @@ from micropython import const
 import machine
 
 from tables import pins
-from tables.board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PRESENT
+from tables.board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PMASK
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: unpack() runs as plain Python over the bytearrays
@@ -128,12 +128,8 @@ class PresenceScanner:
         self.grid = bytearray(N_CELLS)
         self.rows_on = bytearray(PRES_ROWS)
         self.packed = bytearray(PRES_ROWS * PRES_SR)     # the last reading of every row
-        self.pmask = bytearray(PRES_ROWS * PRES_SR)      # 1 bits where a pad sits
-        for g in range(N_CELLS):
-            if (PRES_PRESENT[g >> 3] >> (g & 7)) & 1:
-                r = g // PRES_COLS
-                c = g - r * PRES_COLS
-                self.pmask[r * PRES_SR + (c >> 3)] |= 0x80 >> (c & 7)
+        # 1 bits where a pad sits: a constant of the board table (in flash when frozen)
+        self.pmask = PRES_PMASK
         self.rowbuf = bytearray(ROWS_PER_STEP * PRES_SR)    # the step's rows as read
         mv = memoryview(self.rowbuf)
         self.views = [mv[i * PRES_SR:(i + 1) * PRES_SR] for i in range(ROWS_PER_STEP)]
