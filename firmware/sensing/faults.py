@@ -1,7 +1,8 @@
 # Faults of the table's sensors (issue 4; docs/sensing.md, "Faults"), watched frame by frame:
 #
-#   pad_stuck    hall: a pad at the top rail, or frozen at one value (a live sensor always shows
-#                some noise); presence: a pad covered alone, with nothing beside it, for long
+#   pad_stuck    hall: a pad at the top rail, or frozen at one value while its neighbours see a
+#                chip move (a still board cannot tell: a quiet sensor may read one 12-bit value
+#                again and again); presence: a pad covered alone, with nothing beside it, for long
 #   pad_dead     hall: a pad at the bottom rail (its output at ground)
 #   pad_off      a pad that does not see a chip lying on it (hall: a still chip fits far better
 #                without it, frame after frame; presence: uncovered deep inside a chip's disc)
@@ -73,7 +74,11 @@ _RQ_FREE = const(3)          # of them kept for the cup beams and the hand (3 at
 # hall pads (readings in LSB from the baseline)
 _RAIL = const(24000)        # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
 _RAIL_CHECKS = const(4)     # checks in a row at a rail (a pad is checked every 4th frame)
-_FROZEN_CHECKS = const(8)   # checks in a row with exactly the same reading
+_FROZEN_CHECKS = const(3)   # checks with exactly the same reading while a neighbour moved
+_MOVED = const(4000)        # a neighbour's change that a live pad sees too: a chip came or went
+                            # within 15 mm of the neighbour, so 10 - 40 mm from the pad (25 mm
+                            # apart), where it changes the pad's reading by more than one LSB of
+                            # 12 bits but in a ring about 0.4 mm wide (the field's zero, 31 mm)
 _JUMP = const(3000)         # a jump this big, its neighbours quiet (1/32 of it): a flicker
 _QUIET = const(150)
 _FLICKER_JUMPS = const(3)   # flickers (decaying) that make a pad flickering
@@ -127,18 +132,48 @@ def _pads(g: int, n: int, cols: int, grid: ptr16, prev: ptr16, dlast: ptr8, same
                     f = C_DEAD
                     if v > 0:
                         f = C_STUCK
-            # frozen
+            # frozen: the same reading while a neighbour's changed by _MOVED or more since its
+            # own last check (a chip moved nearby; within these 4 frames, as g's change is
+            # taken). A pad's reading alone cannot tell: the RP2040's ADC has 12 bits, and a
+            # live sensor whose noise lies within one LSB of them reads the same value check
+            # after check on a still board (the emulated chip flagged such pads stuck)
             if f >= 0:
                 pass
             elif d:
                 same[g] = 0
             else:
-                x = int(same[g])
-                if x < 255:
-                    x += 1
-                    same[g] = x
-                if x >= _FROZEN_CHECKS:
-                    f = C_STUCK
+                c = g
+                while c >= cols:
+                    c -= cols
+                moved = 0
+                j = 0
+                while j < 4:
+                    h = -1
+                    if j == 0:
+                        if c < cols - 1:
+                            h = g + 1
+                    elif j == 1:
+                        if c > 0:
+                            h = g - 1
+                    elif j == 2:
+                        if g + cols < n:
+                            h = g + cols
+                    elif g >= cols:
+                        h = g - cols
+                    if h >= 0 and int(present[h]) > int(bad[h]):
+                        e = (((int(grid[h]) + 0x8000) & 0xFFFF)
+                             - ((int(prev[h]) + 0x8000) & 0xFFFF))
+                        if e >= _MOVED or e <= 0 - _MOVED:
+                            moved = 1
+                            break
+                    j += 1
+                if moved:
+                    x = int(same[g])
+                    if x < 255:
+                        x += 1
+                        same[g] = x
+                    if x >= _FROZEN_CHECKS:
+                        f = C_STUCK
             # a jump by itself: the 4 neighbours barely changed over the same 4 frames (their
             # change since their last check, 1 or 3 frames ago, and the one found at it, dlast),
             # else a chip put down or lifted between a neighbour's check and g's would look like
