@@ -121,6 +121,10 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
                 os.unlink(os.path.join(build_dir, "frozen_content.c"))
             except OSError:
                 pass
+            # ... each compiled afresh: makemanifest keeps a compiled module newer than its
+            # source, so a build dir shared by two trees froze the other tree's module where
+            # its file was older (an image that never booted: half one firmware, half another)
+            shutil.rmtree(os.path.join(build_dir, "frozen_mpy"), ignore_errors=True)
         if r.returncode == 0:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode:
