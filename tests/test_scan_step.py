@@ -296,7 +296,7 @@ def presence():
                             grid[g] = 0
                             rows_on[row] -= 1
                         changed += 1
-                        if toggles[g] < 255:
+                        if toggles[g] < 15:
                             toggles[g] += 1
             row += 1
         if row >= ROWS:
@@ -308,15 +308,20 @@ def presence():
         if done != (row == 0) or sc.frame != frame or sc.version != version:
             bad.append(["frame", step, sc.frame, frame, sc.version, version])
         if (sc.grid != grid or sc.rows_on != rows_on or sc.packed != packed
-                or sc.toggles != toggles or sc.changed != changed):
+                or bytearray(tog(sc, g) for g in range(NC)) != toggles or sc.changed != changed):
             bad.append(["cells", step])
         if len(bad) > 5:
             break
     h = 0
     for g in range(NC):
-        h = (h * 31 + sc.grid[g] * 7 + sc.toggles[g]) & 0xFFFFFF
+        h = (h * 31 + sc.grid[g] * 7 + tog(sc, g)) & 0xFFFFFF
     return {"bad": bad, "max_flips": maxflips, "version": sc.version, "hash": h,
-            "toggled": sum(1 for g in range(NC) if sc.toggles[g])}
+            "toggled": sum(1 for g in range(NC) if tog(sc, g))}
+
+
+def tog(sc, g):
+    """Cell g's count of changes (shift_scan keeps 4 bits a cell, two to a byte)."""
+    return (sc.toggles[g >> 1] >> ((g & 1) << 2)) & 15
 
 
 print(json.dumps(presence() if job.get("front_end") == "shift" else hall()))

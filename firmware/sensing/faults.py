@@ -278,7 +278,7 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
     m = 0
     g = 0
     while g < n:
-        if look and int(toggles[g]) >= lim and int(bad[g]) == 0:
+        if look and ((int(toggles[g >> 1]) >> ((g & 1) << 2)) & 15) >= lim and int(bad[g]) == 0:
             was = 0
             q = 0
             while q < fl_n:
@@ -292,7 +292,7 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
             elif m < 8:
                 fl_new[m] = g
                 m += 1
-        toggles[g] = 0
+        toggles[g >> 1] = 0             # (4 bits a cell: shift_scan.unpack)
         g += 1
     return (k << 4) | m
 
