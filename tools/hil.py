@@ -150,10 +150,12 @@ def commands(files, port=None, mpremote=None):
     return cmds
 
 
-def run_device(cmds, timeout=600):
-    """Run the commands; returns (event lines, other lines, status from HIL-END or None)."""
+def run_device(cmds, timeout=600, slow=1.0):
+    """Run the commands; returns (event lines, other lines, status from HIL-END or None). slow
+    multiplies the time limits (the copy's 120 s, the run's `timeout`)."""
+    timeout = timeout * slow
     for c in cmds[:-1]:
-        r = subprocess.run(c, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(c, capture_output=True, text=True, timeout=120 * slow)
         if r.returncode != 0:
             raise SystemExit(f"{' '.join(c[:4])} ... failed ({r.returncode}):\n{r.stderr or r.stdout}")
     r = subprocess.run(cmds[-1], capture_output=True, text=True, timeout=timeout)
@@ -187,7 +189,12 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing on the device")
     ap.add_argument("--emulated", action="store_true",
                     help="the emulated Pico (boardsim/rp2040) on a pseudo-terminal instead of a real one")
+    ap.add_argument("--slow", type=float, default=None,
+                    help="multiply mpremote's time limits (default 1, with --emulated 20: the emulated "
+                         "chip runs at 1/2 to 1/20 of real time, the less the busier the machine)")
     a = ap.parse_args(argv)
+    if a.slow is None:
+        a.slow = 20.0 if a.emulated else 1.0
     if a.emulated and not a.dry_run:
         with emulated_pico() as port:
             a.port = port
@@ -242,7 +249,7 @@ def _run(a):
                 print(" ".join(x if "\n" not in x else repr(x) for x in shown))
             return 0
         want = desktop_events(timeline, a.config)
-        got, other, status = run_device(cmds)
+        got, other, status = run_device(cmds, slow=a.slow)
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
     os.makedirs(a.out, exist_ok=True)
