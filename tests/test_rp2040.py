@@ -102,7 +102,9 @@ def test_the_chip_side_pad_models_give_the_same_readings_as_the_worlds(tmp_path)
         want_pres.append(list(p.latched))
     assert got["hall"] == want_hall
     assert got["pres"] == want_pres
-    assert len(set(want_hall)) > 100          # noise, fields, faults: not a constant
+    # noise, fields, faults: not a constant (12-bit readings: some 70 distinct values here)
+    assert len(set(want_hall)) > 40
+    assert all(v & 15 == v >> 12 for v in want_hall)    # read_u16 of a 12-bit conversion
 
 
 # -- games ---------------------------------------------------------------------------------------
