@@ -292,7 +292,8 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
             elif m < 8:
                 fl_new[m] = g
                 m += 1
-        toggles[g >> 1] = 0             # (4 bits a cell: shift_scan.unpack)
+        if (g & 1) or g == n - 1:       # 4 bits a cell, two a byte (shift_scan.unpack):
+            toggles[g >> 1] = 0         # cleared once both were looked at
         g += 1
     return (k << 4) | m
 
