@@ -270,6 +270,68 @@ def test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip():
         probe.run_module("MS = 500\n" + bad, await_ms=3000)
 
 
+# -- the chip's own paths against their twins ------------------------------------------------------
+# On the RP2040 the hall scan reads the select pins and the ADC through the registers
+# (hall_scan.read_bank_rp2) where the unix port makes the same Pin.value() / read_u16() calls
+# (read_bank); both are run here, on the chip, over a whole frame of the same table: a chip lying
+# on it and a pad stuck at the top rail.
+HW_SCAN = r'''
+import json
+import time
+import board_table as BT
+import hall_scan as HS
+out = {"hw": HS.HW and __main__.sb.scan.hw}
+del __main__.sb
+gc.collect()
+res = []
+for hw in (1, 0):
+    sc = HS.HallScanner()           # (its pins start at 0, as its counters)
+    sc.hw = hw
+    sc.SMOOTH = 0                   # the grid is then each pad's one reading less the baseline
+    lows = 0
+    t0 = time.ticks_us()
+    for _ in range(16):
+        sc.step()
+        for s in range(48):
+            v = sc.raw[s]
+            if (v & 15) != (v >> 12):   # read_u16()'s scaling of 12 bits
+                lows += 1
+    us = time.ticks_diff(time.ticks_us(), t0)
+    res.append(([sc.grid[g] for g in range(len(sc.grid))], lows, us))
+    sc = None
+    gc.collect()
+out["grid_hw"], out["lows_hw"], out["us_hw"] = res[0]
+out["grid_pin"], out["lows_pin"], out["us_pin"] = res[1]
+out["present"] = [g for g in range(len(BT.PAD_PRESENT)) if BT.PAD_PRESENT[g]]
+out["cols"], out["zero"] = BT.PAD_COLS, BT.ADC_ZERO
+print(json.dumps(out))
+'''
+
+
+@needs_chip
+def test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip():
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = Table("bowling", players=1).place("small", "a.pocket").fault(pad=[10, 20], mode="stuck_high")
+    before = [o for o in t.timeline()[1:] if o["op"] in ("put", "fault")] + [{"op": "wait", "ms": 200}]
+    r = probe.run_module(HW_SCAN, before=before, await_ms=30000, wait_ms=100)
+    out = r.events[-1]
+    assert out["hw"] is True              # the firmware on the chip runs the register path
+    hw, pin = out["grid_hw"], out["grid_pin"]
+    print(f"one frame's reads on the chip: registers {out['us_hw']} us, Pin/ADC calls {out['us_pin']} us")
+    assert out["lows_hw"] == 0 and out["lows_pin"] == 0
+    # the same pads, within the noise of two reads (+-138 each of 16 bits, 12-bit steps)
+    worst = max(abs(hw[g] - pin[g]) for g in out["present"])
+    assert worst <= 320, worst
+    stuck = 20 * out["cols"] + 10
+    assert hw[stuck] == pin[stuck] == 65535 - out["zero"]
+    # the chip's field: its peak under it and the pads around (10 x the noise and more), the
+    # same pads and signs both ways
+    under = [g for g in out["present"] if abs(pin[g]) > 400 and g != stuck]
+    assert len(under) >= 3 and max(abs(pin[g]) for g in under) > 2000, [pin[g] for g in under]
+    assert all((hw[g] > 0) == (pin[g] > 0) and abs(hw[g]) > 80 for g in under)
+
+
 # -- viper on armv6m against the plain references ------------------------------------------------
 def _target(test_module):
     import importlib
