@@ -130,7 +130,7 @@ def main(argv=None):
         os.environ["RP2040_IMAGE"] = saved
     KB = 1024
     out = ["| configuration | heap free after boot, frozen | heap free after boot, .mpy on flash "
-           "| 16-step frame at rest | scan step | fault monitor frame (mean / worst) | tracker frame |",
+           "| a frame at rest (16 banks) | scan step (1 bank; 4 on the chip) | fault monitor frame (mean / worst) | tracker frame |",
            "|---|---|---|---|---|---|---|"]
     for r in rows:
         t = r.get("t") or {}
