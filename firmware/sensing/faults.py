@@ -672,7 +672,7 @@ class FaultMonitor:
         # arithmetic of both ends in one call; in Python it cost 0.35 ms a frame on the chip)
         fast = self.fast
         r = _chatter_ends(fast.off, fast.count, F.CUP_A, F.CUP_B, self.cw_last, self.cw_t, self.cw_n,
-                          time.ticks_ms(), self.CHATTER_MS, self.CHATTER_EDGES)
+                          time.ticks_ms(), self.CHATTER_MS, self.CHATTER_EDGES)  # type: ignore[arg-type]  # ticks: a small int
         if r:
             for end in (0, 1):
                 if r & (1 << end):
