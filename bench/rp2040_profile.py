@@ -26,7 +26,7 @@ SPOTS = [("small", "a.pocket"), ("big1", "b.e2"), ("big2", "a.n2"), ("big3", "b.
 PARTS = r'''
 import time
 from array import array
-import hall_scan as HS
+from sensing import hall_scan as HS
 sb = __main__.sb
 sc = sb.scan
 gc.collect()

@@ -278,8 +278,8 @@ def test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip():
 HW_SCAN = r'''
 import json
 import time
-import board_table as BT
-import hall_scan as HS
+from tables import board_table as BT
+from sensing import hall_scan as HS
 out = {"hw": HS.HW and __main__.sb.scan.hw}
 del __main__.sb
 gc.collect()
