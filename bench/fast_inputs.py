@@ -1,4 +1,4 @@
-"""The fast inputs (cup beams, gate beams, hit sensor; firmware/fastin.py): the shortest pulse
+"""The fast inputs (cup beams, gate beams, hit sensor; firmware/sensing/fastin.py): the shortest pulse
 the IRQ latch still catches, and the longest loop stall they survive, through the real
 firmware on the simulated table.
 
@@ -55,7 +55,7 @@ def report(res):
     print(f"{'stall':>8} {'IRQs run':>10} {'IRQs off':>10}")
     for ms in sorted(res["stalls"]["irq"], key=int):
         print(f"{int(ms):6d}ms {res['stalls']['irq'][ms]:>10} {res['stalls']['off'][ms]:>10}")
-    print("  reset: the watchdog bit (firmware/app.py WDT_MS) and the shot was lost")
+    print("  reset: the watchdog bit (firmware/scoreboard/app.py WDT_MS) and the shot was lost")
 
 
 def main(argv=None):

@@ -22,7 +22,7 @@ back as their Pico estimate (viper_pico_us(): the one without calls to Python ti
 and scaled by a viper reference loop whose Pico cycles are counted, the ones around the
 hardware calls by their own counted cycles; bench/viper_cycles.py counts both).
 
-Each choice of config.json's "display" (firmware/config.py) is measured, and of its pad front
+Each choice of config.json's "display" (firmware/storage/config.py) is measured, and of its pad front
 end when the firmware has that setting; what the firmware does not have is left out.
 """
 import argparse
@@ -66,7 +66,7 @@ SPI_HZ = 10_000_000
 def i2c_hz():
     try:
         sys.path.insert(0, os.path.join(ROOT, "firmware"))
-        import pins
+        from tables import pins
         return pins.OLED_FREQ
     except Exception:
         return 400_000
@@ -151,7 +151,7 @@ def scenarios():
 
 def config_choices():
     """[(label, {key: value} or None)]: the firmware as it boots by default, then each other
-    choice of its display and pad front end settings (firmware/config.py), where it has them."""
+    choice of its display and pad front end settings (firmware/storage/config.py), where it has them."""
     from bench.memory import settings
     s = settings()
     out = [("default", None)]

@@ -61,7 +61,14 @@ def timelines():
 
 # -- builds ------------------------------------------------------------------------------------
 def firmware_sources():
-    return sorted(n for n in os.listdir(FIRMWARE) if n.endswith(".py"))
+    """Paths under firmware/ ("sensing/zones.py"; the folders are packages)."""
+    from tools.build_firmware import firmware_files
+    return firmware_files(FIRMWARE)
+
+
+def _path(m):
+    # a module's dotted name -> its file under firmware/ (sensing.zones -> sensing/zones)
+    return m.replace(".", "/")
 
 
 def build_host_mpy(out, modules):
@@ -70,7 +77,8 @@ def build_host_mpy(out, modules):
     from tools.build_firmware import OPT
     exe = os.path.join(os.path.dirname(T.MICROPYTHON), "mpy-cross")
     for m in modules:
-        name = m + ".py"
+        name = _path(m) + ".py"
+        os.makedirs(os.path.dirname(os.path.join(out, name)), exist_ok=True)
         r = subprocess.run([exe, "-march=x64", OPT, "-o", os.path.join(out, name[:-3] + ".mpy"),
                             os.path.join(FIRMWARE, name)], capture_output=True, text=True)
         if r.returncode != 0:
@@ -91,8 +99,8 @@ def code_size():
 
 # -- displays ----------------------------------------------------------------------------------
 def settings():
-    """{key: (default, allowed)} of firmware/config.py's SETTINGS ({} without it)."""
-    path = os.path.join(FIRMWARE, "config.py")
+    """{key: (default, allowed)} of firmware/storage/config.py's SETTINGS ({} without it)."""
+    path = os.path.join(FIRMWARE, "storage", "config.py")
     if not os.path.exists(path):
         return {}
     spec = importlib.util.spec_from_file_location("_zenn_config", path)
@@ -102,7 +110,7 @@ def settings():
 
 
 def display_choices():
-    """The values config.json's "display" may take (firmware/config.py), or [None] for
+    """The values config.json's "display" may take (firmware/storage/config.py), or [None] for
     firmware without a configuration (its one display)."""
     s = settings().get("display")
     if s is None or not isinstance(s[1], tuple):
@@ -111,7 +119,7 @@ def display_choices():
 
 
 def front_end_choices():
-    """The values config.json's "front_end" may take (firmware/config.py), or [None]."""
+    """The values config.json's "front_end" may take (firmware/storage/config.py), or [None]."""
     s = settings().get("front_end")
     if s is None or not isinstance(s[1], tuple):
         return [None]
@@ -168,11 +176,11 @@ def boots_in_heap(display=None, front_end=None, heap=HEAP, fw=None):
     try:
         cfg = config_file(tmp, display, front_end)
         first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
-        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, m + ".py"))]
+        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, _path(m) + ".py"))]
         if fw is None:
             fw = os.path.join(tmp, "mpy")
             os.makedirs(fw)
-            build_host_mpy(fw, [n[:-3] for n in firmware_sources() if n != "main.py"])
+            build_host_mpy(fw, [n[:-3].replace("/", ".") for n in firmware_sources() if n != "main.py"])
         big = first["base"] + 2 * heap + 1024 * 1024
         try:
             T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
@@ -201,7 +209,7 @@ def pico_estimate(res, sizes):
     halved. Returns {"code", "boot", "firmware", "free"}."""
     same = 0
     for m in res["modules"]:
-        same += sizes.get(m + ".mpy", (0, 0))[1]
+        same += sizes.get(_path(m) + ".mpy", (0, 0))[1]
     same = min(same, res["code"])
     code = same + (res["code"] - same) // 2
     buf = min(res.get("buffers", 0), res["boot"])
@@ -223,7 +231,7 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
         cfg = config_file(tmp, display, front_end)
         # 1. which firmware modules boot imports, and what the simulated table takes
         first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
-        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, m + ".py"))]
+        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, _path(m) + ".py"))]
         base = first["base"]
         fw = FIRMWARE
         if not source:
@@ -231,7 +239,7 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
             # drops them again (config, calib), and the fit run below needs them
             fw = os.path.join(tmp, "mpy")
             os.makedirs(fw)
-            build_host_mpy(fw, [n[:-3] for n in firmware_sources() if n != "main.py"])
+            build_host_mpy(fw, [n[:-3].replace("/", ".") for n in firmware_sources() if n != "main.py"])
         # 2. the figures, with room to spare, and the loop's allocations over the games
         big = base + 2 * heap + 1024 * 1024       # the flash image is built with copies
         res, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},

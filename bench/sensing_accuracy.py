@@ -1,6 +1,6 @@
 """How well the pads tell where chips lie: chips of both sizes dropped at random resting spots,
 read through the whole chain (boardsim/target/hall_model.py -> the `machine` stand-in ->
-firmware/hall_scan.py -> firmware/locate.py -> firmware/zones.py), judged against the board's
+firmware/sensing/hall_scan.py -> firmware/sensing/hall_locate.py -> firmware/sensing/zones.py), judged against the board's
 true geometry (boardsim/geometry.py).
 
     .venv/bin/python -m bench.sensing_accuracy [--chips 10000] [--frames 24] [--spread 30]
@@ -11,7 +11,7 @@ of two and three touching chips (three big chips across a Zenn line among them).
 each chip's strength is drawn around the nominal with --spread per mille (one sigma). The board
 holds still for --frames frames before find(), as it does through the tracker's settle time.
 --front-end shift measures the presence pads instead (boardsim/target/presence_model.py, through
-the 74HC165s' SPI reads, firmware/shift_scan.py, firmware/locate_presence.py).
+the 74HC165s' SPI reads, firmware/sensing/shift_scan.py, firmware/sensing/presence_locate.py).
 
 Besides the error, each verdict is judged as the tracker judges it: sure when no zone border
 lies within the locator's uncertainty (unc) of the chip's rim. "Sure but wrong" must stay 0.
@@ -34,13 +34,13 @@ from boardsim.geometry import Board, ZONE_NAMES  # noqa: E402
 import machine  # noqa: E402
 import world_table as T  # noqa: E402
 from hall_model import HallModel  # noqa: E402
-from hall_scan import HallScanner  # noqa: E402
-from locate import Locator  # noqa: E402
+from sensing.hall_scan import HallScanner  # noqa: E402
+from sensing.hall_locate import Locator  # noqa: E402
 from presence_model import PresenceModel  # noqa: E402
-from shift_scan import PresenceScanner  # noqa: E402
-from locate_presence import PresenceLocator  # noqa: E402
-import board_table as BT  # noqa: E402
-import zones  # noqa: E402
+from sensing.shift_scan import PresenceScanner  # noqa: E402
+from sensing.presence_locate import PresenceLocator  # noqa: E402
+from tables import board_table as BT  # noqa: E402
+from sensing import zones  # noqa: E402
 
 B = Board.load()
 REST = {n: s for n, s in B.zones.items() if not n.endswith(".cup")}

@@ -247,9 +247,9 @@ def _firmware_rules():
     for d in (tgt, fw):
         if d not in sys.path:
             sys.path.insert(0, d)
-    import events
-    import rules_trap
-    import shot
+    from scoreboard import events
+    from games import trap as rules_trap
+    from tracking import shot
     return events, rules_trap, shot
 
 

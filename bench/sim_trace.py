@@ -27,6 +27,8 @@ TESTS = ["tests/test_games_bowling.py", "tests/test_games_trap.py", "tests/test_
          "tests/test_persistence.py", "tests/test_contract.py", "tests/test_scenario.py",
          "tests/test_calibration.py", "tests/test_display.py", "tests/test_sevenseg.py"]
 FRONT_ENDS = {"hall": None, "shift": {"front_end": "shift"}}
+# SIM_TRACE_RUNTIMES=micropython,cpython: only these (the emulated chip's runs carry no trace)
+RUNTIMES = [r for r in os.environ.get("SIM_TRACE_RUNTIMES", "").split(",") if r]
 
 
 def record(out, pytest_args):
@@ -41,7 +43,7 @@ def record(out, pytest_args):
     for path in sorted(glob.glob(os.path.join(ROOT, "examples", "*.json"))):
         with open(path) as f:
             tl = compile_scenario(parse(json.load(f)))
-        for rt in runtime.RUNTIMES:
+        for rt in RUNTIMES or runtime.RUNTIMES:
             for fe, cfg in FRONT_ENDS.items():
                 r = run_timeline(tl, rt, config=cfg)
                 ex[f"{os.path.basename(path)} {rt} {fe}"] = {"events": r.events, "state": r.state}

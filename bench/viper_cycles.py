@@ -322,7 +322,7 @@ def firmware_values(code):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "firmware"),
                                          os.path.join(ROOT, "boardsim", "target")])
-    out = subprocess.run([sys.executable, "-c", "import json, board_table as BT, hall_scan as HS\n"
+    out = subprocess.run([sys.executable, "-c", "import json\nfrom tables import board_table as BT\nfrom sensing import hall_scan as HS\n"
                           "print(json.dumps(%s))" % code], env=env, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out)
@@ -331,7 +331,7 @@ def firmware_values(code):
 def hall_settle():
     """hall_scan.settle on a bank of 48 pads at rest (every pad within the jump threshold)."""
     fw = firmware_values('{"n": BT.PAD_COLS * BT.PAD_ROWS, "sg": list(BT.SCAN_GRID)}')
-    fns = dict(functions(os.path.join(ROOT, "firmware", "hall_scan.py")))
+    fns = dict(functions(os.path.join(ROOT, "firmware", "sensing", "hall_scan.py")))
     out = {}
     for label, code in (("all 48 pads present", 0), ("a bank with 32 pads", None)):
         m = Mem(0x20000)
@@ -372,7 +372,7 @@ def hall_read_bank():
     """hall_scan.read_bank over one bank (Gray position 1: 16 reads, 15 pin moves): the loop's
     own cycles; the calls (Pin.value, read_u16, and what it takes to make them) counted apart."""
     t = firmware_values("[list(HS.SEQ_PIN), list(HS.SEQ_SLOT), list(HS.SEQ_MASK)]")
-    fn = dict(functions(os.path.join(ROOT, "firmware", "hall_scan.py")))["read_bank"]
+    fn = dict(functions(os.path.join(ROOT, "firmware", "sensing", "hall_scan.py")))["read_bank"]
     m = Mem()
     raw = m.put(array("H", [0] * 48))
     g = [m.put(bytes(x)) for x in t]
@@ -381,7 +381,7 @@ def hall_read_bank():
 
 def presence_unpack():
     """shift_scan.unpack of a step's 6 rows with nothing changed (a board at rest)."""
-    fn = dict(functions(os.path.join(ROOT, "firmware", "shift_scan.py")))["unpack"]
+    fn = dict(functions(os.path.join(ROOT, "firmware", "sensing", "shift_scan.py")))["unpack"]
     m = Mem(0x20000)
     buf = m.put(bytearray(36))
     packed = m.put(bytearray(96 * 6))
@@ -394,7 +394,7 @@ def presence_unpack():
 
 def presence_read_rows():
     """shift_scan.read_rows of one step (6 rows, one select pin each): the loop's own cycles."""
-    fn = dict(functions(os.path.join(ROOT, "firmware", "shift_scan.py")))["read_rows"]
+    fn = dict(functions(os.path.join(ROOT, "firmware", "sensing", "shift_scan.py")))["read_rows"]
     m = Mem()
     return call(fn, m, [12, 11 ^ (11 >> 1), 0x40, 0x44, 0x48, 0x4C])
 

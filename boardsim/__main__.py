@@ -75,7 +75,7 @@ def parser():
                    help="show the OLED on stderr when it changes, as wide as the terminal allows "
                         "(130 columns: a column per pixel; 66: two pixels per character)")
     r.add_argument("--config", metavar="CONFIG.json",
-                   help="the firmware's config.json (e.g. {\"display\": \"both\"}; firmware/config.py)")
+                   help="the firmware's config.json (e.g. {\"display\": \"both\"}; firmware/storage/config.py)")
     r.set_defaults(func=cmd_run)
     t = sub.add_parser("timeline", help="print the timeline a scenario compiles to (JSON lines)")
     t.add_argument("file", metavar="FILE.json")

@@ -76,10 +76,10 @@ def board_description(board=None):
 def bowling_pins():
     """What a first ball resting in each section of an end knocks down in Zenn Bowling, on the
     pin side and on the shooter's side: {"pin": {key: pins}, "shooter": {...}}, read from the
-    firmware's own tables (firmware/rules_bowling.py, _PINS_PIN and _PINS_SHOOTER) so that the
+    firmware's own tables (firmware/games/bowling.py, _PINS_PIN and _PINS_SHOOTER) so that the
     board drawing says what the scoreboard counts."""
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "firmware", "rules_bowling.py")
+                        "firmware", "games", "bowling.py")
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read())
     tables = {}
@@ -105,11 +105,11 @@ TRAIL_REST_MS = 300 # a chip still this long starts a new trail when it moves ag
 
 
 class BitmapFont:
-    """The scoreboard's own 6x8 font (firmware/font.py, read as data), for the replay's text:
+    """The scoreboard's own 6x8 font (firmware/displays/font.py, read as data), for the replay's text:
     crisp at any size, every character the same width (so spaces show), nothing to install."""
 
     def __init__(self):
-        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "firmware", "font.py")
+        path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "firmware", "displays", "font.py")
         with open(path, encoding="utf-8") as f:
             tree = ast.parse(f.read())
         consts = {}

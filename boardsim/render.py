@@ -94,7 +94,7 @@ TRAP_VARIANT = {"trap1": "Trap Zenn 1", "trap2": "Trap Zenn 2"}
 
 
 def _best_games(e):
-    # the best games (firmware/best.py): the new ones this game made, then both tables
+    # the best games (firmware/storage/best.py): the new ones this game made, then both tables
     table = "the best bowling scores" if e.get("game") == "bowling" else "the quickest traps"
     news = ", ".join(f"P{_js(n.get('player'))} is no. {_js(n.get('rank'))}" for n in e.get("new") or [])
     bowl = ", ".join(f"{_js(r.get('rank'))}. {_js(r.get('score'))} by P{_js(r.get('player'))} (game {_js(r.get('game'))})"

@@ -58,7 +58,7 @@ from boardsim.render import entry_kinds
 from boardsim.scenario import BUTTONS, CHIPS, FLICK_MAX, GAMES, Scenario, ScenarioError, parse
 
 WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
-# the scoreboard's buzzer tunes, the one source (firmware/tunes.py is generated from it): the
+# the scoreboard's buzzer tunes, the one source (firmware/tables/tunes.py is generated from it): the
 # page plays the same notes
 TUNES = os.path.join(os.path.dirname(WEB), os.pardir, "sound", "tunes.json")
 TICK_S = 0.04

@@ -92,7 +92,7 @@ class Table:
         return compile_scenario(parse(self.scenario()))
 
     def run(self, heapsize=None, config=None, flash=None):
-        """config: the firmware's config.json as a dict (firmware/config.py), or None.
+        """config: the firmware's config.json as a dict (firmware/storage/config.py), or None.
         flash: {name: bytes} put on the Pico's flash before the first boot."""
         tl = self.timeline()
         for name, data in (flash or {}).items():

@@ -2,7 +2,7 @@
 import sys
 import time
 import select
-from app import Scoreboard
+from scoreboard.app import Scoreboard
 
 sb = Scoreboard()
 sb.boot()

@@ -1,4 +1,4 @@
-"""Best games (firmware/best.py, docs/persistence.md "Best games"): the five best bowling scores
+"""Best games (firmware/storage/best.py, docs/persistence.md "Best games"): the five best bowling scores
 and the five quickest traps on the flash.
 
 - a power cut at every block write of adding a game (the append, and the compaction that writes
@@ -20,7 +20,7 @@ PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target"))
 SWEEP = r'''
 import json
 import flash as FL
-import best
+from storage import best
 
 fl = FL.Flash()
 s = fl.storage
@@ -121,7 +121,7 @@ def test_a_damaged_record_costs_only_itself(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "boardsim", "target"))
     sys.path.insert(0, os.path.join(ROOT, "firmware"))
     try:
-        spec = importlib.util.spec_from_file_location("best_h", os.path.join(ROOT, "firmware", "best.py"))
+        spec = importlib.util.spec_from_file_location("best_h", os.path.join(ROOT, "firmware", "storage", "best.py"))
         best = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(best)
     finally:

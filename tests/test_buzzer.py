@@ -1,4 +1,4 @@
-"""The optional buzzer (firmware/buzzer.py, config.json "buzzer"): the firmware in the simulator
+"""The optional buzzer (firmware/panel/buzzer.py, config.json "buzzer"): the firmware in the simulator
 (MicroPython, heap locked in the loop) plays each tune of sound/tunes.json, note for note, on
 the pin map's buzzer pin through machine.PWM, whose model records every change; off by default.
 Times are the simulator's virtual milliseconds."""

@@ -1,5 +1,5 @@
-"""The pads' calibration (firmware/calib.py, tools/calibrate; docs/sensing.md "Calibration",
-docs/controls.md) and the sensor test screen (firmware/padmap.py), through the real firmware on
+"""The pads' calibration (firmware/sensing/calib.py, tools/calibrate; docs/sensing.md "Calibration",
+docs/controls.md) and the sensor test screen (firmware/displays/padmap.py), through the real firmware on
 the simulated table under MicroPython: from the host over the serial console, from the menu
 with the buttons, saved on the flash (a torn save never leaves a broken file), loaded at boot,
 and a missing or damaged file falling back to the defaults with a clear message."""
@@ -14,7 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _d in ("firmware", os.path.join("boardsim", "target")):
     if os.path.join(ROOT, _d) not in sys.path:
         sys.path.append(os.path.join(ROOT, _d))
-import board_table as BT  # noqa: E402
+from tables import board_table as BT  # noqa: E402
 import world_table as WT  # noqa: E402
 
 
@@ -43,7 +43,7 @@ def test_tools_calibrate_measures_the_simulated_hall_table():
     d = calibrate.describe(data)
     assert d["front_end"] == "hall" and d["ignored"] == []
     # every pad's zero, as the simulated sensors have it, to within the noise averaged away
-    import calib as CAL
+    from sensing import calib as CAL
     base = CAL.decode(data, False, BT.PAD_COLS * BT.PAD_ROWS)[0]
     for p in range(WT.N_PADS):
         assert abs(base[grid_of(p)] - (BT.ADC_ZERO + WT.PAD_OFFSET[p])) <= 40, p
@@ -78,7 +78,7 @@ def test_tools_calibrate_on_a_device_over_its_serial_console(capsys):
 
 
 def test_show_a_file_and_refuse_a_damaged_one(tmp_path, capsys):
-    import calib as CAL
+    from sensing import calib as CAL
     n = BT.PRES_COLS * BT.PRES_ROWS
     ign = bytearray(n)
     ign[123] = 1
@@ -117,7 +117,7 @@ def test_calibration_from_the_menu_is_saved_and_loaded_at_the_next_boot():
 
 
 def test_a_damaged_or_missing_file_falls_back_to_defaults_with_a_message():
-    import calib as CAL
+    from sensing import calib as CAL
     n = BT.PAD_COLS * BT.PAD_ROWS
     good = bytes(CAL.encode(False, n, [BT.ADC_ZERO] * n, BT.ADC_PEAK, BT.ADC_PEAK, bytearray(n)))
     tl = [{"op": "flash", "write": "calib.bin", "hex": good.hex()}, {"op": "boot"},

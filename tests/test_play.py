@@ -464,7 +464,7 @@ def _firmware_writes():
     """The event kinds the firmware writes (ev.begin(b"...")) and the fault kinds ("what")."""
     import re
     from pathlib import Path
-    src = "".join(p.read_text() for p in (Path(__file__).resolve().parents[1] / "firmware").glob("*.py"))
+    src = "".join(p.read_text() for p in (Path(__file__).resolve().parents[1] / "firmware").rglob("*.py"))
     kinds = set(re.findall(r"""\bbegin\(b["']([a-z_]+)["']\)""", src))
     whats = set()
     for line in src.splitlines():                 # ev.str_(b"what", b"cup" if ... else b"pads")
@@ -736,7 +736,7 @@ def test_sound_is_off_until_asked_for_then_a_strike_plays_the_buzzers_notes(page
 
 
 def test_the_page_plays_a_tune_for_the_events_the_buzzer_plays_for(page):
-    # firmware/buzzer.py: the game's end, a strike, a spare or a split, trapped, escaped; every
+    # firmware/panel/buzzer.py: the game's end, a strike, a spare or a split, trapped, escaped; every
     # name the page picks is a tune of sound/tunes.json and every tune there is picked
     evs = [{"ev": "game_over", "game": "bowling", "players": []},
            {"ev": "shot", "result": "strike"}, {"ev": "shot", "result": "spare", "split": False},

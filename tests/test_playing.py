@@ -38,13 +38,13 @@ def _texts(source, names):
 
 def test_every_status_message_and_result_is_explained():
     guide = read("docs", "playing.md")
-    app = read("firmware", "app.py")
+    app = read("firmware", "scoreboard", "app.py")
     texts = _texts(app, ["WHY_TEXT", "CH_TEXT", "J_TEXT"])
     texts += ["Unsure: check chips", "Game restored", "Watchdog: restored", "Hand over the pads",
               "Calibration damaged", "Split!", "Same chip twice!", "Out of turn!", "No shots left",
               "Set-up OK", "Put back: b E", "Place in pocket a", "Place in pin pocket b",
               "Place in centre", "Shoot where it lies"]
-    ui = read("firmware", "ui.py")
+    ui = read("firmware", "displays", "oled_screens.py")
     shot = re.search(r"_SHOT = \((.*?)\)\n", ui, re.S).group(1)
     joined = "".join(re.findall(r'b"([^"]*)"', shot))
     at = re.search(r'_SHOT_AT = b"(.*?)"', ui).group(1).encode().decode("unicode_escape")

@@ -1,6 +1,6 @@
 """The second front end (config.json "front_end": "shift"): the simulator's presence pads
-(boardsim/target/presence_model.py), the matrix scanner (firmware/shift_scan.py) and the
-locator (firmware/locate_presence.py), through the `machine` stand-in's pins and SPI.
+(boardsim/target/presence_model.py), the matrix scanner (firmware/sensing/shift_scan.py) and the
+locator (firmware/sensing/presence_locate.py), through the `machine` stand-in's pins and SPI.
 
 One long-lived driver process per runtime (tests/support/presence_driver.py); every scan step
 and find() runs with the heap locked, so under MicroPython an allocation fails the test. The
@@ -206,7 +206,7 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
             sys.path.append(str(ROOT / d))
     import world_table as T
     from presence_model import PresenceModel
-    path = ROOT / "firmware" / "locate_presence.py"
+    path = ROOT / "firmware" / "sensing" / "presence_locate.py"
     tree = _Checked().visit(ast.parse(path.read_text()))
     ast.fix_missing_locations(tree)
     mod = type(sys)("checked_locate_presence")

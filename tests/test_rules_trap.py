@@ -1,4 +1,4 @@
-"""Trap Zenn 1 and 2 rules (firmware/rules_trap.py).
+"""Trap Zenn 1 and 2 rules (firmware/games/trap.py).
 
 Every test runs under both the real MicroPython unix port and CPython, through one long-lived
 driver process per runtime (tests/support/trap_driver.py): a case goes in as one JSON line, the
@@ -149,7 +149,7 @@ def test_heap_lock_is_real_under_micropython(drv):
 
 
 def test_firmware_compiles_for_rp2040(tmp_path):
-    r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / "rules_trap.py"), "-o",
+    r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / "games" / "trap.py"), "-o",
                         str(tmp_path / "x.mpy")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 

@@ -1,7 +1,7 @@
 """The scanners' step against a plain reference, on random readings, under both runtimes.
 
-firmware/hall_scan.py reads a bank into an array in a tight loop and smooths it in a
-@micropython.viper function; firmware/shift_scan.py reads its rows and unpacks them in viper
+firmware/sensing/hall_scan.py reads a bank into an array in a tight loop and smooths it in a
+@micropython.viper function; firmware/sensing/shift_scan.py reads its rows and unpacks them in viper
 (docs/performance.md, "What would fix the rest", 3). Here a fake table behind the `machine`
 stand-in returns seeded random readings (still pads with noise, jumps, both rails, baselines
 anywhere, so that the clamp, the smoothing and the jump count are all exercised) and logs what
@@ -26,8 +26,8 @@ import json
 from array import array
 import micropython
 import machine
-import pins
-import board_table as BT
+from tables import pins
+from tables import board_table as BT
 
 job = json.loads(sys.stdin.readline())
 SEED = job["seed"]
@@ -57,7 +57,7 @@ def bits_of(lv, pinlist):
 
 # -- hall ----------------------------------------------------------------------------------------
 def hall():
-    import hall_scan as HS
+    from sensing import hall_scan as HS
 
     class World:
         # per pad a level the readings stay near (+- noise), moved now and then (a jump), now
@@ -184,7 +184,7 @@ def hall():
 
 # -- presence --------------------------------------------------------------------------------------
 def presence():
-    import shift_scan as SS
+    from sensing import shift_scan as SS
 
     class World:
         # per row its true bytes, changed now and then (bits flipped at random); each read
@@ -296,7 +296,7 @@ def presence():
                             grid[g] = 0
                             rows_on[row] -= 1
                         changed += 1
-                        if toggles[g] < 255:
+                        if toggles[g] < 15:
                             toggles[g] += 1
             row += 1
         if row >= ROWS:
@@ -308,15 +308,20 @@ def presence():
         if done != (row == 0) or sc.frame != frame or sc.version != version:
             bad.append(["frame", step, sc.frame, frame, sc.version, version])
         if (sc.grid != grid or sc.rows_on != rows_on or sc.packed != packed
-                or sc.toggles != toggles or sc.changed != changed):
+                or bytearray(tog(sc, g) for g in range(NC)) != toggles or sc.changed != changed):
             bad.append(["cells", step])
         if len(bad) > 5:
             break
     h = 0
     for g in range(NC):
-        h = (h * 31 + sc.grid[g] * 7 + sc.toggles[g]) & 0xFFFFFF
+        h = (h * 31 + sc.grid[g] * 7 + tog(sc, g)) & 0xFFFFFF
     return {"bad": bad, "max_flips": maxflips, "version": sc.version, "hash": h,
-            "toggled": sum(1 for g in range(NC) if sc.toggles[g])}
+            "toggled": sum(1 for g in range(NC) if tog(sc, g))}
+
+
+def tog(sc, g):
+    """Cell g's count of changes (shift_scan keeps 4 bits a cell, two to a byte)."""
+    return (sc.toggles[g >> 1] >> ((g & 1) << 2)) & 15
 
 
 print(json.dumps(presence() if job.get("front_end") == "shift" else hall()))

@@ -1,5 +1,5 @@
 """The sensing chain: the simulator's hall pads (boardsim/target/hall_model.py), the scanner
-(firmware/hall_scan.py), the locator (firmware/locate.py) and the zones (firmware/zones.py).
+(firmware/sensing/hall_scan.py), the locator (firmware/sensing/hall_locate.py) and the zones (firmware/sensing/zones.py).
 
 Firmware runs under both the real MicroPython unix port and CPython, through one long-lived
 driver process per runtime (tests/support/sensing_driver.py): every scan step, find() and zone
@@ -326,14 +326,39 @@ def _chk(v):
     return v
 
 
-def _load_checked(name):
-    path = ROOT / "firmware" / (name + ".py")
-    tree = _Checked().visit(ast.parse(path.read_text()))
-    ast.fix_missing_locations(tree)
-    mod = type(sys)("checked_" + name)
-    mod.__dict__["_chk"] = _chk
-    exec(compile(tree, str(path), "exec"), mod.__dict__)
-    return mod
+def _load_checked(name, parts=()):
+    """The module firmware/<name>.py with every intermediate checked. parts: modules of its
+    package that it imports (the hall locator's seams: sensing/hall_fit ...), loaded checked
+    first and seen by its imports, so that their code is checked too."""
+    import importlib
+    saved = []
+    try:
+        for part in parts:
+            full = part.replace("/", ".")
+            pkg, _, leaf = full.rpartition(".")
+            package = importlib.import_module(pkg)
+            saved.append((full, sys.modules.get(full), package, leaf, getattr(package, leaf, None)))
+            m = _load_checked(part)
+            sys.modules[full] = m
+            setattr(package, leaf, m)
+        path = ROOT / "firmware" / (name + ".py")
+        tree = _Checked().visit(ast.parse(path.read_text()))
+        ast.fix_missing_locations(tree)
+        mod = type(sys)("checked_" + name.replace("/", "_"))
+        mod.__dict__["_chk"] = _chk
+        exec(compile(tree, str(path), "exec"), mod.__dict__)
+        return mod
+    finally:
+        for full, old, package, leaf, attr in reversed(saved):
+            if old is None:
+                sys.modules.pop(full, None)
+            else:
+                sys.modules[full] = old
+            if attr is None:
+                if hasattr(package, leaf):
+                    delattr(package, leaf)
+            else:
+                setattr(package, leaf, attr)
 
 
 def test_no_intermediate_leaves_the_rp2040s_small_ints():
@@ -342,10 +367,14 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
             sys.path.append(str(ROOT / d))
     import world_table as T
     from hall_model import HallModel
-    import board_table as BT
+    from tables import board_table as BT
     from array import array
-    loc_mod = _load_checked("locate")
-    zones_mod = _load_checked("zones")
+    loc_mod = _load_checked("sensing/hall_locate",
+                            ("sensing/hall_fit", "sensing/hall_seed", "sensing/hall_follow"))
+    # the seams' code is the checked code (bound as the locator's methods)
+    assert loc_mod.Locator._fit_group.__globals__["_chk"] is _chk
+    assert loc_mod.Locator._follow.__globals__["_chk"] is _chk
+    zones_mod = _load_checked("sensing/zones")
     loc = loc_mod.Locator()
     hm = HallModel(T)
     grid = array('h', bytes(2 * BT.PAD_COLS * BT.PAD_ROWS))
@@ -395,3 +424,25 @@ def test_both_runtimes_give_the_same_numbers():
         finally:
             d.close()
     assert out["micropython"] == out["cpython"]
+
+
+def test_the_locators_modules_agree_on_their_constants():
+    # the hall locator is split along its seams (sensing/hall_locate.py, hall_fit.py,
+    # hall_seed.py, hall_follow.py, issue 15); each writes out the const() values it uses, so
+    # that they are inlined, not looked up in the hot loops: every module's must be the same
+    def values(name):
+        tree = ast.parse((ROOT / "firmware" / "sensing" / name).read_text())
+        out = {}
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                out[n.targets[0].id] = ast.unparse(n.value)
+        return out
+
+    main = values("hall_locate.py")
+    seen = set()
+    for part in ("hall_fit.py", "hall_seed.py", "hall_follow.py"):
+        for k, v in values(part).items():
+            if k in main:
+                assert v == main[k], f"{part}: {k} = {v}, hall_locate.py: {main[k]}"
+                seen.add(k)
+    assert {"MAX_FOUND", "MAX_GROUP", "MAX_ITER", "N_GRID"} <= seen

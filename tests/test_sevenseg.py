@@ -1,6 +1,6 @@
-"""The seven-segment stack (firmware/max7219.py, firmware/seg_ui.py, the simulator's
+"""The seven-segment stack (firmware/displays/max7219.py, firmware/displays/seg_screens.py, the simulator's
 boardsim/target/max7219_model.py) and the configuration that picks the displays
-(firmware/config.py, firmware/displays.py, app.py).
+(firmware/storage/config.py, firmware/displays/display_set.py, app.py).
 
 The driver talks to the model through the simulator's own `machine` stand-in: a real SPI
 object forwarding the bytes and a real chip-select Pin whose rising edge latches the chain,
@@ -33,12 +33,12 @@ import vclock
 sys.modules["time"] = vclock
 import micropython
 import machine
-from max7219 import MAX7219, FONT
+from displays.max7219 import MAX7219, FONT
 from max7219_model import MAX7219Model, READING
-from seg_ui import SegUI
-import config
-import rules_bowling as RB
-import rules_trap as RT
+from displays.seg_screens import SegUI
+from storage import config
+from games import bowling as RB
+from games import trap as RT
 
 CS = 17
 
@@ -415,7 +415,7 @@ def test_config_module_is_general():
     # a new setting is one row of SETTINGS (the sensing front end will add one)
     sys.path.insert(0, str(FIRMWARE))
     try:
-        import config
+        from storage import config
     finally:
         sys.path.remove(str(FIRMWARE))
     keys = [row[0] for row in config.SETTINGS]
@@ -487,7 +487,8 @@ def test_a_bad_config_shows_on_the_display_until_a_button():
     assert state["display"][7].strip() == "next / ok" and state["display"][3].strip() == "Trap Zenn 1"
 
 
-@pytest.mark.parametrize("name", ["config.py", "max7219.py", "seg_ui.py", "displays.py", "app.py"])
+@pytest.mark.parametrize("name", ["storage/config.py", "displays/max7219.py", "displays/seg_screens.py",
+                                  "displays/display_set.py", "scoreboard/app.py"])
 def test_mpy_cross_armv6m(name, tmp_path):
     p = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / name), "-o",
                         str(tmp_path / "x.mpy")], capture_output=True, text=True)

@@ -27,7 +27,7 @@ def test_generated_files_are_up_to_date():
 
 
 def test_firmware_pins_match_the_pin_map_and_the_simulator():
-    pins = load("firmware/pins.py", "fw_pins")
+    pins = load("firmware/tables/pins.py", "fw_pins")
     world = load("boardsim/target/world_table.py", "sim_world_table")
     pm = json.load(open(os.path.join(ROOT, "wiring", "pinmap.json")))
     assert world.PINMAP == pm
@@ -51,7 +51,7 @@ def test_firmware_pins_match_the_pin_map_and_the_simulator():
 
 
 def test_firmware_scan_map_reads_the_pad_the_simulator_wires_there():
-    fw = load("firmware/board_table.py", "fw_board_table")
+    fw = load("firmware/tables/board_table.py", "fw_board_table")
     world = load("boardsim/target/world_table.py", "sim_world_table")
     seen = 0
     for adc in range(fw.N_ADC):
@@ -71,7 +71,7 @@ def test_firmware_scan_map_reads_the_pad_the_simulator_wires_there():
 
 
 def test_zone_ids_are_the_contracts_names():
-    fw = load("firmware/board_table.py", "fw_board_table")
+    fw = load("firmware/tables/board_table.py", "fw_board_table")
     assert [n.decode() for n in fw.ZONE_NAMES] == list(ZONE_NAMES)
     for end in "ab":
         for z in ("back4", "cup3", "pocket", "zline", "z3", "e2", "n2", "n3", "cup"):

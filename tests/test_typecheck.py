@@ -27,12 +27,12 @@ def test_calls_the_pico_does_not_have_fail_where_they_are(tmp_path):
     # module with no exclusions in mypy.ini), each in a function of its own
     fw = tmp_path / "firmware"
     shutil.copytree(typecheck.ROOT + "/firmware", fw)
-    src = (fw / "tracker.py").read_text() + "\nimport machine\nimport time\n"
+    src = (fw / "tracking" / "tracker.py").read_text() + "\nimport machine\nimport time\n"
     where = {}
     for i, (call, message) in enumerate(WRONG):
         src += f"\n\ndef _probe{i}():\n    {call}\n"
         where[src.count("\n")] = message
-    (fw / "tracker.py").write_text(src)
+    (fw / "tracking" / "tracker.py").write_text(src)
     p = typecheck.run([str(fw)], capture=True)
     assert p.returncode == 1, p.stdout + p.stderr
     errors = [ln for ln in p.stdout.splitlines() if ": error:" in ln]

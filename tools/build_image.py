@@ -99,6 +99,10 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
     # from the environment: ports/rp2/Makefile appends the frozen manifest to CMAKE_ARGS, which a
     # CMAKE_ARGS on make's command line would override
     env["CMAKE_ARGS"] = "-DPICO_NO_PICOTOOL=1"
+    # the mpy-cross built above, named: else CMake adds a rule that runs `make -C mpy-cross`
+    # whenever it regenerates (a new manifest path), with this make's BUILD= passed down, which
+    # links mpy-cross into the rp2 build directory, fails, and deletes the tree's mpy-cross
+    env["MICROPY_MPYCROSS"] = os.path.join(mpy_dir, "mpy-cross", "build", "mpy-cross")
     # always named: CMake caches the last one, so a stock build after a frozen one (same
     # build directory) must ask for the port's own manifest again
     board_manifest = os.path.join(mpy_dir, "ports", "rp2", "boards", board, "manifest.py")
@@ -121,6 +125,10 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
                 os.unlink(os.path.join(build_dir, "frozen_content.c"))
             except OSError:
                 pass
+            # ... each compiled afresh: makemanifest keeps a compiled module newer than its
+            # source, so a build dir shared by two trees froze the other tree's module where
+            # its file was older (an image that never booted: half one firmware, half another)
+            shutil.rmtree(os.path.join(build_dir, "frozen_mpy"), ignore_errors=True)
         if r.returncode == 0:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode:

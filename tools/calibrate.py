@@ -49,7 +49,7 @@ def _firmware_calib():
         p = os.path.join(ROOT, d)
         if p not in sys.path:
             sys.path.append(p)
-    import calib
+    from sensing import calib
     return calib
 
 
@@ -69,7 +69,7 @@ def describe(data):
     if shift:
         out["seen_radius_mm"] = {"small": s_small / 10, "big": s_big / 10}
     else:
-        import board_table as BT
+        from tables import board_table as BT
         offs = [base[g] - BT.ADC_ZERO for g in range(n) if BT.PAD_PRESENT[g]]
         out["strength"] = {"small": s_small, "big": s_big}
         out["zero_offset_lsb"] = {"min": min(offs), "max": max(offs),

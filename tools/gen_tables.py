@@ -1,8 +1,8 @@
 """Generate the firmware's and the simulator's tables from the one geometry file and the one
 pin map.  `make tables` (or `python -m tools.gen_tables`) writes:
 
-  firmware/board_table.py          zones in 0.1 mm, pad grid, scan map, field profile
-  firmware/pins.py                 pin constants
+  firmware/tables/board_table.py          zones in 0.1 mm, pad grid, scan map, field profile
+  firmware/tables/pins.py                 pin constants
   boardsim/target/world_table.py   the simulator's board: pads, wiring, sensors, cups, gates
 
 `python -m tools.gen_tables --check` exits non-zero when a committed file is stale.
@@ -96,6 +96,19 @@ def presence_bits(present):
     return bytes(out)
 
 
+def presence_rowmask(present, cols, n_sr):
+    """The same bits in the 74HC165s' order: byte row * n_sr + k, bit 7 - j for column 8k + j
+    (what a row reads where a pad sits), so that the scanner masks its rows with a constant
+    in flash instead of a table built on the heap at boot."""
+    rows = len(present) // cols
+    out = bytearray(rows * n_sr)
+    for g, p in enumerate(present):
+        if p:
+            r, c = divmod(g, cols)
+            out[r * n_sr + (c >> 3)] |= 0x80 >> (c & 7)
+    return bytes(out)
+
+
 def presence_reach(board, n):
     """Per presence pad, how much farther than the chip's seen edge (0.1 mm, may be negative)
     its switching point lies: a pad switches when the covered share of its window (radius
@@ -180,10 +193,14 @@ def board_table(board, pinmap, src):
     w("# pads, cell = row * PRES_COLS + col, read as a matrix: one row strobe at a time, its\n")
     w("# PRES_COLS columns through PRES_SR 74HC165s (byte k, bit 7 - j: column 8k + j).\n")
     w("# PRES_PRESENT: a bit per cell (bit g & 7 of byte g >> 3), 0 where no pad can sit.\n")
+    w("# PRES_PMASK: the same bits as the 165s shift them out (byte row * PRES_SR + k, bit 7 - j:\n")
+    w("# column 8k + j).\n")
     pc, present = presence_consts(board, pinmap)
     for name, v in pc:
         w(f"{name} = const({v})\n")
     w(f"PRES_PRESENT = (\n{fmt_bytes(presence_bits(present))}\n)\n")
+    cols = dict(pc)["PRES_COLS"]
+    w(f"PRES_PMASK = (\n{fmt_bytes(presence_rowmask(present, cols, dict(pc)['PRES_SR']))}\n)\n")
     return "".join(L)
 
 
@@ -269,8 +286,8 @@ TUNES = os.path.join(ROOT, "sound", "tunes.json")
 
 
 def tunes_table(path=TUNES):
-    """firmware/tunes.py from sound/tunes.json: every tune's notes in two bytes objects, which
-    firmware/buzzer.py steps without allocating."""
+    """firmware/tables/tunes.py from sound/tunes.json: every tune's notes in two bytes objects, which
+    firmware/panel/buzzer.py steps without allocating."""
     with open(path) as f:
         tunes = json.load(f)["tunes"]
     hz = bytearray()
@@ -303,10 +320,10 @@ def outputs(geometry=DEFAULT_GEOMETRY, pinmap_path=DEFAULT_PINMAP):
     with open(pinmap_path) as f:
         pinmap = json.load(f)
     return {
-        os.path.join(ROOT, "firmware", "board_table.py"): board_table(board, pinmap, geometry),
-        os.path.join(ROOT, "firmware", "pins.py"): pins_table(pinmap),
+        os.path.join(ROOT, "firmware", "tables", "board_table.py"): board_table(board, pinmap, geometry),
+        os.path.join(ROOT, "firmware", "tables", "pins.py"): pins_table(pinmap),
         os.path.join(ROOT, "boardsim", "target", "world_table.py"): world_table(board, pinmap),
-        os.path.join(ROOT, "firmware", "tunes.py"): tunes_table(),
+        os.path.join(ROOT, "firmware", "tables", "tunes.py"): tunes_table(),
     }
 
 

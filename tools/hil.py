@@ -88,9 +88,10 @@ def stage(timeline, dest, arch="armv6m", config=None):
     def compile_(src, name):
         # compiled once per source text and arch (build/mpy-cache), then copied
         out = os.path.join(dest, name[:-3] + ".mpy")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(src, "rb") as f:
             key = hashlib.sha1(f.read()).hexdigest()[:16]
-        cached = os.path.join(cache, f"{os.path.basename(src)[:-3]}-{key}.mpy")
+        cached = os.path.join(cache, f"{name[:-3].replace('/', '-')}-{key}.mpy")
         if not os.path.exists(cached):
             tmp = cached + f".{os.getpid()}.tmp"
             r = subprocess.run([mpy_cross(), f"-march={arch}", "-O2", "-o", tmp, src],
@@ -101,8 +102,9 @@ def stage(timeline, dest, arch="armv6m", config=None):
         shutil.copy(cached, out)
         files.append(out)
 
-    for name in sorted(os.listdir(FIRMWARE)):
-        if name.endswith(".py") and name not in FIRMWARE_SKIP:
+    from tools.build_firmware import firmware_files
+    for name in firmware_files(FIRMWARE):      # in their folders (sensing/, tracking/ ...)
+        if name not in FIRMWARE_SKIP:
             compile_(os.path.join(FIRMWARE, name), name)
     for name in sorted(os.listdir(TARGET)):
         if name.endswith(".py") and name not in HOST_ONLY:
@@ -121,18 +123,39 @@ def stage(timeline, dest, arch="armv6m", config=None):
 
 
 def commands(files, port=None, mpremote=None):
-    """The mpremote commands: make hil/, copy the files into it, run the launcher."""
+    """The mpremote commands: empty hil/ (and make it and the firmware's folders in it), copy
+    the files into it (one copy per folder), run the launcher. A file staged in a folder of
+    the stage (sensing/zones.mpy) goes into that folder under hil/."""
     base = [mpremote or default_mpremote()] + (["connect", port] if port else [])
-    mk = "import os\ntry:\n    os.mkdir(%r)\nexcept OSError:\n    pass\nfor f in os.listdir(%r):\n    os.remove(%r + '/' + f)\n" % (DIR, DIR, DIR)
-    return [base + ["exec", mk],
-            base + ["fs", "cp"] + list(files) + [f":{DIR}/"],
-            base + ["run", os.path.join(DEVICE, "hil_main.py")]]
+    files = list(files)
+    top = os.path.dirname(files[0]) if files else ""
+    # the stage's root: the folder that holds timeline.jsonl (stage() always writes it)
+    for f in files:
+        if os.path.basename(f) == "timeline.jsonl":
+            top = os.path.dirname(f)
+    rel = [os.path.relpath(f, top).replace(os.sep, "/") for f in files]
+    dirs = sorted({r.rsplit("/", 1)[0] for r in rel if "/" in r})
+    mk = ("import os\n"
+          "def rm(d):\n    for f in os.listdir(d):\n        p = d + '/' + f\n"
+          "        if os.stat(p)[0] & 0x4000:\n            rm(p)\n            os.rmdir(p)\n"
+          "        else:\n            os.remove(p)\n"
+          "try:\n    os.mkdir(%r)\nexcept OSError:\n    pass\nrm(%r)\n"
+          "for s in %r:\n    os.mkdir(%r + '/' + s)\n" % (DIR, DIR, dirs, DIR))
+    cmds = [base + ["exec", mk],
+            base + ["fs", "cp"] + [f for f, r in zip(files, rel) if "/" not in r] + [f":{DIR}/"]]
+    for d in dirs:
+        cmds.append(base + ["fs", "cp"] + [f for f, r in zip(files, rel) if r.rsplit("/", 1)[0] == d]
+                    + [f":{DIR}/{d}/"])
+    cmds.append(base + ["run", os.path.join(DEVICE, "hil_main.py")])
+    return cmds
 
 
-def run_device(cmds, timeout=600):
-    """Run the commands; returns (event lines, other lines, status from HIL-END or None)."""
+def run_device(cmds, timeout=600, slow=1.0):
+    """Run the commands; returns (event lines, other lines, status from HIL-END or None). slow
+    multiplies the time limits (the copy's 120 s, the run's `timeout`)."""
+    timeout = timeout * slow
     for c in cmds[:-1]:
-        r = subprocess.run(c, capture_output=True, text=True, timeout=120)
+        r = subprocess.run(c, capture_output=True, text=True, timeout=120 * slow)
         if r.returncode != 0:
             raise SystemExit(f"{' '.join(c[:4])} ... failed ({r.returncode}):\n{r.stderr or r.stdout}")
     r = subprocess.run(cmds[-1], capture_output=True, text=True, timeout=timeout)
@@ -166,7 +189,12 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing on the device")
     ap.add_argument("--emulated", action="store_true",
                     help="the emulated Pico (boardsim/rp2040) on a pseudo-terminal instead of a real one")
+    ap.add_argument("--slow", type=float, default=None,
+                    help="multiply mpremote's time limits (default 1, with --emulated 20: the emulated "
+                         "chip runs at 1/2 to 1/20 of real time, the less the busier the machine)")
     a = ap.parse_args(argv)
+    if a.slow is None:
+        a.slow = 20.0 if a.emulated else 1.0
     if a.emulated and not a.dry_run:
         with emulated_pico() as port:
             a.port = port
@@ -221,7 +249,7 @@ def _run(a):
                 print(" ".join(x if "\n" not in x else repr(x) for x in shown))
             return 0
         want = desktop_events(timeline, a.config)
-        got, other, status = run_device(cmds)
+        got, other, status = run_device(cmds, slow=a.slow)
     finally:
         shutil.rmtree(stage_dir, ignore_errors=True)
     os.makedirs(a.out, exist_ok=True)

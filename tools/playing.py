@@ -28,8 +28,8 @@ def pin_values():
     """{zone name: pins} of a first ball from end a, from the firmware's own rules."""
     sys.path[:0] = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")]
     try:
-        import rules_bowling
-        import board_table
+        from games import bowling as rules_bowling
+        from tables import board_table
     finally:
         del sys.path[:2]
     g = rules_bowling.Bowling(None)

@@ -42,7 +42,7 @@ def _frame(t, *balls):
 
 
 STRIKE = ["b.pocket", "b.cup"]
-HELD_MS = 3000      # a shot's result stays this long (firmware/app.py, Scoreboard.RESULT_MS)
+HELD_MS = 3000      # a shot's result stays this long (firmware/scoreboard/app.py, Scoreboard.RESULT_MS)
 
 
 def bowling():

@@ -44,7 +44,10 @@ def run(args=(), capture=False):
     with tempfile.TemporaryDirectory(prefix="typings-") as typings:
         for top in stub_tops(site):
             os.symlink(os.path.join(site, top), os.path.join(typings, top))
-        env = dict(os.environ, MYPYPATH=typings)
+        # the firmware's folder is a package base (its folders are packages without
+        # __init__.py): firmware/ itself, or each folder given
+        bases = [os.path.abspath(a) for a in args if os.path.isdir(a)] or [os.path.join(ROOT, "firmware")]
+        env = dict(os.environ, MYPYPATH=os.pathsep.join([typings] + bases))
         cmd = [sys.executable, "-m", "mypy", "--config-file", os.path.join(ROOT, "mypy.ini"),
                "--custom-typeshed-dir", typings, "--no-incremental", "--cache-dir", os.devnull,
                "--no-error-summary" if capture else "--pretty"] + list(args)

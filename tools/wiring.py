@@ -33,7 +33,7 @@ PINMAP = os.path.join(WIRING, "pinmap.json")
 CHANNELS = 16                   # CD74HC4067: 16 channels
 TILE_MM = 240                   # sensor PCB tiles (docs/sensing.md)
 CHIPS = 16                      # 4 big + 4 small chips in each of two colours
-SEG_MODULES = 3                 # the default chain (firmware/config.py sevenseg_modules)
+SEG_MODULES = 3                 # the default chain (firmware/storage/config.py sevenseg_modules)
 
 
 def load():
@@ -79,7 +79,7 @@ def bom_rows(pm, board):
         ("DS1", "OLED 0.96 in 128x64, SSD1306, I2C", "Adafruit", "326", 1, "one",
          "beside the buttons; address 0x3C"),
         ("DS2", "8-digit 7-segment module, MAX7219", "Analog Devices (chip)", "MAX7219CWG+", SEG_MODULES,
-         "firmware/config.py sevenseg_modules default", "the room display, daisy-chained (docs/displays.md)"),
+         "firmware/storage/config.py sevenseg_modules default", "the room display, daisy-chained (docs/displays.md)"),
         ("U2", "quad buffer, 3.3 V to 5 V logic", "Texas Instruments", "SN74AHCT125N", 1,
          "one", "MAX7219 needs 3.5 V high at 5 V: DIN, CLK, LOAD through it"),
         ("IR", "IR break-beam pair, 3 mm, 3.3 V open collector", "Adafruit", "2167", c["beams"],

@@ -1,4 +1,4 @@
-"""Target side of bench/fast_inputs.py: the beams' IRQ latch (firmware/fastin.py).
+"""Target side of bench/fast_inputs.py: the beams' IRQ latch (firmware/sensing/fastin.py).
 
 Job: {"config": PATH or null, "idle": timeline, "strike": timeline,
       "widths_us": [...], "phases": N, "cup_widths_us": [...], "stalls_ms": [...]}
@@ -21,7 +21,7 @@ Job: {"config": PATH or null, "idle": timeline, "strike": timeline,
 import b_harness as H
 import machine
 import micropython
-import pins
+from tables import pins
 import vclock
 import world as W
 

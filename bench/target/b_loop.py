@@ -407,8 +407,8 @@ def _nop_rows(a, code: int, c, d, e, f) -> int:
     return code
 
 
-KERNELS = {"HallScanner": ("hall_scan", (("read_bank", _nop6), ("settle", _nop9))),
-           "PresenceScanner": ("shift_scan", (("read_rows", _nop_rows), ("unpack", _nop7)))}
+KERNELS = {"HallScanner": ("sensing.hall_scan", (("read_bank", _nop6), ("settle", _nop9))),
+           "PresenceScanner": ("sensing.shift_scan", (("read_rows", _nop_rows), ("unpack", _nop7)))}
 
 
 class _Call7:
@@ -444,12 +444,12 @@ def _direct(sc):
     for _ in range(16):
         sc.step()
         if type(sc).__name__ == "HallScanner":
-            import hall_scan as M
+            from sensing import hall_scan as M
             pos = (sc.pos - 1) & 15
             c = _Call9(M.settle, (sc.raw, M.GRAY[pos] * 48, sc.baseline, sc.acc, sc.grid,
                                   sc.jump, sc.SMOOTH, sc.ref, sc.drift))
         else:
-            import shift_scan as M
+            from sensing import shift_scan as M
             row = (sc.row or M.PRES_ROWS) - M.ROWS_PER_STEP
             c = _Call7(M.unpack, (row, sc.rowbuf, sc.packed, sc.pmask, sc.grid, sc.rows_on,
                                   sc.toggles))
@@ -492,7 +492,7 @@ def viper_part(inst, sc, part):
 # -- the displays ------------------------------------------------------------------------------
 def bowling_states(ev):
     """Two games one ball apart, late in a game of six (the heaviest bowling screen)."""
-    from rules_bowling import Bowling
+    from games.bowling import Bowling
     a = Bowling(ev)
     b = Bowling(ev)
     strike = (1 << 5) | 17          # K_ZENN into cup b (shooter end a)
@@ -556,8 +556,8 @@ def display_parts(r, reps):
 def rules_part(r, reps):
     """bowling.on_shot() for a strike late in a game of six (events written): the best of
     `reps` games."""
-    from rules_bowling import Bowling
-    import shot as S
+    from games.bowling import Bowling
+    from tracking import shot as S
     sb = r.sb
     res = S.ShotResult()
     res.n = 1

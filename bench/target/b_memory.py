@@ -38,9 +38,15 @@ import b_harness as H   # noqa: E402
 
 # the firmware's modules in dependency order (leaves first), so each is charged for its own
 # code; modules not listed here (new ones) come after these, by name, and app.py last
-ORDER = ("pins", "board_table", "shot", "font", "zones", "events", "fastin", "buttons",
-         "hall_scan", "locate", "tracker", "rules_bowling", "rules_trap", "journal", "digits",
-         "ssd1306", "ui", "max7219", "seg_ui", "config", "displays")
+ORDER = ("tables.pins", "tables.board_table", "tracking.shot", "displays.font", "sensing.zones",
+         "scoreboard.events", "sensing.fastin", "panel.buttons", "sensing.hall_scan", "sensing.hall_fit",
+         "sensing.hall_seed", "sensing.hall_follow",
+         "sensing.hall_locate", "tracking.tracker", "games.bowling", "games.trap", "storage.journal",
+         "displays.digits", "displays.ssd1306", "displays.oled_screens", "displays.max7219",
+         "displays.seg_screens", "storage.config", "displays.display_set")
+APP = "scoreboard.app"
+# the folders (packages without __init__.py): a module object each in sys.modules, not modules
+PACKAGES = ("tables", "tracking", "displays", "sensing", "scoreboard", "panel", "games", "storage")
 
 
 class StepCounter:
@@ -188,11 +194,11 @@ def main():
     if wanted is None:
         before = set(sys.modules)
         H.boot(r)
-        H.emit({"base": base, "imported": sorted(set(sys.modules) - before)})
+        H.emit({"base": base, "imported": sorted(set(sys.modules) - before - set(PACKAGES))})
         return
     order = [m for m in ORDER if m in wanted]
-    order += sorted(m for m in wanted if m not in ORDER and m != "app")
-    order += [m for m in wanted if m == "app"]
+    order += sorted(m for m in wanted if m not in ORDER and m != APP)
+    order += [m for m in wanted if m == APP]
     mods = {}
     prev = base
     _qstr("base")

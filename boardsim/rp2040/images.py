@@ -41,13 +41,12 @@ def firmware_digest():
     """A digest of what `make image` freezes (firmware/'s files, names and contents): the frozen
     image records it beside itself, so that an image frozen from another tree is not taken for
     this one's firmware."""
+    from tools.build_firmware import FIRMWARE, firmware_files
     h = hashlib.sha256()
-    fw = os.path.join(ROOT, "firmware")
-    for n in sorted(os.listdir(fw)):
-        if n.endswith(".py"):
-            h.update(n.encode() + b"\0")
-            with open(os.path.join(fw, n), "rb") as f:
-                h.update(f.read() + b"\0")
+    for n in firmware_files():
+        h.update(n.encode() + b"\0")
+        with open(os.path.join(FIRMWARE, n), "rb") as f:
+            h.update(f.read() + b"\0")
     return h.hexdigest()
 
 
@@ -95,6 +94,9 @@ def find_bootrom():
 def missing():
     """Why the emulated Pico cannot run here (one line), or None when it can."""
     if find_image() is None:
+        env = os.environ.get("RP2040_IMAGE")
+        if env:
+            return f"no RP2040 image at {env} (RP2040_IMAGE names it; unset it to take the cache's)"
         if stale_frozen():
             return (f"the RP2040 image {stale_frozen()} was frozen from other firmware than "
                     "firmware/ holds now: run `make image` (a re-freeze takes under a minute)")
@@ -119,7 +121,7 @@ def image_is_frozen(path):
     """Whether the image has the firmware frozen in (its frozen modules' names are in it)."""
     with open(path, "rb") as f:
         data = f.read()
-    return b"rules_bowling.py" in data and b"hall_scan.py" in data
+    return b"games/bowling.py" in data and b"sensing/hall_scan.py" in data
 
 
 # -- the flash filesystem ---------------------------------------------------------------------
@@ -136,9 +138,12 @@ def _lfs(buffer=None):
 
 
 def make_fs(files):
-    """A littlefs image (FS_BYTES) holding files {name: bytes} at its root."""
+    """A littlefs image (FS_BYTES) holding files {name: bytes}, a name with folders
+    ("sensing/zones.mpy") in its folder, made as needed."""
     fs = _lfs()
     for name, data in sorted(files.items()):
+        if "/" in name:
+            fs.makedirs(name.rsplit("/", 1)[0], exist_ok=True)
         with fs.open(name, "wb") as f:
             f.write(data)
     return bytes(fs.context.buffer)
@@ -163,7 +168,7 @@ def list_fs(image):
 
 def firmware_mpy_files(opt="-O3"):
     """The firmware as `make firmware` builds it for a stock image: every module compiled with
-    mpy-cross -march=armv6m, main.py as source. {name: bytes}."""
+    mpy-cross -march=armv6m, main.py as source. {path under firmware/ ("sensing/zones.mpy"): bytes}."""
     import tempfile
     from tools import build_firmware
     tmp = tempfile.mkdtemp(prefix="zenn-mpy-")
@@ -171,9 +176,11 @@ def firmware_mpy_files(opt="-O3"):
         out = os.path.join(tmp, "firmware")
         build_firmware.build(out, quiet=True, opt=opt)
         files = {}
-        for n in sorted(os.listdir(out)):
-            with open(os.path.join(out, n), "rb") as f:
-                files[n] = f.read()
+        for d, _, names in os.walk(out):
+            for n in sorted(names):
+                rel = os.path.relpath(os.path.join(d, n), out).replace(os.sep, "/")
+                with open(os.path.join(out, rel), "rb") as f:
+                    files[rel] = f.read()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return files

@@ -119,13 +119,14 @@ function hallRead(h, pad) {
   }
   let v;
   if (f === FAULT_NONE) v = h.clean[pad] + hallNoise(h);
-  else if (f >= 0) return f & 0xffff;
+  else if (f >= 0) v = f & 0xffff;
   else if (f === FAULT_DEAD) v = hallNoise(h);
   else if (f === FAULT_FLICKER) {
     v = hallNoise(h);
     if (h.state & 256) v += h.clean[pad];
   } else v = h.base[pad] + hallNoise(h);
-  return v < 0 ? 0 : v > 65535 ? 65535 : v;
+  v = v < 0 ? 0 : v > 65535 ? 65535 : v;
+  return ((v >> 4) << 4) | (v >> 12);    // 12 bits, as read_u16 gives them (hall_model.read)
 }
 
 function bits(chip, pins) {

@@ -10,7 +10,12 @@ up (-). `amplitude_permille` lets a hand fade a chip in or out (and can model ma
 
 - update(chips) is called between firmware steps with the heap unlocked: it may allocate, but
   recomputes only the pads within FIELD_REACH of a chip, before or after.
-- read(pad) is called from ADC.read_u16 with the heap locked: it allocates nothing.
+- read(pad) is called from ADC.read_u16 with the heap locked: it allocates nothing. It reads as
+  the RP2040's ADC does: the sensor's voltage, noise included, converted to 12 bits,
+  which the rp2 port's read_u16() scales to 16 (value << 4 | value >> 8). The 16-bit readings
+  the model used to give were finer than any Pico's: a pad whose noise lies within one LSB of
+  12 bits reads one value again and again there (the fault monitor took such pads as frozen on
+  the emulated chip; issue 13).
 
 Fault hooks (issue 4): fault[pad] is FAULT_NONE, a stuck raw value 0..65535, FAULT_DEAD (the
 output sits at ground: reads 0 plus noise), FAULT_NUMB (the sensor no longer sees the field:
@@ -244,7 +249,7 @@ class HallModel:
                 return 0
             if v > 65535:
                 return 65535
-            return v
+            return ((v >> 4) << 4) | (v >> 12)      # 12 bits, as read_u16 gives them
         f = self.fault[pad]
         if f <= FAULT_ALIAS:
             pad = FAULT_ALIAS - f
@@ -252,7 +257,8 @@ class HallModel:
         if f == FAULT_NONE:
             v = self.clean[pad] + self.noise()
         elif f >= 0:
-            return f & 0xFFFF
+            v = f & 0xFFFF
+            return ((v >> 4) << 4) | (v >> 12)
         elif f == FAULT_DEAD:
             v = self.noise()
         elif f == FAULT_FLICKER:
@@ -265,7 +271,7 @@ class HallModel:
             return 0
         if v > 65535:
             return 65535
-        return v
+        return ((v >> 4) << 4) | (v >> 12)
 
 
 def _scale_table(lsb):

@@ -3,7 +3,7 @@
     micropython runner.py TIMELINE.jsonl [--display]      (MICROPYPATH=firmware:boardsim/target)
     python      runner.py TIMELINE.jsonl [--display]      (PYTHONPATH=firmware:boardsim/target)
 
---config FILE: the firmware's config.json (firmware/config.py) is FILE instead of config.json
+--config FILE: the firmware's config.json (firmware/storage/config.py) is FILE instead of config.json
 in the current directory; the simulated seven-segment chain has as many modules as it asks.
 
 The firmware's flash (flash.py) is its working directory: a littlefs on a RAM block device
@@ -33,6 +33,11 @@ SETTLE_MS = 1000      # after a hand or a shot, the board rests this long before
 PRESS_MS = 120
 BETWEEN_PRESS_MS = 150
 DISPLAY_EVERY_US = 250000
+# BOARDSIM_FIT_MS: what a frame in which the pads changed and chips are seen costs on top of its
+# steps, charged at its end (the locator's fit). 0: nothing, as before. On the RP2040 such frames
+# take 130 - 170 ms (the fit of moving chips; docs/rp2040.md) where the unix runner's take 16:
+# the tests play games with the chip's frame lengths on the unix port (tests/test_frame_length.py)
+FIT_US = 0
 
 
 class CPythonOut:
@@ -65,6 +70,9 @@ class Runner:
         self.snapshots = []
         self.lines_before = 0     # event lines written by firmware runs before the last boot
         self.flash = flash.Flash()  # the firmware's working directory (flash.py)
+        self.fit_frame = -1         # the frame and pad changes FIT_US was last charged for
+        self.busy_until = 0         # the firmware's fit runs until then (virtual us)
+        self.fit_seen = -1
 
     # -- power ------------------------------------------------------------------------------
     def boot(self, cause=machine.PWRON_RESET):
@@ -72,7 +80,7 @@ class Runner:
         self.flash.power_on()
         self.world.power_on()
         before = set(sys.modules)
-        import app
+        from scoreboard import app
         if self.config is None:
             self.sb = app.Scoreboard(self.out)
         else:
@@ -103,18 +111,32 @@ class Runner:
         advance_to = w.advance_to
         while now_us[0] < t_end:
             advance_to(now_us[0])
-            if self.sb is None:
-                now_us[0] += STEP_US
+            if self.sb is None or now_us[0] < self.busy_until:
+                now_us[0] += STEP_US      # (busy: the world goes on, beams and all, in steps)
                 continue
             idle_ms = self._step()
             self.steps += 1
             now_us[0] += STEP_US + idle_ms * 1000
+            if FIT_US and self.sb is not None:
+                self.busy_until = now_us[0] + self._fit_cost()
             wd = w.watchdog
             if wd is not None and now_us[0] - wd.fed_us > wd.timeout_us:
                 self._watchdog()
             if self.display and now_us[0] >= self.next_display_us:
                 self.next_display_us = now_us[0] + DISPLAY_EVERY_US
                 self.show_display()
+
+    def _fit_cost(self):
+        """FIT_US once a frame ended in which a pad changed and chips are seen, else 0."""
+        sc = self.sb.scan
+        if sc.frame == self.fit_frame:
+            return 0
+        self.fit_frame = sc.frame
+        v = sc.version if self.sb.shift else sc.jumps
+        if v == self.fit_seen:
+            return 0
+        self.fit_seen = v
+        return FIT_US if self.sb.loc.n else 0
 
     def _step(self):
         micropython.heap_lock()
@@ -133,6 +155,8 @@ class Runner:
             micropython.heap_unlock()
             fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
         micropython.heap_unlock()
+        if _trace is not None:
+            _trace.frame(self.sb)     # the locator's and tracker's results (simtrace.py)
         if getattr(self.sb, "need_service", 0):
             # work the firmware keeps out of its locked loop turn (opening a journal file)
             try:
@@ -305,6 +329,9 @@ def final_state(r, path):
         f.write(json.dumps(state))
 
 
+_trace = None      # simtrace, when BOARDSIM_TRACE asks for it
+
+
 def _getenv(name):
     import os
     try:
@@ -346,10 +373,14 @@ def main(argv):
         fail(2, "usage: runner.py TIMELINE [--display]")
     r = Runner(display="--display" in argv,
                config=argv[argv.index("--config") + 1] if "--config" in argv else None)
+    global FIT_US
+    FIT_US = int(_getenv("BOARDSIM_FIT_MS") or 0) * 1000
     trace_dir = _getenv("BOARDSIM_TRACE")
     if trace_dir:
         import simtrace     # what the firmware sees, digested (simtrace.py): after the world is
         simtrace.install()  # attached (it sets ADC.read_u16), before the firmware boots
+        global _trace
+        _trace = simtrace
     play_file(r, argv[1])
     if trace_dir:
         simtrace.write(trace_dir, argv[1], r.config, r.steps, vclock.now_ms())

@@ -7,7 +7,10 @@ The runner installs it when BOARDSIM_TRACE names a directory (before the firmwar
 at the end of the run it appends one line to DIR/<key>.txt, the key a hash of the timeline and
 the config file and the runtime, so that two checkouts' runs of the same tests can be compared
 line for line (bench/sim_trace.py). A change to the simulator's speed must leave every line as
-it was: the firmware then sees exactly the same at every step.
+it was: the firmware then sees exactly the same at every step. The line also carries a digest
+of what the firmware made of it at every frame (frame(): the locator's chips, the tracker's
+chips and state), so that a change to the firmware's own code that must not change its results
+(a module split, issue 15) can be shown to leave them the same frame for frame.
 """
 import sys
 
@@ -153,6 +156,49 @@ def _ticks(f):
     return g
 
 
+_o = [0x2468ACE, 0x1357BDF, 0]    # the same for what the firmware made of it: the locator's chips
+_last = [None, -1]                # and the tracker's state, at every frame the tracker took
+
+
+def _ofold(v):
+    o = _o
+    o[0] = ((o[0] * 1000003) ^ (v & _MASK)) & _MASK
+    o[1] = ((o[1] + (v & _MASK)) * 69069 + 1) & _MASK
+    o[2] += 1
+
+
+def frame(sb):
+    """After a loop turn (heap unlocked): when the tracker took a new frame, fold in the
+    locator's chips (kind, x, y, strength, err, unc) and the tracker's view of every chip, so
+    that a change to the firmware's code (a module split, a faster fit) shows whether it left
+    the results the same frame for frame, not only the event stream."""
+    tr = getattr(sb, "tracker", None)
+    if tr is None or (tr is _last[0] and tr.frames == _last[1]):
+        return
+    _last[0] = tr
+    _last[1] = tr.frames
+    loc = tr.loc
+    n = loc.n
+    _ofold(n)
+    for i in range(n):
+        _ofold(loc.kind[i])
+        _ofold(loc.x[i])
+        _ofold(loc.y[i])
+        _ofold(loc.strength[i])
+        _ofold(loc.err[i])
+        _ofold(loc.unc[i])
+    _ofold(tr.state)
+    _ofold(tr.event)
+    _ofold(tr.n_moved)
+    for i in range(len(tr.present)):
+        _ofold(tr.present[i])
+        _ofold(tr.kind[i])
+        _ofold(tr.x[i])
+        _ofold(tr.y[i])
+        _ofold(tr.mask[i])
+        _ofold(tr.tunc[i])
+
+
 def _key(parts):
     # FNV-1a over the bytes of the run's inputs, 30 bits per half
     h1 = 0x811C9DC5
@@ -176,8 +222,9 @@ def write(directory, timeline_path, config_path, steps, ms):
     """One line for this run: its key, the two hashes, the counts, steps and ms simulated."""
     rt = sys.implementation.name
     key = _key((_read(timeline_path), _read(config_path) if config_path else b"", rt.encode()))
-    line = "%s %s %08x %08x n=%d %s steps=%d ms=%d\n" % (
+    line = "%s %s %08x %08x n=%d %s steps=%d ms=%d out=%08x%08x folded=%d\n" % (
         key, rt, _h[0], _h[1], _h[2],
-        " ".join("%s=%d" % (KINDS[i], _count[i]) for i in range(len(KINDS))), steps, ms)
+        " ".join("%s=%d" % (KINDS[i], _count[i]) for i in range(len(KINDS))), steps, ms,
+        _o[0], _o[1], _o[2])
     with open(directory + "/" + key + ".txt", "a") as f:
         f.write(line)

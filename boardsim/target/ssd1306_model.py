@@ -277,7 +277,7 @@ class SSD1306Model:
 
     def text_rows(self, x0=TEXT_X0):
         """The screen read back as 8 strings of up to 21 characters, one per 6x8 text cell
-        (cells from pixel column x0, the driver's grid) through firmware/font.py: inverted
+        (cells from pixel column x0, the driver's grid) through firmware/displays/font.py: inverted
         cells read as the same character, '?' for a cell that is no glyph. Trailing blanks are
         stripped."""
         normal, inverted = _glyphs()
@@ -325,7 +325,7 @@ _glyph_maps = []
 def _glyphs():
     # {6 column bytes: char} for every font glyph, drawn normally and in negative
     if not _glyph_maps:
-        import font
+        from displays import font
         normal = {}
         inverted = {}
         for c in range(font.FIRST, font.LAST + 1):

@@ -538,7 +538,8 @@ if sys.implementation.name == "micropython":
             return 0
         if v > 65535:
             return 65535
-        return v
+        v >>= 4                         # 12 bits, as read_u16 gives them (hall_model.read)
+        return (v << 4) | (v >> 8)
 
 
 def _nearest(x, y, x0, y0, pitch):

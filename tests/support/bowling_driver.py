@@ -1,4 +1,4 @@
-# Test driver for firmware/events.py and firmware/rules_bowling.py. Runs unchanged under the
+# Test driver for firmware/scoreboard/events.py and firmware/games/bowling.py. Runs unchanged under the
 # MicroPython unix port (MICROPYPATH=firmware:tests/support) and CPython (PYTHONPATH with
 # firmware and a `micropython` stand-in). One JSON case per input line, one JSON result per
 # output line (the loop: driver.py), so a whole test module shares one interpreter process.
@@ -21,9 +21,9 @@
 import micropython
 from driver import Sink, serve, unlock_all
 from array import array
-from shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
-from events import EventWriter
-from rules_bowling import Bowling, MAX_PLAYERS, FRAMES
+from tracking.shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
+from scoreboard.events import EventWriter
+from games.bowling import Bowling, MAX_PLAYERS, FRAMES
 
 
 sink = Sink(65536)

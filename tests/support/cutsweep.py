@@ -27,9 +27,9 @@ import micropython
 import runner as RN
 import vclock
 import flash
-import journal as J
-from rules_bowling import Bowling
-from rules_trap import Trap
+from storage import journal as J
+from games.bowling import Bowling
+from games.trap import Trap
 
 
 class Sink:
@@ -60,7 +60,7 @@ class Sink:
 def live_state(sb):
     if sb is None:
         return "off"
-    app = sys.modules["app"]
+    app = sys.modules["scoreboard.app"]
     m = sb.mode_of_game()
     if m == app.BOWLING:
         e = sb.bowling
@@ -226,7 +226,7 @@ def run_cuts(timeline):
         r.op(o)
         if o.get("op") in ("boot", "snapshot") or r.sb is None:
             continue
-        if r.sb.mode == sys.modules["app"].MENU:
+        if r.sb.mode == sys.modules["scoreboard.app"].MENU:
             continue            # a question on the screen (a correction, "New game?") is not kept
         before = live_state(r.sb)
         if before == "none":

@@ -1,4 +1,4 @@
-# Test driver for firmware/journal.py (tests/test_journal.py). Runs unchanged under the
+# Test driver for firmware/storage/journal.py (tests/test_journal.py). Runs unchanged under the
 # MicroPython unix port (the journal on a real littlefs: boardsim/target/flash.py) and CPython
 # (a temporary directory). One JSON case per input line, one JSON result per output line.
 #
@@ -25,10 +25,10 @@ import os
 import micropython
 
 import flash
-import journal as J
-from events import EventWriter
-from rules_bowling import Bowling
-from rules_trap import Trap
+from storage import journal as J
+from scoreboard.events import EventWriter
+from games.bowling import Bowling
+from games.trap import Trap
 
 MP = sys.implementation.name == "micropython"
 

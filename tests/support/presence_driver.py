@@ -1,6 +1,6 @@
 # Test driver for the second front end: boardsim/target/presence_model.py behind the `machine`
-# stand-in (row select pins, the 74HC165s' load pin, SPI.readinto), firmware/shift_scan.py,
-# firmware/locate_presence.py and firmware/zones.py. Runs unchanged under the MicroPython unix
+# stand-in (row select pins, the 74HC165s' load pin, SPI.readinto), firmware/sensing/shift_scan.py,
+# firmware/sensing/presence_locate.py and firmware/sensing/zones.py. Runs unchanged under the MicroPython unix
 # port and CPython (MICROPYPATH / PYTHONPATH = tests/support:firmware:boardsim/target); one
 # JSON case per input line, one JSON result per output line (the loop: driver.py).
 #
@@ -20,11 +20,11 @@ from driver import serve
 import machine
 import world_table as T
 from presence_model import PresenceModel
-from shift_scan import PresenceScanner
-from locate_presence import PresenceLocator
-from board_table import R_SMALL, R_BIG
-from shot import KIND_SMALL
-import zones
+from sensing.shift_scan import PresenceScanner
+from sensing.presence_locate import PresenceLocator
+from tables.board_table import R_SMALL, R_BIG
+from tracking.shot import KIND_SMALL
+from sensing import zones
 
 
 class PresWorld:

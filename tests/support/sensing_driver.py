@@ -1,5 +1,5 @@
 # Test driver for the sensing chain: boardsim/target/hall_model.py behind the `machine` stand-in
-# (boardsim/target/machine.py), firmware/hall_scan.py, firmware/locate.py, firmware/zones.py.
+# (boardsim/target/machine.py), firmware/sensing/hall_scan.py, firmware/sensing/hall_locate.py, firmware/sensing/zones.py.
 # Runs unchanged under the MicroPython unix port (MICROPYPATH=tests/support:firmware:boardsim/target)
 # and CPython (the same directories on PYTHONPATH). One JSON case per input line, one JSON result
 # per output line (the loop: driver.py), so a whole test module shares one interpreter process.
@@ -23,12 +23,12 @@ from driver import serve
 import machine
 import world_table as T
 from hall_model import HallModel
-from hall_scan import HallScanner
-from locate import Locator
-from board_table import R_SMALL, R_BIG, PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0
+from sensing.hall_scan import HallScanner
+from sensing.hall_locate import Locator
+from tables.board_table import R_SMALL, R_BIG, PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0
 from array import array
-from shot import KIND_SMALL
-import zones
+from tracking.shot import KIND_SMALL
+from sensing import zones
 
 
 class HallWorld:

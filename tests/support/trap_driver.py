@@ -1,4 +1,4 @@
-# Test driver for firmware/rules_trap.py. Runs unchanged under the MicroPython unix port
+# Test driver for firmware/games/trap.py. Runs unchanged under the MicroPython unix port
 # (MICROPYPATH=firmware:tests/support) and CPython (PYTHONPATH with firmware and the
 # `micropython` stand-in in boardsim/target). One JSON case per input line, one JSON result per
 # output line (the loop: driver.py), so a whole test module shares one interpreter process.
@@ -20,10 +20,10 @@
 import micropython
 from driver import Sink, serve, unlock_all
 from array import array
-from shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
-from events import EventWriter
-from board_table import ZONE_NAMES
-import rules_trap as RT
+from tracking.shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
+from scoreboard.events import EventWriter
+from tables.board_table import ZONE_NAMES
+from games import trap as RT
 
 FATES = {"rest": 0, "cup_a": 1, "cup_b": 2, "off": 3, "gone": 4}
 KINDS = {"small": KIND_SMALL, "big": KIND_BIG}

@@ -46,7 +46,7 @@ def _real_i2c(id, scl, sda, freq):
     if _hw is None or not hasattr(_hw, "I2C"):
         return None
     try:
-        import pins
+        from tables import pins
         bus = _hw.I2C(id, scl=_hw.Pin(scl.id if scl is not None else pins.OLED_SCL),
                       sda=_hw.Pin(sda.id if sda is not None else pins.OLED_SDA), freq=freq)
         if pins.OLED_ADDR not in bus.scan():
@@ -91,7 +91,7 @@ class SPI(_sim.SPI):
         self.real = None
         if _hw is not None and hasattr(_hw, "SPI"):
             try:
-                import pins
+                from tables import pins
                 self.real = _hw.SPI(id, baudrate=baudrate, polarity=polarity, phase=phase,
                                     sck=_hw.Pin(pins.SPI_SCK), mosi=_hw.Pin(pins.SPI_MOSI),
                                     miso=_hw.Pin(pins.SPI_MISO))

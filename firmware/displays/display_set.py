@@ -4,7 +4,7 @@
 # services their buses, one small piece of each per loop turn. Allocation-free after open().
 import gc
 
-import pins
+from tables import pins
 
 
 class Displays:
@@ -22,8 +22,8 @@ class Displays:
         drivers = []
         if which == "oled" or which == "both":
             from machine import I2C
-            from ssd1306 import SSD1306
-            import ui
+            from displays.ssd1306 import SSD1306
+            from displays import oled_screens as ui
             gc.collect()        # the imports' garbage first (see app.py, at its imports)
             i2c = I2C(pins.OLED_BUS, scl=Pin(pins.OLED_SCL), sda=Pin(pins.OLED_SDA),
                       freq=pins.OLED_FREQ)
@@ -32,8 +32,8 @@ class Displays:
             drivers.append(self.oled)
         if which == "sevenseg" or which == "both":
             from machine import SPI
-            from max7219 import MAX7219
-            import seg_ui
+            from displays.max7219 import MAX7219
+            from displays import seg_screens as seg_ui
             gc.collect()
             spi = SPI(pins.SPI_BUS, baudrate=10000000, polarity=0, phase=0,
                       sck=Pin(pins.SPI_SCK), mosi=Pin(pins.SPI_MOSI), miso=Pin(pins.SPI_MISO))

@@ -13,9 +13,9 @@
 # engine knows from the log; the outcome itself only records what happened on the board.
 from micropython import const
 from array import array
-from shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF
+from tracking.shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF
 
-from board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_A_POCKET, Z_CENTER, Z_OFF, N_ZONES
+from tables.board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_A_POCKET, Z_CENTER, Z_OFF, N_ZONES
 
 MAX_PLAYERS = const(6)
 FRAMES = const(10)

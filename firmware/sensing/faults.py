@@ -1,7 +1,8 @@
 # Faults of the table's sensors (issue 4; docs/sensing.md, "Faults"), watched frame by frame:
 #
-#   pad_stuck    hall: a pad at the top rail, or frozen at one value (a live sensor always shows
-#                some noise); presence: a pad covered alone, with nothing beside it, for long
+#   pad_stuck    hall: a pad at the top rail, or frozen at one value while its neighbours see a
+#                chip move (a still board cannot tell: a quiet sensor may read one 12-bit value
+#                again and again); presence: a pad covered alone, with nothing beside it, for long
 #   pad_dead     hall: a pad at the bottom rail (its output at ground)
 #   pad_off      a pad that does not see a chip lying on it (hall: a still chip fits far better
 #                without it, frame after frame; presence: uncovered deep inside a chip's disc)
@@ -49,9 +50,9 @@ from micropython import const
 from array import array
 import time
 
-import board_table as BT
-import fastin as F
-from digits import put_text as _put, put_num as _num, setbytes as _blank
+from tables import board_table as BT
+from sensing import fastin as F
+from displays.digits import put_text as _put, put_num as _num, setbytes as _blank
 
 CODE_NAMES = (b"pad_stuck", b"pad_dead", b"pad_off", b"pad_flicker", b"mux_dead", b"cup_chatter",
               b"hand")
@@ -73,7 +74,11 @@ _RQ_FREE = const(3)          # of them kept for the cup beams and the hand (3 at
 # hall pads (readings in LSB from the baseline)
 _RAIL = const(24000)        # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
 _RAIL_CHECKS = const(4)     # checks in a row at a rail (a pad is checked every 4th frame)
-_FROZEN_CHECKS = const(8)   # checks in a row with exactly the same reading
+_FROZEN_CHECKS = const(3)   # checks with exactly the same reading while a neighbour moved
+_MOVED = const(4000)        # a neighbour's change that a live pad sees too: a chip came or went
+                            # within 15 mm of the neighbour, so 10 - 40 mm from the pad (25 mm
+                            # apart), where it changes the pad's reading by more than one LSB of
+                            # 12 bits but in a ring about 0.4 mm wide (the field's zero, 31 mm)
 _JUMP = const(3000)         # a jump this big, its neighbours quiet (1/32 of it): a flicker
 _QUIET = const(150)
 _FLICKER_JUMPS = const(3)   # flickers (decaying) that make a pad flickering
@@ -87,6 +92,9 @@ if sys.implementation.name != "micropython":
         return x
 
     def ptr16(x):
+        return x
+
+    def ptr32(x):
         return x
 
 
@@ -127,18 +135,48 @@ def _pads(g: int, n: int, cols: int, grid: ptr16, prev: ptr16, dlast: ptr8, same
                     f = C_DEAD
                     if v > 0:
                         f = C_STUCK
-            # frozen
+            # frozen: the same reading while a neighbour's changed by _MOVED or more since its
+            # own last check (a chip moved nearby; within these 4 frames, as g's change is
+            # taken). A pad's reading alone cannot tell: the RP2040's ADC has 12 bits, and a
+            # live sensor whose noise lies within one LSB of them reads the same value check
+            # after check on a still board (the emulated chip flagged such pads stuck)
             if f >= 0:
                 pass
             elif d:
                 same[g] = 0
             else:
-                x = int(same[g])
-                if x < 255:
-                    x += 1
-                    same[g] = x
-                if x >= _FROZEN_CHECKS:
-                    f = C_STUCK
+                c = g
+                while c >= cols:
+                    c -= cols
+                moved = 0
+                j = 0
+                while j < 4:
+                    h = -1
+                    if j == 0:
+                        if c < cols - 1:
+                            h = g + 1
+                    elif j == 1:
+                        if c > 0:
+                            h = g - 1
+                    elif j == 2:
+                        if g + cols < n:
+                            h = g + cols
+                    elif g >= cols:
+                        h = g - cols
+                    if h >= 0 and int(present[h]) > int(bad[h]):
+                        e = (((int(grid[h]) + 0x8000) & 0xFFFF)
+                             - ((int(prev[h]) + 0x8000) & 0xFFFF))
+                        if e >= _MOVED or e <= 0 - _MOVED:
+                            moved = 1
+                            break
+                    j += 1
+                if moved:
+                    x = int(same[g])
+                    if x < 255:
+                        x += 1
+                        same[g] = x
+                    if x >= _FROZEN_CHECKS:
+                        f = C_STUCK
             # a jump by itself: the 4 neighbours barely changed over the same 4 frames (their
             # change since their last check, 1 or 3 frames ago, and the one found at it, dlast),
             # else a chip put down or lifted between a neighbour's check and g's would look like
@@ -243,7 +281,7 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
     m = 0
     g = 0
     while g < n:
-        if look and int(toggles[g]) >= lim and int(bad[g]) == 0:
+        if look and ((int(toggles[g >> 1]) >> ((g & 1) << 2)) & 15) >= lim and int(bad[g]) == 0:
             was = 0
             q = 0
             while q < fl_n:
@@ -257,7 +295,8 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
             elif m < 8:
                 fl_new[m] = g
                 m += 1
-        toggles[g] = 0
+        if (g & 1) or g == n - 1:       # 4 bits a cell, two a byte (shift_scan.unpack):
+            toggles[g >> 1] = 0         # cleared once both were looked at
         g += 1
     return (k << 4) | m
 
@@ -344,10 +383,10 @@ def _leave_pads(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, pads: ptr16, k
 
 
 @micropython.viper
-def _leave_cols(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, c0: int, cols: int,
-                rows: int) -> int:
+def _leave_cols(bad: ptr8, usable: ptr8, code: int, c0: int, cols: int, rows: int) -> int:
     """Presence: the cells of columns c0 .. c0 + 7 (a shift register) in every row, as
-    _leave_pads. Returns one of them, or -1."""
+    _leave_pads (the presence locator's ignore flags are its usable flags' complement). Returns
+    one of them, or -1."""
     g0 = -1
     r = 0
     while r < rows:
@@ -356,12 +395,39 @@ def _leave_cols(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, c0: int, cols:
             g = r * cols + c
             if int(bad[g]) == 0:
                 bad[g] = code
-            ignore[g] = 1
             usable[g] = 0
             g0 = g
             c += 1
         r += 1
     return g0
+
+
+@micropython.viper
+def _chatter_ends(off: int, count: ptr32, ia: int, ib: int, last: ptr32, t: ptr32, n: ptr32, now: int,
+                  window: int, edges: int) -> int:
+    """For each cup beam (end 0: input ia, end 1: ib) not switched off: the edges counted since
+    the last frame (count[i] less last[end]; count[i] itself when the tracker cleared the
+    counts) added to its window's count n[end], the window started again at `now` once older
+    than `window` ms (t[end], time.ticks_diff on 30-bit ticks). Returns bit `end` set for each
+    end whose window counted `edges` or more: its beam chatters."""
+    res = 0
+    end = 0
+    while end < 2:
+        i = ia if end == 0 else ib
+        if (off & (1 << i)) == 0:
+            c = count[i]
+            d = c - last[end]
+            if d < 0:
+                d = c
+            last[end] = c
+            if ((now - t[end] + 0x20000000) & 0x3FFFFFFF) - 0x20000000 > window:
+                t[end] = now
+                n[end] = 0
+            n[end] = n[end] + d
+            if n[end] >= edges:
+                res |= 1 << end
+        end += 1
+    return res
 
 
 class FaultMonitor:
@@ -571,7 +637,7 @@ class FaultMonitor:
                 # set_ignored's two flags, which both locators keep per grid cell, written
                 # by machine code; then set_ignored() once for the locator's own bookkeeping)
                 if self.shift:
-                    g = _leave_cols(self.bad, loc.ignore, loc.usable, C_MUX + 1, 8 * m,
+                    g = _leave_cols(self.bad, loc.usable, C_MUX + 1, 8 * m,
                                     BT.PRES_COLS, BT.PRES_ROWS)
                 else:
                     g = _leave_pads(self.bad, loc.ignore, loc.usable, C_MUX + 1, self.mux_pad,
@@ -602,24 +668,16 @@ class FaultMonitor:
 
     # -- cup beams --------------------------------------------------------------------------
     def _chatter(self):
+        # each cup beam's edges counted over windows of CHATTER_MS (_chatter_ends: the
+        # arithmetic of both ends in one call; in Python it cost 0.35 ms a frame on the chip)
         fast = self.fast
-        now = time.ticks_ms()
-        for end in (0, 1):
-            i = F.CUP_A if end == 0 else F.CUP_B
-            if fast.off & (1 << i):
-                continue
-            c = fast.count[i]
-            d = c - self.cw_last[end]
-            if d < 0:
-                d = c               # the tracker cleared the counts since
-            self.cw_last[end] = c
-            if time.ticks_diff(now, self.cw_t[end]) > self.CHATTER_MS:
-                self.cw_t[end] = now
-                self.cw_n[end] = 0
-            self.cw_n[end] += d
-            if self.cw_n[end] >= self.CHATTER_EDGES:
-                fast.disable(i)
-                self._report(C_CHATTER, -1, -1, end)
+        r = _chatter_ends(fast.off, fast.count, F.CUP_A, F.CUP_B, self.cw_last, self.cw_t, self.cw_n,
+                          time.ticks_ms(), self.CHATTER_MS, self.CHATTER_EDGES)  # type: ignore[arg-type]  # ticks: a small int
+        if r:
+            for end in (0, 1):
+                if r & (1 << end):
+                    fast.disable(F.CUP_A if end == 0 else F.CUP_B)
+                    self._report(C_CHATTER, -1, -1, end)
 
     # -- hall pads ----------------------------------------------------------------------------
     def _init_hall(self):
@@ -694,6 +752,9 @@ class FaultMonitor:
             if loc.outlier[i] >= 0 and k < 8:
                 self.ou_cells[k] = loc.outlier[i]
                 k += 1
+        if k == 0:
+            _blank(self.ou_n, 0, 8, 0)      # _watch() of none (the usual frame), one call less
+            return
         self._watch(self.ou_g, self.ou_n, self.ou_seen, self.ou_cells, k, self.NUMB_FRAMES, C_OFF)
 
     # -- presence pads ----------------------------------------------------------------------------

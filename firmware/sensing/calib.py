@@ -27,8 +27,8 @@
 from micropython import const
 from array import array
 
-from journal import crc16
-from shot import KIND_SMALL, KIND_BIG
+from storage.journal import crc16
+from tracking.shot import KIND_SMALL, KIND_BIG
 
 CALIB_FILE = "calib.bin"
 MAGIC = b"ZCAL"
@@ -201,7 +201,7 @@ class Calibration:
             loc.bad_err = loc.OUTLIER_ERR
             # a pad whose zero lies far from the middle is not a working sensor (a rail, a
             # broken wire): left out
-            from board_table import ADC_ZERO
+            from tables.board_table import ADC_ZERO
             for g in range(len(sc.baseline)):
                 d = sc.baseline[g] - ADC_ZERO
                 if d > 12000 or d < -12000:
@@ -223,7 +223,7 @@ class Calibration:
         v = self.sums[kind] // self.counts[kind]
         if self.shift:
             # from the mean count of covered pads (x 100) to the radius: r^2 = count P^2 / pi
-            from board_table import PRES_PITCH
+            from tables.board_table import PRES_PITCH
             v = _isqrt(v * PRES_PITCH * PRES_PITCH * 113 // (355 * 100))
         loc = self.loc
         if self.shift:

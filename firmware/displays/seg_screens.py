@@ -27,11 +27,11 @@
 # SUnK 9); Trap Zenn row 2 the shot's word (trAPPEd, ESCAPEd, PEnALty, In bACK, ...).
 from micropython import const
 
-from max7219 import DIGITS
-from digits import Row, shot_result
-from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
+from displays.max7219 import DIGITS
+from displays.digits import Row, shot_result
+from games.bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, RES_STRIKE, RES_SPARE, RES_SINK9, RES_PINS, RES_GUTTER)
-from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
+from games.trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
                         PROMPT_BIG_CENTER as TP_BIG, PROMPT_BOTH_CENTER as TP_BOTH)
 
 _P = const(80)

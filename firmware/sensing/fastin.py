@@ -8,7 +8,7 @@ from array import array
 from machine import Pin
 import time
 
-import pins
+from tables import pins
 
 CUP_A = const(0)
 CUP_B = const(1)

@@ -24,8 +24,8 @@ import sys
 import micropython
 from micropython import const
 
-from font import FONT
-from digits import setbytes, put_int     # noqa: F401 (put_int: ssd1306.put_int as before)
+from displays.font import FONT
+from displays.digits import setbytes, put_int     # noqa: F401 (put_int: ssd1306.put_int as before)
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: the viper helpers below run as plain Python

@@ -18,7 +18,7 @@
 # over best.zb (littlefs renames atomically): a power cut leaves the old file or the new one.
 import os
 
-from journal import crc16
+from storage.journal import crc16
 
 FILE = "best.zb"
 TMP = "best.tmp"

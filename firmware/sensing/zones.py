@@ -15,7 +15,7 @@
 # 6 mm Zenn line crossing a big chip 0.5 to 1.5 mm or 7.5 to 13.8 mm from its centre.
 from array import array
 
-from board_table import (HALF_W, HALF_L, CORNER_SUM, CENTER_R, CENTER_R2, BASELINE_V, ZLINE_V,
+from tables.board_table import (HALF_W, HALF_L, CORNER_SUM, CENTER_R, CENTER_R2, BASELINE_V, ZLINE_V,
                          ZLINE_HALF_LEN, ZLINE_HALF_W, POCKET_HALF_W, POCKET_V0, POCKET_V1,
                          STRIP_U, END_ZONES, Z_A_BACK4, Z_A_CUP3, Z_A_POCKET, Z_A_ZLINE, Z_A_Z3,
                          Z_A_E2, Z_A_N2, Z_A_N3, Z_B_BACK4, Z_B_CUP3, Z_B_POCKET, Z_B_ZLINE,

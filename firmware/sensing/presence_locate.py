@@ -22,8 +22,8 @@
 #
 # The same results as locate.Locator: n, kind[i], x[i], y[i] (0.1 mm), strength[i] (ADC_PEAK for
 # a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
-# Integers only, allocation-free after construction. RAM: about 15 KB (4.6 KB cell labels,
-# 4.6 KB usable flags, 2 x 2.4 KB of cell lists).
+# Integers only, allocation-free after construction. RAM: about 10 KB (4.6 KB cell labels,
+# 4.6 KB usable flags, 2.4 KB of cell lists).
 #
 # The inner loop of every fit, how the pads a fit gets wrong change when one chip moves (delta(),
 # called by _delta for each move tried, most of a frame while chips move and settle), is a
@@ -35,9 +35,9 @@ import micropython
 from micropython import const
 from array import array
 
-from board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
+from tables.board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
                          R_SMALL, R_BIG, ADC_PEAK)
-from shot import KIND_SMALL, KIND_BIG
+from tracking.shot import KIND_SMALL, KIND_BIG
 
 N_CELLS = PRES_COLS * PRES_ROWS
 MAX_FOUND = const(8)
@@ -185,6 +185,21 @@ def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usa
     return d
 
 
+class _Ignored:
+    """PresenceLocator.ignore: 1 where a pad sits but is left out of the fits (set_ignored),
+    read as the bytearray it was (ignore[g], len(ignore))."""
+    def __init__(self, usable):
+        self.usable = usable
+
+    def __len__(self):
+        return N_CELLS
+
+    def __getitem__(self, g):
+        if g < 0 or g >= N_CELLS:
+            raise IndexError
+        return 1 if not self.usable[g] and (PRES_PRESENT[g >> 3] >> (g & 7)) & 1 else 0
+
+
 class PresenceLocator:
     GRADED = False         # every chip seen alike (no strength); a hand is seen (tracker.py)
     RIM = 10               # 0.1 mm: the chips' seen radius is their radius less this, until calibrated
@@ -224,8 +239,11 @@ class PresenceLocator:
         self.speck = array('h', bytes(2 * MAX_SPECK))
         self.r_small = R_SMALL - self.RIM      # seen radii (calibration: set_radii)
         self.r_big = R_BIG - self.RIM
-        self.ignore = bytearray(N_CELLS)
+        # usable[g]: a pad sits at g and is not left out of the fits. Which pads are left out
+        # (ignore[g], for the calibration and the pad map) follows from it and PRES_PRESENT, so
+        # it is a view of the two rather than another byte per cell (4.6 KB of the chip's heap)
         self.usable = bytearray(N_CELLS)
+        self.ignore = _Ignored(self.usable)
         for g in range(N_CELLS):
             self.usable[g] = (PRES_PRESENT[g >> 3] >> (g & 7)) & 1
         # groups of this frame
@@ -290,7 +308,6 @@ class PresenceLocator:
     # -- set-up ---------------------------------------------------------------------------------
     def set_ignored(self, g, flag):
         """Leave cell g out of every fit from now on (flag 1), or take it back."""
-        self.ignore[g] = 1 if flag else 0
         self.usable[g] = 1 if ((PRES_PRESENT[g >> 3] >> (g & 7)) & 1) and not flag else 0
         self.png = 0            # nothing of the frame before can be reused
         self.last_version = -1
@@ -963,7 +980,7 @@ class PresenceLocator:
         for rr in range(q0 if q0 > 0 else 0, q1 + 1 if q1 < PRES_ROWS else PRES_ROWS):
             for cc in range(c0 if c0 > 0 else 0, c1 + 1 if c1 < PRES_COLS else PRES_COLS):
                 g = rr * PRES_COLS + cc
-                if self.ignore[g]:
+                if not self.usable[g] and (PRES_PRESENT[g >> 3] >> (g & 7)) & 1:
                     dx = PRES_X0 + cc * _P - x
                     dy = PRES_Y0 + rr * _P - y
                     if dx * dx + dy * dy <= r * r:

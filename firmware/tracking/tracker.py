@@ -15,10 +15,10 @@ from micropython import const
 from array import array
 import time
 
-import board_table as B
-import shot as S
-import fastin as F
-import zones
+from tables import board_table as B
+from tracking import shot as S
+from sensing import fastin as F
+from sensing import zones
 
 MAX = const(4)            # slots: one small and three big chips at most
 
@@ -47,7 +47,12 @@ class Tracker:
     MOVE_TOL = 20
     MOVE_TOL_GRADED = 12
     STILL_TOL = 15        # 1.5 mm from where it was SETTLE_MS ago at most: still
-    MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames)
+    MAX_JUMP = 900        # 90 mm per frame at most (a fast flick, 16 ms frames) ...
+    # ... per JUMP_MS of the time between two frames: a frame lasts 16 ms on the unix runner,
+    # 130 - 170 ms on the RP2040 while chips move (the fit; docs/rp2040.md), and a chip goes as
+    # far between two frames as that time lets it. Chips still where they were (MOVE_TOL and
+    # their wander) are matched first, so the wider reach only ever takes what moved (issue 13)
+    JUMP_MS = 16
     # a chip only counts as moved while it is seen at least this strong: a chip being lifted
     # fades, and its weakening fit wanders
     MOVE_STRENGTH = B.ADC_PEAK // 2
@@ -63,6 +68,15 @@ class Tracker:
     # hand lifting it. The board is then no longer at rest, so the lift is followed frame by
     # frame and the chip is seen weak before it vanishes (a chip flicked off keeps its strength)
     FADE_Q = 3
+    # ... and one seen where it lay weaker than FADED_Q (in 1/8) of it is fading there: a hand
+    # lifting it, not a flick. A lift's fade (some 150 ms) falls between two frames on the chip
+    # (frames of 60 - 170 ms while the pads change), which may see it once, part faded, before
+    # it is gone; a still chip's fits stay within a few % of its rest strength (issue 13)
+    FADED_Q = 7
+    # Seen so once and gone in the next frame: a flick leaves within a frame of 16 ms, a hand
+    # takes some 150 ms to lift a chip out of the pads' reach, so a chip gone more than GONE_MS
+    # after it was seen weaker where it lay was lifted (a frame on the chip: 60 - 170 ms)
+    GONE_MS = 40
     # a chip that slid and was lost comes back within this, even weak
     REFIND_NEAR = 400
     # a chip lost this close to pads that give no reading (issue 4) may only be out of sight
@@ -106,6 +120,9 @@ class Tracker:
         self.moved = bytearray(MAX)
         self.ts = array('i', (0,) * MAX)     # the strength each chip was last seen with
         self.faded = bytearray(MAX)          # seen weak where it lay: a hand lifting it
+        self.weak = bytearray(MAX)           # last seen a little weaker, where it lay ...
+        self.weak_t = array('i', (0,) * MAX) # ... at this ticks_ms
+        self.now = 0                         # ticks_ms of the frame under way
         self.rs = array('i', (0,) * MAX)     # the strength each chip came to rest with
         # the hall pads measure a chip's strength (a magnet lifted fades); presence pads see
         # every chip alike (strength ADC_PEAK), so a chip vanishing from them tells nothing
@@ -128,7 +145,9 @@ class Tracker:
         self.mdy = array('i', (0,) * MAX)
         self.tw = array('i', (0,) * MAX)     # how far its still fit may wander (locator.wander)
         self.grazed = bytearray(MAX)         # a moving chip came within GRAZE of it (presence)
+        self.last_t = 0                      # ticks_ms of the frame before
         self.claimed = bytearray(8)
+        self.claimed_by = bytearray(MAX)     # (_track) kept its place in the first pass
         # the previous frame, to tell stillness
         self.pn = 0
         self.pk = bytearray(8)
@@ -181,6 +200,9 @@ class Tracker:
         n = loc.n
         now = time.ticks_ms()
         self.frames += 1
+        dt = time.ticks_diff(now, self.last_t)
+        self.last_t = now
+        self.now = now
         # the locator keeps its result while nothing moves (hall: no pad jumped; presence: no
         # pad changed): a frame exactly the one before is still and needs no copy
         same = self._unchanged(n)
@@ -204,7 +226,7 @@ class Tracker:
             self._begin(now)
         if self.afr < 255:
             self.afr += 1
-        self._track(n, now)
+        self._track(n, now, dt)
         # Still: every chip within STILL_TOL (+ wander) of where it was when the stillness
         # began (the anchor), not of the frame before: a chip creeping to rest moves less than
         # that from frame to frame, and was taken for still while it moved (issue 12). A frame
@@ -325,7 +347,7 @@ class Tracker:
         sy = self.y
         rs = self.rs
         tol = self.move_tol
-        q = self.FADE_Q
+        q = self.FADED_Q
         count = 0
         for i in range(MAX):
             if not present[i]:
@@ -341,7 +363,7 @@ class Tracker:
                     dx = lx[j] - xi
                     dy = ly[j] - yi
                     if dx * dx + dy * dy <= t * t:
-                        if ls[j] * 4 < rs[i] * q:
+                        if ls[j] * 8 < rs[i] * q:
                             return False        # fading where it lies: being lifted
                         ok = True
                         break
@@ -377,6 +399,7 @@ class Tracker:
             # strength: only what is seen during the activity counts there
             self.ts[i] = self.rs[i] if self.graded else 0
             self.faded[i] = 0
+            self.weak[i] = 0
             self.handed[i] = 0
             self.hand_n[i] = 0
             self.ghost_n[i] = 0
@@ -406,11 +429,12 @@ class Tracker:
             if hand_n[i] >= self.HAND_FRAMES:
                 self.handed[i] = 1
 
-    def _track(self, n, now):
+    def _track(self, n, now, dt):
         loc = self.loc
         lk = loc.kind
         lx = loc.x
         ly = loc.y
+        lw = loc.wander
         claimed = self.claimed
         seen = self.seen
         kind = self.kind
@@ -418,9 +442,40 @@ class Tracker:
         ty = self.ty
         for j in range(8):
             claimed[j] = 0
-        jump2 = self.MAX_JUMP * self.MAX_JUMP + 1
+        # first the chips that are still where they were seen last: each keeps the chip of its
+        # kind nearest to it within MOVE_TOL (+ wander), so that a chip that moved far since the
+        # frame before (a long frame) cannot take the place of one that did not
+        tol = self.MOVE_TOL
         for i in range(MAX):
             if not seen[i]:
+                continue
+            best = -1
+            bd = 0
+            ki = kind[i]
+            xi = tx[i]
+            yi = ty[i]
+            for j in range(n):
+                if claimed[j] or lk[j] != ki:
+                    continue
+                t = tol + lw[j]
+                dx = lx[j] - xi
+                dy = ly[j] - yi
+                d = dx * dx + dy * dy
+                if d <= t * t and (best < 0 or d < bd):
+                    bd = d
+                    best = j
+            if best >= 0:
+                self._follow(i, best)
+                self.claimed_by[i] = 1
+            else:
+                self.claimed_by[i] = 0
+        # then the others: the nearest left within the reach of the time since the frame before
+        jump = self.MAX_JUMP
+        if dt > self.JUMP_MS:
+            jump = self.MAX_JUMP * (dt if dt < 400 else 400) // self.JUMP_MS
+        jump2 = jump * jump + 1
+        for i in range(MAX):
+            if not seen[i] or self.claimed_by[i]:
                 continue
             best = -1
             bd = jump2
@@ -564,8 +619,14 @@ class Tracker:
         dx = x - self.x[i]
         dy = y - self.y[i]
         d = dx * dx + dy * dy
+        t = self.MOVE_TOL + loc.wander[j]
         if st < self.MOVE_STRENGTH and d <= self.OFF_SLID * self.OFF_SLID:
             self.faded[i] = 1
+        if self.graded and st * 8 < self.rs[i] * self.FADED_Q and d <= t * t:
+            self.weak[i] = 1                # weaker where it lay (_finish: a lift, or a flick)
+            self.weak_t[i] = self.now
+        else:
+            self.weak[i] = 0
         self.tunc[i] = loc.unc[j]
         self.tw[i] = loc.wander[j]
         if self.moved[i] and not self.graded:
@@ -648,7 +709,9 @@ class Tracker:
                             r.sure[i] = 0
                 elif (fast.count[F.HIT] and
                       _edge_distance(self.tx[i], self.ty[i]) < self.EDGE_NEAR + self.MAX_JUMP) or \
-                        not self.faded[i] and (
+                        not self.faded[i] and not (
+                        self.weak[i]
+                        and time.ticks_diff(self.gone_t[i], self.weak_t[i]) > self.GONE_MS) and (
                         # (the bumpers' hit sensor rang: a chip jumped one, no hand does that,
                         # from as far as it goes in a frame: one flicked off at 5.4 m/s was
                         # last seen once, smeared and weak, 88 mm in; issue 12)

@@ -25,13 +25,13 @@
 # RAM: 21 + 4 bytes of buffers and the object itself.
 from micropython import const
 
-from ssd1306 import COLS
-from board_table import END_ZONES
-from digits import Row, shot_result
-from rules_bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
+from displays.ssd1306 import COLS
+from tables.board_table import END_ZONES
+from displays.digits import Row, shot_result
+from games.bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, PROMPT_GAME_OVER, RES_STRIKE, RES_SPARE, RES_SINK9,
                            RES_PINS, RES_GUTTER)
-from rules_trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SHOOT as TP_SHOOT,
+from games.trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SHOOT as TP_SHOOT,
                         PROMPT_SMALL_CENTER as TP_SMALL, PROMPT_BIG_CENTER as TP_BIG,
                         PROMPT_BOTH_CENTER as TP_BOTH, PROMPT_GAME_OVER as TP_OVER)
 

@@ -21,16 +21,16 @@
 # checks the step against a plain reference on random rows under both runtimes.
 #
 # A real board needs the phototransistors to settle after a row strobe (some 20 us); the
-# simulator needs nothing. RAM: 2 x 4.6 KB of cells (state, changes), 1.2 KB of packed rows and
-# masks.
+# simulator needs nothing. RAM: 4.6 KB of cell states, 2.3 KB of their changes, 0.6 KB of packed rows (the
+# mask of where pads sit is board_table's PRES_PMASK, bytes in flash).
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
 import sys
 import micropython
 from micropython import const
 import machine
 
-import pins
-from board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PRESENT
+from tables import pins
+from tables.board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PMASK
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: unpack() runs as plain Python over the bytearrays
@@ -74,7 +74,8 @@ def unpack(row: int, buf: ptr8, packed: ptr8, pmask: ptr8, grid: ptr8, rows_on: 
            toggles: ptr8) -> int:
     """The rows read (buf: ROWS_PER_STEP rows of _SR bytes, from `row`) against the packed
     rows: each byte that changed (pads only) is stored, and its changed bits set or clear their
-    cells in grid, count in rows_on and toggles (up to 255). Returns the cells changed."""
+    cells in grid, count in rows_on and toggles (4 bits a cell, cell g in bits (g & 1) * 4 of
+    byte g >> 1, up to 15). Returns the cells changed."""
     changed = 0
     q = 0
     r = row
@@ -101,9 +102,11 @@ def unpack(row: int, buf: ptr8, packed: ptr8, pmask: ptr8, grid: ptr8, rows_on: 
                             grid[g] = 0
                             rows_on[r] = int(rows_on[r]) - 1
                         changed += 1
-                        t = int(toggles[g])
-                        if t < 255:
-                            toggles[g] = t + 1
+                        # 4 bits a cell (two to a byte), up to 15
+                        sh = (g & 1) << 2
+                        t = int(toggles[g >> 1])
+                        if ((t >> sh) & 15) < 15:
+                            toggles[g >> 1] = t + (1 << sh)
                     j += 1
             k += 1
         q += _SR
@@ -128,12 +131,8 @@ class PresenceScanner:
         self.grid = bytearray(N_CELLS)
         self.rows_on = bytearray(PRES_ROWS)
         self.packed = bytearray(PRES_ROWS * PRES_SR)     # the last reading of every row
-        self.pmask = bytearray(PRES_ROWS * PRES_SR)      # 1 bits where a pad sits
-        for g in range(N_CELLS):
-            if (PRES_PRESENT[g >> 3] >> (g & 7)) & 1:
-                r = g // PRES_COLS
-                c = g - r * PRES_COLS
-                self.pmask[r * PRES_SR + (c >> 3)] |= 0x80 >> (c & 7)
+        # 1 bits where a pad sits: a constant of the board table (in flash when frozen)
+        self.pmask = PRES_PMASK
         self.rowbuf = bytearray(ROWS_PER_STEP * PRES_SR)    # the step's rows as read
         mv = memoryview(self.rowbuf)
         self.views = [mv[i * PRES_SR:(i + 1) * PRES_SR] for i in range(ROWS_PER_STEP)]
@@ -142,8 +141,9 @@ class PresenceScanner:
         self.frame = 0        # complete frames so far (wraps at 2**30)
         self.version = 0      # changes whenever a cell changed (wraps at 2**30)
         self.changed = 0      # cells changed in the frame under way
-        self.toggles = bytearray(N_CELLS)   # changes per cell (up to 255) until the fault
-                                            # monitor clears them: a flickering pad
+        # changes per cell until the fault monitor clears them (a flickering pad: 6 in a window
+        # of 32 frames), up to 15: 4 bits a cell, cell g in bits (g & 1) * 4 of byte g >> 1
+        self.toggles = bytearray((N_CELLS + 1) >> 1)
 
     def step(self):
         """Strobe ROWS_PER_STEP rows. True when that completed a frame (every row)."""

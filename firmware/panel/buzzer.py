@@ -6,9 +6,9 @@
 from micropython import const
 import time
 
-import rules_bowling as RB
-import rules_trap as RT
-import tunes as T
+from games import bowling as RB
+from games import trap as RT
+from tables import tunes as T
 
 _DUTY = const(32768)        # a square wave: the loudest a piezo gets from one pin
 

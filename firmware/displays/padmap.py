@@ -11,8 +11,8 @@
 # still board costs one comparison per pad. Allocation-free after construction.
 from micropython import const
 
-import board_table as BT
-from digits import put_text as _put, put_num as _num
+from tables import board_table as BT
+from displays.digits import put_text as _put, put_num as _num
 
 _Y0 = const(8)
 _IDLE = const(1)
@@ -49,8 +49,10 @@ class PadMap:
         if d is None:
             return
         grid = self.scan.grid
-        ign = self.loc.ignore
         shift = self.shift
+        # presence: a pad left out of the fits is one present but not usable (the locator keeps
+        # no separate flags); hall: the locator's ignore flags
+        ign = self.loc.usable if shift else self.loc.ignore
         t = 1200                        # hall: as locate.Locator.THRESHOLD
         self.blink ^= 1
         on = 0
@@ -63,7 +65,7 @@ class PadMap:
                 present = BT.PAD_PRESENT[g]
             if not present:
                 continue
-            if ign[g]:
+            if (not ign[g]) if shift else ign[g]:
                 s = _BAD
                 bad += 1
             else:

@@ -14,8 +14,8 @@
 #   bit 7      a control entry: END_TURN (0x80) is the only one (the end-of-turn button)
 from micropython import const
 from array import array
-from shot import KIND_SMALL, KIND_BIG, FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, MAX_CHIPS
-from board_table import (Z_A_BACK4, Z_A_CUP3, Z_A_POCKET, Z_A_ZLINE, Z_A_CUP,
+from tracking.shot import KIND_SMALL, KIND_BIG, FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, MAX_CHIPS
+from tables.board_table import (Z_A_BACK4, Z_A_CUP3, Z_A_POCKET, Z_A_ZLINE, Z_A_CUP,
                          Z_B_ZLINE, Z_CENTER, END_ZONES)
 
 TRAP1_SHOTS = const(15)     # Trap Zenn 1: the trapper's shots

@@ -27,7 +27,7 @@
 # character lights that character's decimal point instead of taking a cell.
 from micropython import const
 
-from digits import put_int
+from displays.digits import put_int
 
 _REG_NOOP = const(0x00)
 _REG_DIGIT0 = const(0x01)

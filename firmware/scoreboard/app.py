@@ -26,23 +26,23 @@ from machine import WDT
 # module's code fills those holes, and boot()'s buffers find the free heap in one piece. With
 # both displays the firmware then boots in about 195 KB of heap instead of 222 (64-bit port;
 # docs/performance.md, "Memory").
-import pins
-import shot as S
-import tracker as TR
+from tables import pins
+from tracking import shot as S
+from tracking import tracker as TR
 gc.collect()
-from events import EventWriter
-from fastin import FastInputs
-from buttons import Buttons, NONE, LONG
-import faults as FA
+from scoreboard.events import EventWriter
+from sensing.fastin import FastInputs
+from panel.buttons import Buttons, NONE, LONG
+from sensing import faults as FA
 gc.collect()
-from rules_bowling import Bowling
+from games.bowling import Bowling
 gc.collect()
-from rules_trap import END_TURN
+from games.trap import END_TURN
 gc.collect()
-import journal as J
-from rules_trap import Trap, PROMPT_SETUP as TRAP_SETUP
-from displays import Displays
-from digits import shot_result
+from storage import journal as J
+from games.trap import Trap, PROMPT_SETUP as TRAP_SETUP
+from displays.display_set import Displays
+from displays.digits import shot_result
 gc.collect()
 
 # Only what config.json chooses is imported (issue 8: every module's code takes heap on the
@@ -138,23 +138,23 @@ class Scoreboard:
         self.fast = FastInputs()
         self.buttons = Buttons()
         # config.json on flash (config.py): which pads, which displays, ...; faults reported below
-        import config
+        from storage import config
         c = config.load(self.config_path)
         cfg = c.values              # {key: value} of every setting, defaults filled in
         cfg_faults = c.faults
         c = None
-        _forget("config")           # boot only: its code is not kept
+        _forget("storage.config")           # boot only: its code is not kept
         self.shift = cfg.get("front_end") == "shift"
         if self.shift:
             # the presence pads (docs/sensing.md, "The second front end")
-            from shift_scan import PresenceScanner
-            from locate_presence import PresenceLocator
+            from sensing.shift_scan import PresenceScanner
+            from sensing.presence_locate import PresenceLocator
             gc.collect()
             self.scan = PresenceScanner()
             self.loc = PresenceLocator(self.scan)
         else:
-            from hall_scan import HallScanner
-            from locate import Locator
+            from sensing.hall_scan import HallScanner
+            from sensing.hall_locate import Locator
             gc.collect()
             self.scan = HallScanner()
             self.loc = Locator(self.scan)     # fits again only when a pad jumped
@@ -166,7 +166,7 @@ class Scoreboard:
         # imported for it and dropped again, and its import then finds more room
         self.notice = None          # the status row's notice (bytes), until a button or a shot
         cal = self.load_calibration()
-        _forget("calib")
+        _forget("sensing.calib")
         gc.collect()
         self.calibration = None     # calib.Calibration while calibrating
         self.calib_job = 0          # the calibration step service() is to run (1..4)
@@ -213,6 +213,13 @@ class Scoreboard:
         self.restore(wd)
         self.redraw()
         self.ui.flush()
+        # the folders' package modules are namespaces only: once boot() has imported what it
+        # uses nothing refers to them but sys.modules (each a dict of its submodules), so they
+        # are dropped (issue 15: their heap, with the frozen image too); an import later makes
+        # its package again
+        for name in _PACKAGES:
+            _forget(name)
+        gc.collect()
         self.wdt = WDT(timeout=WDT_MS)
 
     def restore(self, wd):
@@ -730,10 +737,10 @@ class Scoreboard:
         # are read for the menu (job 2); best.py is imported for it and dropped again
         job = self.best_job
         self.best_job = 0
-        import best
+        from storage import best
         g = self.bowling if self.mode == BOWLING else self.trap if self.mode == TRAP else None
         lines, notice = best.service(self.ev, job, g, self.journal.serial)
-        _forget("best")
+        _forget("storage.best")
         if notice is not None:
             self.notice = notice
         if job == 2:
@@ -748,7 +755,7 @@ class Scoreboard:
         # calib.bin on flash: the pads' zeros, the chips' strength or seen size, pads left out
         # (the boot event says loaded, missing or damaged). Damaged: said on the status row too;
         # missing is a new table's state and runs well on defaults: the event says it
-        import calib
+        from sensing import calib
         st, k = calib.load(self.scan, self.loc, self.shift)
         if st == calib.DAMAGED and self.notice is None:
             self.notice = b"Calibration damaged"
@@ -775,10 +782,10 @@ class Scoreboard:
         m = self.tool_pending
         self.tool_pending = 0
         if m == CALIB:
-            import calib
+            from sensing import calib
             self.calibration = calib.Calibration(self.scan, self.loc, self.shift)
         else:
-            from padmap import PadMap
+            from displays.padmap import PadMap
             self.padmap = PadMap(self.oled, self.scan, self.loc, self.shift)
         self.start_tool(m)
         self.dirty = 1
@@ -820,11 +827,11 @@ class Scoreboard:
         if not w:
             return
         if len(w) == 2 and w[0] in ("calib", b"calib"):
-            import calib
+            from sensing import calib
             if calib.command(self, w[1]):
                 return
             if self.calibration is None:
-                _forget("calib")
+                _forget("sensing.calib")
         ev = self.ev
         ev.begin(b"refused")
         ev.str_(b"command", line.strip().encode() if isinstance(line, str) else line.strip())
@@ -835,7 +842,7 @@ class Scoreboard:
         # one calibration step, outside the loop turn (it scans frames and allocates): its event
         # and notice (calib.step); the menu goes on to the next step after the empty board and
         # the save
-        import calib
+        from sensing import calib
         if calib.step(self) and menu:
             self.cstep += 1
             if self.cstep >= _CAL_STEPS:
@@ -851,15 +858,24 @@ def _menu(u, title, words, at, c, hint):
 
 def _open_buzzer():
     from machine import PWM, Pin
-    import buzzer
+    from panel import buzzer
     return buzzer.Buzzer(PWM(Pin(pins.BUZZER)))
+
+
+_PACKAGES = ("tables", "sensing", "tracking", "games", "displays", "storage", "panel", "scoreboard")
 
 
 def _forget(name):
     # a module used at boot only: out of sys.modules, so that its code is collected once
-    # nothing refers to it any more (imported again when it is asked for later)
+    # nothing refers to it any more (imported again when it is asked for later). A submodule
+    # ("storage.config") is an attribute of its package's module too: dropped from both.
     if name in sys.modules:
         del sys.modules[name]
+    dot = name.rfind(".")
+    if dot > 0:
+        pkg = sys.modules.get(name[:dot])
+        if pkg is not None and hasattr(pkg, name[dot + 1:]):
+            delattr(pkg, name[dot + 1:])
 
 
 def _reset_was_watchdog():

@@ -1,0 +1,393 @@
+"""Where a frame's time goes on the RP2040: the firmware on the emulated Pico (docs/rp2040.md),
+main.py stopped at the REPL, its Scoreboard's parts called one by one and timed on the chip with
+time.ticks_us() (emulated cycles at 125 MHz, about +-30 % of a real Pico).
+
+    .venv/bin/python -m bench.rp2040_profile [--chips N] [--config JSON] [--shot]
+
+--chips N (0 - 4): chips put down on the table (and left at rest) before it is stopped.
+--shot: instead of the parts at rest, the loop run as main.py runs it while a chip is put down
+and shot into a cup: every frame's length (the worst while chips move, the settle window's),
+and when the verdict and the last display write came, against when the chip stopped on the
+table (the host's world: the move's end).
+
+Prints one JSON line of figures (microseconds) and a readable table.
+"""
+import argparse
+import json
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+SPOTS = [("small", "a.pocket"), ("big1", "b.e2"), ("big2", "a.n2"), ("big3", "b.back4")]
+
+PARTS = r'''
+import time
+from array import array
+from sensing import hall_scan as HS
+sb = __main__.sb
+sc = sb.scan
+gc.collect()
+
+def per_call(fn, n):
+    t0 = time.ticks_us()
+    for _ in range(n):
+        fn()
+    return time.ticks_diff(time.ticks_us(), t0) * 1000 // n     # ns
+
+SPF = 16 // getattr(sc, "per_step", 1)   # loop turns a frame (hall: banks per step)
+
+def frame():
+    for _ in range(SPF):
+        sb.step()
+
+for _ in range(12):                  # past the settle window's frames after the stop
+    frame()
+r = {"ev": "profile", "steps_per_frame": SPF}
+# each step of a frame, by its place in the frame (the last ends it: find, tracker, faults)
+steps = [0] * SPF
+for _ in range(4):
+    while sc.pos != 0:
+        sb.step()
+    for i in range(SPF):
+        t0 = time.ticks_us()
+        sb.step()
+        steps[i] += time.ticks_diff(time.ticks_us(), t0)
+r["step_plain_us"] = sum(steps[:SPF - 1]) // (4 * (SPF - 1))
+r["step_frame_end_us"] = steps[SPF - 1] // 4
+r["frame_us"] = sum(steps) // 4
+def fd():
+    sb.loc.find(sc.grid)
+r["find_ns"] = per_call(fd, 16)
+r["wdt_feed_ns"] = per_call(sb.wdt.feed, 64)
+r["scan_step_ns"] = per_call(sc.step, 32)
+raw2 = array('H', sc.raw)
+def rb():
+    HS.read_bank(0, sc.ch_pins, sc.rd0, sc.rd1, sc.rd2, raw2)
+    HS.read_bank(16, sc.ch_pins, sc.rd0, sc.rd1, sc.rd2, raw2)
+r["read_bank_pins_ns"] = per_call(rb, 16) // 2
+acc2 = array('i', sc.acc)            # copies: the scanner's own arrays stay as they are
+grid2 = array('h', sc.grid)
+def st():
+    HS.settle(sc.raw, 0, sc.baseline, acc2, grid2, sc.jump, sc.SMOOTH, sc.ref, sc.drift)
+r["settle_ns"] = per_call(st, 32)
+r["read_u16_ns"] = per_call(sc.rd0, 64)
+p = sc.ch_pins[0]
+def pv():
+    p.value(0)
+r["pin_value_ns"] = per_call(pv, 64)
+r["tracker_frame_ns"] = per_call(sb.tracker.frame, 16)
+r["fault_frame_ns"] = per_call(sb.faults.frame, 16)
+fa = sb.faults
+if not fa.shift:
+    r["fault_chatter_ns"] = per_call(fa._chatter, 16)
+    r["fault_hall_ns"] = per_call(fa._hall, 16)
+    r["fault_numb_ns"] = per_call(lambda: fa._numb(sc.grid), 16)
+    r["fault_work_ns"] = per_call(fa._work, 16)
+r["take_event_ns"] = per_call(sb.tracker.take_event, 64)
+r["at_rest_ns"] = per_call(sb.tracker.at_rest, 64)
+r["check_chips_ns"] = per_call(sb.check_chips, 16)
+r["buttons_poll_ns"] = per_call(sb.buttons.poll, 64)
+r["any_stuck_ns"] = per_call(sb.buttons.any_stuck, 64)
+r["ui_service_ns"] = per_call(sb.ui.service, 64)
+def nothing():
+    pass
+r["call_ns"] = per_call(nothing, 64)
+import json
+print(json.dumps(r))
+'''
+
+# the loop as main.py runs it, every step timed, while the table plays `after`: each frame's
+# length while the tracker is not at rest, and, for each event line the firmware writes, when
+# (ticks_ms at the end of its step) and when the displays had nothing left to send after it
+LOOP = r'''
+import time
+import json
+sb = __main__.sb
+sc = sb.scan
+tr = sb.tracker
+ev = sb.ev
+drivers = sb.ui.drivers
+gc.collect()
+T_START = time.ticks_ms()
+N = 600
+dur = bytearray(2 * N)               # each moving frame's length, in 0.1 ms (16-bit)
+nf = 0
+worst_step = 0
+t_frame = time.ticks_us()
+moving = 0
+lines = ev.lines
+seen = []                            # [line count, ms written, ms shown]
+pending = 0
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    t0 = time.ticks_us()
+    if not tr.at_rest():
+        moving = 1
+    idle = sb.step()
+    t1 = time.ticks_us()
+    d = time.ticks_diff(t1, t0)
+    if d > worst_step:
+        worst_step = d
+    if sc.pos == 0:
+        if moving and nf < N:
+            f = time.ticks_diff(t1, t_frame) // 100
+            dur[2 * nf] = f & 255
+            dur[2 * nf + 1] = (f >> 8) & 255
+            nf += 1
+        moving = 0
+        t_frame = t1
+    if ev.lines != lines:
+        lines = ev.lines
+        seen.append([lines, time.ticks_ms(), -1])
+        pending = 1
+    if pending:
+        busy = 0
+        for dr in drivers:
+            if dr.dirty:
+                busy = 1
+        if not busy:
+            seen[-1][2] = time.ticks_ms()
+            pending = 0
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+        t_frame = time.ticks_add(t_frame, idle * 1000)
+frames = [(dur[2 * i] | (dur[2 * i + 1] << 8)) / 10 for i in range(nf)]
+print(json.dumps({"ev": "frames", "t_start": T_START, "n": nf, "worst_step_us": worst_step, "moving_ms": frames,
+                  "lines": seen}))
+'''
+
+
+# the loop as main.py runs it while the table's parts fail (`after`): the fault monitor's frame
+# and its reports timed one by one (their methods wrapped), and the locator's find()
+FAULTS = r'''
+import time
+sb = __main__.sb
+fa = sb.faults
+gc.collect()
+worst = [0, 0, 0, 0]                # frame, report, find, whole step
+count = [0, 0]
+f_frame = fa.frame
+f_report = fa.report
+f_find = sb.loc.find
+def timed_frame():
+    t0 = time.ticks_us()
+    r = f_frame()
+    d = time.ticks_diff(time.ticks_us(), t0)
+    if d > worst[0]:
+        worst[0] = d
+    count[0] += 1
+    return r
+def timed_report():
+    t0 = time.ticks_us()
+    r = f_report()
+    d = time.ticks_diff(time.ticks_us(), t0)
+    if d > worst[1]:
+        worst[1] = d
+    count[1] += r
+    return r
+def timed_find(grid):
+    t0 = time.ticks_us()
+    f_find(grid)
+    d = time.ticks_diff(time.ticks_us(), t0)
+    if d > worst[2]:
+        worst[2] = d
+fa.frame = timed_frame
+fa.report = timed_report
+sb.loc.find = timed_find
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    t0 = time.ticks_us()
+    idle = sb.step()
+    d = time.ticks_diff(time.ticks_us(), t0)
+    if d > worst[3]:
+        worst[3] = d
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+print('{"ev":"faults_timed","frames":%d,"reports":%d,"worst_frame_us":%d,"worst_report_us":%d,'
+      '"worst_find_us":%d,"worst_step_us":%d}' % (count[0], count[1], worst[0], worst[1], worst[2], worst[3]))
+'''
+
+
+def faults(config, mode, ms=8000):
+    from boardsim.rp2040 import probe
+    after = [{"op": "fault", "mux": m, "mode": mode} for m in range(48)]
+    r = probe.run_module("MS = %d\n" % ms + FAULTS, config=config, after=after,
+                         await_ms=ms + 20000, await_ev="faults_timed", wait_ms=100)
+    return r
+
+
+def parts(config, chips):
+    from boardsim.rp2040 import probe
+    before = [{"op": "put", "chip": c, "x": x, "y": y} for c, (x, y) in chips]
+    before += [{"op": "wait", "ms": 1200}] if chips else []
+    r = probe.run_module(PARTS, config=config, before=before, await_ms=60000, await_ev="profile",
+                         wait_ms=50)
+    return r.last("profile")
+
+
+def spot_xy(n):
+    from boardsim.testing import Table
+    t = Table("bowling", players=1)
+    for c, w in SPOTS[:n]:
+        t.place(c, w)
+    return [(o["chip"], (o["x"], o["y"])) for o in t.timeline() if o["op"] == "put"]
+
+
+# the locator's methods wrapped (an instance attribute shadows the method, so its own calls go
+# through the wrapper too): time and calls of each while the loop runs and the table plays
+FIND_PARTS = r'''
+import time
+import json
+sb = __main__.sb
+loc = sb.loc
+NAMES = ("find", "_follow", "_settle", "_find", "_take", "_extrema", "_model", "_fit_group",
+         "_win_err", "_finish", "_nearest", "_span", "_solve", "_group", "_restore", "_uncertainty")
+tot = {}
+cnt = {}
+def wrap(name):
+    f = getattr(loc, name)
+    tot[name] = 0
+    cnt[name] = 0
+    def w(*a):
+        t0 = time.ticks_us()
+        r = f(*a)
+        tot[name] += time.ticks_diff(time.ticks_us(), t0)
+        cnt[name] += 1
+        return r
+    setattr(loc, name, w)
+for n in NAMES:
+    wrap(n)
+gc.collect()
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    idle = sb.step()
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+print(json.dumps({"ev": "find_parts", "us": tot, "calls": cnt}))
+'''
+
+
+def find_parts(config):
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = SHOTS["strike"](Table("bowling", players=1))
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    r = probe.run_module("MS = 4000\n" + FIND_PARTS, config=config, before=menu, after=play,
+                         await_ms=20000, await_ev="find_parts", wait_ms=200)
+    return r.last("find_parts")
+
+
+SHOTS = {
+    "strike": lambda t: t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup"),
+    "8 pins": lambda t: t.place("small", "a.pocket").shoot("small", "b.e2"),
+}
+
+
+def shot(config, name):
+    """The loop on the chip while a shot is played: its moving frames, and rest -> shown (the
+    move's end on the table, from the runner's op trace, to the displays done after the
+    shot's event line)."""
+    import io
+    from boardsim import runtime
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = SHOTS[name](Table("bowling", players=1))
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    mtl = probe.module_timeline("MS = 4000\n" + LOOP, before=menu, after=play, await_ms=20000,
+                                await_ev="frames", wait_ms=200)
+    move = next(o for o in mtl if o["op"] == "move")
+    last = max(m["pts"][-1][2] for m in move["moves"])
+    out, err = io.StringIO(), io.StringIO()
+    os.environ["ZENN_PICO_TRACE"] = "1"
+    try:
+        cfg = None
+        args = ()
+        if config:
+            import tempfile
+            fd, cfg = tempfile.mkstemp(suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump(config, f)
+            args = ("--config", cfg)
+        runtime.run(mtl, "rp2040", display=True, stdout=out, stderr=err, runner_args=args)
+    finally:
+        os.environ.pop("ZENN_PICO_TRACE", None)
+    t_move = t_import = None
+    for ln in err.getvalue().splitlines():
+        if ln.startswith("trace:") and '{"op": "move"' in ln:
+            t_move = int(ln.split(" ms chip")[0].split(",")[-1].strip())
+        if ln.startswith("trace:") and "import zjob" in ln:
+            t_import = int(ln.split(" ms chip")[0].split(",")[-1].strip())
+    events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
+    f = [e for e in events if e.get("ev") == "frames"][-1]
+    fw = [e for e in events if e.get("ev") not in ("frames",)]
+    res = {"shot": name, "frames_moving": len(f["moving_ms"]), "worst_moving_ms": max(f["moving_ms"] or [0]),
+           "moving_ms": f["moving_ms"], "worst_step_us": f["worst_step_us"], "t_move_ms": t_move,
+           "t_import_ms (table)": t_import, "t_start_ms (chip)": f["t_start"],
+           "t_rest_ms": None if t_move is None else t_move + last}
+    for count, t_written, t_shown in f["lines"]:
+        e = fw[count - 1] if count - 1 < len(fw) else {}
+        if e.get("ev") == "shot" and res["t_rest_ms"] is not None:
+            res["result"] = e.get("result")
+            res["rest_to_verdict_ms"] = t_written - res["t_rest_ms"]
+            res["rest_to_shown_ms"] = (t_shown - res["t_rest_ms"]) if t_shown >= 0 else None
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chips", type=int, default=0)
+    ap.add_argument("--config", default=None, help="config.json as JSON text")
+    ap.add_argument("--shot", action="store_true")
+    ap.add_argument("--find-parts", action="store_true", help="the locator's methods timed "
+                    "while a strike is played (wrapped: each call costs a wrapper's too)")
+    ap.add_argument("--faults", metavar="MODE", help="every hall mux failing so (stuck_low, "
+                    "stuck_high, dead, same): the fault monitor's frames timed")
+    a = ap.parse_args(argv)
+    from boardsim.rp2040 import images
+    why = images.missing()
+    if why:
+        print(f"bench.rp2040_profile: not run: {why}")
+        return 0
+    cfg = json.loads(a.config) if a.config else None
+    if a.faults:
+        r = faults(cfg, a.faults)
+        print(json.dumps(r.last("faults_timed")))
+        print("fault events:", len(r.events_of("fault")), "boots:", len(r.events_of("boot")))
+        return 0
+    if a.find_parts:
+        r = find_parts(cfg)
+        for k in sorted(r["us"], key=lambda k: -r["us"][k]):
+            print(f"  {k:14} {r['us'][k] / 1000:9.1f} ms  {r['calls'][k]:6d} calls")
+        return 0
+    if a.shot:
+        for name in SHOTS:
+            print(json.dumps(shot(cfg, name)), flush=True)
+        return 0
+    r = parts(cfg, spot_xy(a.chips))
+    print(json.dumps(r))
+    for k, v in r.items():
+        if k == "ev":
+            continue
+        us = v / 1000 if k.endswith("_ns") else v
+        if k == "steps_per_frame":
+            print(f"  {k:22} {v:9d}")
+            continue
+        print(f"  {k[:-3] if k.endswith(('_ns', '_us')) else k:22} {us:9.1f} us")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,299 @@
+# How moving chips are followed and settled ones fitted again (sensing/hall_locate.py's find():
+# while pads jump, the first frame without a jump, a still chip's misreading pad left out).
+#
+# Functions of the Locator's instance (`self`), bound as its methods in
+# sensing/hall_locate.py under the names they had there (_fit_group ...): the hot loops'
+# calls and lookups are what they were in the one class. const() values are written
+# out in each module that uses them (inlined at compile time, not looked up: the
+# same as hall_locate.py's, tests/test_sensing.py checks).
+from micropython import const
+from tables.board_table import PAD_COLS, PAD_ROWS
+
+MAX_FOUND = const(8)       # chips reported at most
+N_GRID = PAD_COLS * PAD_ROWS
+_NEIGH4 = (-1, 1, -PAD_COLS, PAD_COLS)      # a grid cell's 4 neighbours, as index steps
+
+
+def follow(self, grid):
+    """A frame while pads jump: the chips of the frame before, moved to fit this one
+    (docs/sensing.md, "While chips move"). Every extremum of the frame seeds a chip, from
+    the chip of the frame before nearest to it when there is one (its strength, and its
+    position when it was close: a chip lying still beside a moving one keeps its fit); a
+    chip of the frame before without an extremum (the middle one of a row) is kept where
+    its pad still reads its sign. Then each chip that its pads do not fit is fitted alone
+    with the others' models out of the residual, FOLLOW_ITERS Gauss-Newton iterations,
+    FOLLOW_FITS fits a frame at most. No hidden chips are looked for, no chip is split:
+    the full fit does that once the pads hold still."""
+    pn = self.n
+    qx = self.qx
+    qy = self.qy
+    qa = self.qa
+    qclaim = self.qclaim
+    qe = self.qe
+    qm = self.qm
+    fe = self.fe
+    moved = self.moved
+    for i in range(pn):
+        qx[i] = self.x[i]
+        qy[i] = self.y[i]
+        qa[i] = self.amp[i]
+        qe[i] = self.werr[i]
+        qm[i] = self.moved[i]
+        self.qs[i] = self.serr[i]
+        self.qo[i] = self.outlier[i]
+        qclaim[i] = 0
+    tl = self._take(grid)
+    self._hold()
+    t = self.THRESHOLD
+    res = self.res
+    usable = self.usable
+    n = self._extrema(0, tl)
+    near2 = self.FOLLOW_NEAR * self.FOLLOW_NEAR
+    for i in range(n):
+        # the chip of the frame before, of this sign, nearest to the seed (within MAX_STEP
+        # of the tracker's reach: a chip that moved farther is taken as new)
+        a = self.amp[i]
+        best = -1
+        bd = self.FOLLOW_MATCH * self.FOLLOW_MATCH
+        for q in range(pn):
+            if qclaim[q] or (qa[q] > 0) != (a > 0):
+                continue
+            dx = qx[q] - self.x[i]
+            dy = qy[q] - self.y[i]
+            d = dx * dx + dy * dy
+            if d < bd:
+                bd = d
+                best = q
+        fe[i] = 0
+        moved[i] = 1
+        if best < 0:
+            continue
+        # it starts where it was (a chip lying still stays there if that still fits its
+        # pads, below); x0, y0 keep the seed, where a chip that moved far is fitted from
+        qclaim[best] = 1
+        self.amp[i] = qa[best]
+        self.x[i] = qx[best]
+        self.y[i] = qy[best]
+        fe[i] = qe[best] + self.FOLLOW_ERR
+        moved[i] = qm[best]
+        self.serr[i] = self.qs[best]
+        self.outlier[i] = self.qo[best]
+        if bd >= near2:
+            fe[i] = -fe[i]      # far from the seed: fitted from there unless it fits
+    for q in range(pn):
+        if qclaim[q] or n >= MAX_FOUND:
+            continue
+        # still there? one of the four pads around it reads its sign beyond THRESHOLD
+        # (beyond the candidates' lower threshold where one of them gives no reading), and
+        # no chip of this frame is nearer than MIN_SEP
+        self._span(qx[q], qy[q], 0, 2)
+        v = 0
+        thr = t
+        for r in range(self.r0, self.r1):
+            for g in range(r * PAD_COLS + self.c0, r * PAD_COLS + self.c1):
+                if self.ignore[g]:
+                    thr = tl
+                elif usable[g]:
+                    w = res[g] if qa[q] > 0 else -res[g]
+                    if w > v:
+                        v = w
+        if v <= thr:
+            continue
+        self.x[n] = qx[q]
+        self.y[n] = qy[q]
+        self.amp[n] = qa[q]
+        if self._nearest(n, n, -1, self.MIN_SEP * self.MIN_SEP) >= 0:
+            continue
+        self.x0[n] = qx[q]
+        self.y0[n] = qy[q]
+        fe[n] = qe[q] + self.FOLLOW_ERR
+        moved[n] = qm[q]
+        self.serr[n] = self.qs[q]
+        self.outlier[n] = self.qo[q]
+        n += 1
+    for i in range(n):
+        self._model(i, -1)
+        self.sub[i] = 1
+    # fit the chips their pads do not explain, one at a time (Gauss-Seidel: the others'
+    # models stay out of the residual), within the budget
+    self.iters = self.FOLLOW_ITERS
+    fits = 0
+    for sweep in range(2):
+        for i in range(n):
+            e = self._win_err(i)
+            f = fe[i]
+            if f < 0:
+                f = -f
+                fe[i] = f
+                if e > f:
+                    # moved far: from the seed
+                    self._restore(i)
+                    self.x[i] = self.x0[i]
+                    self.y[i] = self.y0[i]
+                    self._model(i, -1)
+                    self.sub[i] = 1
+            if sweep == 0:
+                self.err[i] = e
+            if e <= f or fits >= self.FOLLOW_FITS:
+                continue
+            if sweep and self._nearest(i, n, -1, self.GROUP * self.GROUP) < 0:
+                continue    # alone: a second pass would find what the first did
+            self.gm[0] = i
+            self.gk = 1
+            self._fit_group()
+            moved[i] = 1
+            fe[i] = 0
+            fits += 1
+    self.iters = 0
+    # how well each fits now, or for a chip left as it was, how well it fitted when it was
+    # last fitted (its pads may drift away from it slowly: a chip put down fades in)
+    for i in range(n):
+        self.werr[i] = self._win_err(i) if fe[i] == 0 else fe[i] - self.FOLLOW_ERR
+    self.fits = fits
+    # what cannot be: chips weaker than MIN_STRENGTH, or closer than MIN_SEP (the weaker
+    # goes; no refit, the frame after fits again anyway)
+    sep2 = self.MIN_SEP * self.MIN_SEP
+    i = 0
+    while i < n:
+        a = self.amp[i]
+        drop = -self.MIN_STRENGTH < a < self.MIN_STRENGTH
+        if not drop:
+            j = self._nearest(i, n, -1, sep2)
+            if j >= 0:
+                b = self.amp[j]
+                drop = (a if a > 0 else -a) < (b if b > 0 else -b) or ((a == b or a == -b) and i > j)
+        if drop:
+            n -= 1
+            self._copy(n, i)
+        else:
+            i += 1
+    return self._finish(n, grid, False)
+
+
+def settle(self, grid):
+    """The first frame without a jump after frames with jumps (chips come to rest): the
+    full joint fit of every chip that moved, with its neighbours, from where _follow left
+    them; the chips that lay still keep their fit. If that does not explain the frame (a
+    candidate pad left over, a chip missing badly, too weak or too close to another) the
+    whole search of _find instead."""
+    n = self.n
+    tl = self._take(grid)
+    self._hold()
+    for i in range(n):
+        self._model(i, -1)
+        self.sub[i] = 1
+        self.err[i] = self.serr[i]      # a chip that lay still: as its last full fit
+    for i in range(n):
+        # left where it was while pads jumped (its pads missed by less than FOLLOW_ERR more
+        # than at its fit, frame by frame), but they miss by more now: it moved a little
+        # (a 3.3 mm nudge over a pad was never refitted, issue 12)
+        if not self.moved[i] and self._win_err(i) > self.werr[i] + self.SETTLE_ERR:
+            self.moved[i] = 1
+        if self.moved[i]:
+            self._group(i, n)
+            self._fit_group()
+    sep2 = self.MIN_SEP * self.MIN_SEP
+    for i in range(n):
+        a = self.amp[i]
+        if a < 0:
+            a = -a
+        r = self.ref_s if self.amp[i] > 0 else self.ref_b
+        # (or odd: a row's joint fit in a false minimum, which only _find's step 6 undoes;
+        # a chip put down beside two others left them 4 - 5 mm off, issue 12)
+        if (4 * a < 3 * r or self.err[i] > self.SPLIT_ERR
+                or self._nearest(i, n, -1, sep2) >= 0 or self._odd(i)):
+            return self._find(grid)
+    res = self.res
+    for k in range(self.n_cand):
+        v = res[self.cand[k]]
+        if v > self.RES_THRESHOLD or v < -self.RES_THRESHOLD:
+            return self._find(grid)
+    # beside pads without a reading a chip may show only there: nothing may be left
+    for k in range(self.n_near):
+        v = res[self.near[k]]
+        if v > tl or v < -tl:
+            return self._find(grid)
+    return self._finish(n, grid, True)
+
+
+def was_near(self, i, d):
+    """A chip was found within d of chip i in the frame before (chip i is about still)."""
+    d2 = d * d
+    for j in range(self.pn):
+        dx = self.px[j] - self.rx[i]
+        dy = self.py[j] - self.ry[i]
+        if dx * dx + dy * dy <= d2:
+            return True
+    return False
+
+
+def reject(self, i, n, grid):
+    """Fit chip i (with its group) again without one pad of its window: the pad that misses
+    most, and each pad reading nearly nothing beside one that reads a chip (a blind sensor
+    under a chip looks like that). Keeps the best if the fit gets OUTLIER_GAIN times better
+    (outlier[i]: that pad), else everything is put back as it was."""
+    usable = self.usable
+    self._span(self.x[i], self.y[i], 2, 5)
+    c0 = self.c0
+    c1 = self.c1
+    r0 = self.r0
+    r1 = self.r1
+    gk = self._group(i, n)
+    gm = self.gm
+    keep = self.keep
+    for q in range(gk):
+        j = gm[q]
+        keep[3 * q] = self.x[j]
+        keep[3 * q + 1] = self.y[j]
+        keep[3 * q + 2] = self.amp[j]
+    before = self.err[i]
+    best = before
+    bg = -1
+    t = self.THRESHOLD
+    for r in range(r0, r1):
+        for g in range(r * PAD_COLS + c0, r * PAD_COLS + c1):
+            if not usable[g]:
+                continue
+            v = grid[g]
+            if v >= (t >> 2) or v <= -(t >> 2):
+                continue
+            loud = False
+            for k in range(4):
+                h = g + _NEIGH4[k]
+                if 0 <= h < N_GRID and usable[h] and (grid[h] > (t >> 1) or grid[h] < -(t >> 1)):
+                    loud = True
+            if not loud:
+                continue
+            e = self._refit_without(g, gk)
+            if e >= 0 and e < best:
+                best = e
+                bg = g
+            self._put_back(gk)
+    if bg >= 0 and self.OUTLIER_GAIN * best < before:
+        self._refit_without(bg, gk)
+        self.outlier[i] = bg
+        return
+    self.err[i] = before
+
+
+def refit_without(self, g, gk):
+    """The group fitted again from its kept start with pad g left out: chip gm[0]'s err, or
+    -1 if the fit failed."""
+    self._put_back(gk)
+    self.usable[g] = 0
+    ok = self._fit_group()
+    self.usable[g] = 1
+    return self.err[self.gm[0]] if ok else -1
+
+
+def put_back(self, gk):
+    gm = self.gm
+    keep = self.keep
+    for q in range(gk):
+        j = gm[q]
+        self._restore(j)
+        self.x[j] = keep[3 * q]
+        self.y[j] = keep[3 * q + 1]
+        self.amp[j] = keep[3 * q + 2]
+        self._model(j, -1)
+        self.sub[j] = 1

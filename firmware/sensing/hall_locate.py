@@ -1,0 +1,562 @@
+# Chips from a frame of hall pads (docs/sensing.md, "Sensing").
+#
+# Each chip carries a magnet: small chips north up (positive readings), big chips south up
+# (negative). A magnet at height MAGNET_H above the pads gives  A * FIELD(rho^2) / FIELD_SCALE  at
+# horizontal distance rho (FIELD: the dipole's B_z, tabulated by tools/gen_tables.py), where A,
+# the chip's strength, is about ADC_PEAK.
+#
+# find(grid) fits that model to the frame (docs/sensing.md has the reasoning):
+#  1. pads beyond +-THRESHOLD are candidates; a chip is seeded at each that is an extremum of its
+#     sign among its 8 neighbours;
+#  2. each is fitted jointly with the chips within GROUP: Gauss-Newton on all their x, y and A at
+#     once over the union of their 4 x 4 pad windows (Levenberg-Marquardt damped, fixed point),
+#     A held near the learnt strength of its kind; the fitted models are subtracted from a
+#     residual;
+#  3. a candidate still unexplained beyond RES_THRESHOLD is a chip hidden between stronger ones
+#     (the middle one of three in a row has no extremum): seeded and fitted with its neighbours;
+#  4. a chip fitting badly (SPLIT_ERR) is tried as two touching chips of its kind;
+#  5. a last joint fit; chips closer than MIN_SEP merged, weaker than MIN_STRENGTH dropped.
+# Absent pads (edges, corners, cup holes) and pads marked in `ignore` are left out of every fit:
+# a chip there is fitted from the pads it has.
+# Given the scanner, find() keeps its result while no pad jumps or drifts from the readings it
+# last fitted (see __init__, hall_scan.mark): at rest a frame costs a comparison, not a fit.
+#
+# Results for i < n: kind[i] (shot.KIND_SMALL / KIND_BIG), x[i], y[i] (0.1 mm, board
+# coordinates), strength[i] (|A|, LSB), err[i] (mean |residual| over the pads nearest the chip,
+# LSB: about 10 at rest, high while a chip moves during the frame or where a pad misreads).
+#
+# Integers only, every intermediate below 2**30 (the RP2040's small ints; the bounds are in the
+# comments, tests/test_sensing.py checks them), allocation-free after construction.
+# RAM: 7 B per grid cell (residual, window stamp, usable and ignore flags: 5.1 KB) + about 1.3 KB.
+#
+# This module holds the locator's state, its API and a frame's course (find, _find, _finish);
+# the rest along its seams (issue 15), as module functions of the Locator bound as its methods:
+#   sensing/hall_fit.py     the joint fit itself (windows, Gauss-Newton, the solve, the model)
+#   sensing/hall_seed.py    how chips are seeded, grouped, split and pruned (steps 1, 3, 4, 5)
+#   sensing/hall_follow.py  how moving chips are followed, settled ones fitted again, outliers
+import sys
+import micropython
+from micropython import const
+from array import array
+
+from tables.board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, PAD_PRESENT, ADC_PEAK,
+                                NOISE_LSB, R_BIG)
+from tracking.shot import KIND_SMALL, KIND_BIG
+from sensing import hall_fit, hall_seed, hall_follow
+from sensing.hall_scan import take as take_pads     # (viper; issue 13: 50 ms a fit in Python on the chip)
+
+MAX_FOUND = const(8)       # chips reported at most
+MAX_CAND = const(64)       # candidate pads at most
+MAX_GROUP = const(4)       # chips fitted jointly at most
+MAX_WIN = const(64)        # pads in a joint fit window (4 x 4 per chip)
+MAX_P = const(12)          # parameters of a joint fit (3 per chip)
+MAX_ITER = const(10)       # Gauss-Newton iterations per fit at most
+MAX_STEP = const(60)       # 6 mm: the most a fit moves a chip in one iteration
+MAX_NEAR = const(128)      # usable pads next to ignored ones, at most
+_RAIL = const(24000)       # LSB: a reading this far out is a fault, never a magnet (faults._RAIL)
+N_GRID = PAD_COLS * PAD_ROWS
+
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: near_pads() runs as plain Python over the arrays
+        return x
+
+    def ptr16(x):
+        return x
+
+
+@micropython.viper
+def near_pads(usable: ptr8, ignore: ptr8, near: ptr16, cols: int, rows: int, most: int) -> int:
+    """The usable pads with an ignored pad among their 8 neighbours, in grid order, into near
+    (at most `most`); returns how many. Viper: set_ignored() did this in plain Python, about
+    60 ms on the RP2040, once per pad a fault left out (issue 13: thousands of ms when a whole
+    mux or every pad fails); now once per find() after a change, about 0.5 ms."""
+    n = 0
+    h = 0
+    r = 0
+    while r < rows:
+        c = 0
+        while c < cols:
+            if int(usable[h]) != 0 and n < most:
+                hit = 0
+                rr = r - 1
+                while rr <= r + 1 and hit == 0:
+                    if rr >= 0 and rr < rows:
+                        cc = c - 1
+                        while cc <= c + 1:
+                            if cc >= 0 and cc < cols and int(ignore[rr * cols + cc]) != 0:
+                                hit = 1
+                                break
+                            cc += 1
+                    rr += 1
+                if hit:
+                    near[n] = h
+                    n += 1
+            h += 1
+            c += 1
+        r += 1
+    return n
+
+
+class Locator:
+    GRADED = True          # strengths are measured: a chip lifted fades (tracker.py, issue 4)
+    THRESHOLD = 1200       # LSB: a pad this far from its baseline may be a chip (30 x noise)
+    RES_THRESHOLD = 600    # LSB: what the fits leave unexplained at a candidate pad, to look there
+    MIN_SEP = 250          # 25 mm: two chips' centres are never closer (small + small: 28 mm)
+    GROUP = 900            # 90 mm: chips closer than this are fitted jointly (three big in a row)
+    # a single fit missing by more than this (mean |residual|, LSB) may be two chips in one
+    SPLIT_ERR = ADC_PEAK // 50
+    MIN_SPLIT = ADC_PEAK // 2      # and either of the two must be at least this strong
+    # the weakest chip reported (a magnet half lifted off the board, or a fit to nothing)
+    MIN_STRENGTH = ADC_PEAK // 4
+    # how well a chip's strength is known beforehand (LSB, one sigma): the spread of the magnets
+    # of one kind around the reference, which is learnt from chips lying alone. 0: not used.
+    PRIOR_SIGMA = ADC_PEAK // 20
+    # issue 4: pads next to ignored ones are candidates from near_threshold on (a chip centred
+    # on a dead row gives its neighbours at 25 mm about ADC_PEAK / 22, at 27 mm / 40). That is
+    # below the spread of the sensors' zero points: only a calibrated board (calib.py sets it,
+    # with the baselines) can look that low; uncalibrated, NEAR_UNCALIBRATED.
+    NEAR_THRESHOLD = 300
+    NEAR_UNCALIBRATED = 800
+    # how far a centre may be from the fit (0.1 mm; docs/sensing.md, measured accuracy): a
+    # chip alone, one with another within GROUP, and more where pads within UNC_BLIND_R are
+    # ignored
+    UNC_ALONE = 5
+    UNC_ROW = 12
+    TOUCH = R_BIG * 2 + 60      # chips closer than this count as in a row (UNC_ROW)
+    UNC_BLIND = 20
+    UNC_BLIND_R = 350
+    UNC_BADFIT = 150
+    BLIND_PAIR = 7      # quarters of one chip's strength: a pair beside dead pads weaker is one
+    # a chip about still (within OUTLIER_STILL of a chip of the frame before) fitting worse than
+    # this (mean |residual|, LSB; about 10 normally) is fitted again without a suspect pad
+    OUTLIER_ERR = 60
+    # uncalibrated, the sensors' own zeros (some 300 LSB apart) leave a still chip's fit a mean
+    # residual of up to about 200: a verdict is called unsure for a bad fit only beyond bad_err,
+    # OUTLIER_ERR once calibrated (calib.py), this before
+    OUTLIER_UNCALIBRATED = 400
+    OUTLIER_STILL = 100
+    OUTLIER_GAIN = 3
+    # a chip whose fitted strength is off its kind's by more than 1 / ROW_DEV (magnets differ
+    # by about 3 %) has its group fitted again from evenly spaced starts (_row)
+    ROW_DEV = 12
+    # while pads jump (_follow): a chip of the frame before within FOLLOW_MATCH of an extremum
+    # seeds it with its strength, within FOLLOW_NEAR with its position too, and is fitted only
+    # if its pads miss by FOLLOW_ERR (mean |residual|, LSB) more than they did (a chip lying
+    # still is left as it was); FOLLOW_ITERS iterations a fit, FOLLOW_FITS fits a frame at most
+    # (docs/performance.md: <= 100 ms a frame on the Pico)
+    FOLLOW_MATCH = 900
+    FOLLOW_NEAR = 60
+    FOLLOW_ERR = 60
+    SETTLE_ERR = 20     # ... and one left as it was is fitted again when the pads hold still
+    FOLLOW_ITERS = 2
+    FOLLOW_FITS = 8
+
+    # the seams (issue 15): the fit itself, seeding and splitting, following; module functions
+    # of `self` bound here as the methods they were, so every call is as cheap as before
+    _span = hall_fit.span
+    _window = hall_fit.window
+    _fit_group = hall_fit.fit_group
+    _solve = hall_fit.solve
+    _model = hall_fit.model
+    _win_err = hall_fit.win_err
+    _copy = hall_fit.copy
+    _restore = hall_fit.restore
+    _extrema = hall_seed.extrema
+    _strongest = hall_seed.strongest
+    _extremum = hall_seed.extremum
+    _seed = hall_seed.seed
+    _prune = hall_seed.prune
+    _merge_blind = hall_seed.merge_blind
+    _nearest = hall_seed.nearest
+    _group = hall_seed.group
+    _split = hall_seed.split
+    _apart = hall_seed.apart
+    _unsplit = hall_seed.unsplit
+    _odd = hall_seed.odd
+    _row = hall_seed.row
+    _follow = hall_follow.follow
+    _settle = hall_follow.settle
+    _was_near = hall_follow.was_near
+    _reject = hall_follow.reject
+    _refit_without = hall_follow.refit_without
+    _put_back = hall_follow.put_back
+
+    def __init__(self, scan=None):
+        # scan (hall_scan.HallScanner, or None: fit every frame): find() fits a frame again
+        # only when a pad jumped since (scan.jumps), as the presence locator does with
+        # `version`. A frame without a jump after one with jumps is fitted once more (the
+        # chips as they came to rest, on settled readings), then the result is kept (same
+        # chips, same positions) until a pad jumps, a pad is left out or the references change.
+        self.scan = scan
+        self.last_jumps = -1    # scan.jumps at the last find()
+        self.still_fit = 0      # 1: the result is a fit of a frame with no jump since the one before
+        self.kept_near = 0      # near_threshold, ref_s, ref_b when that fit was made
+        self.kept_s = 0
+        self.kept_b = 0
+        self.n = 0
+        self.kind = bytearray(MAX_FOUND)
+        self.x = array('i', bytes(4 * MAX_FOUND))
+        self.y = array('i', bytes(4 * MAX_FOUND))
+        self.strength = array('i', bytes(4 * MAX_FOUND))
+        self.err = array('i', bytes(4 * MAX_FOUND))
+        self.amp = array('i', bytes(4 * MAX_FOUND))     # signed A
+        self.x0 = array('i', bytes(4 * MAX_FOUND))      # where the chip was seeded
+        self.y0 = array('i', bytes(4 * MAX_FOUND))
+        self.sub = bytearray(MAX_FOUND)                 # 1: its model is out of the residual
+        self.res = array('i', bytes(4 * N_GRID))        # the frame less the fitted chips
+        self.cand = array('h', bytes(2 * MAX_CAND))
+        self.cused = bytearray(MAX_CAND)
+        self.ignore = bytearray(N_GRID)     # 1: leave this pad out (a faulty pad; issue 4)
+        self.near = array('h', bytes(2 * MAX_NEAR))     # usable pads next to ignored ones
+        self.n_near = 0
+        self.near_stale = 0     # 1: a pad was left out or taken back since near was made
+        self.near_threshold = self.NEAR_UNCALIBRATED
+        self.unc = array('i', bytes(4 * MAX_FOUND))     # how well each centre is known
+        self.wander = array('i', bytes(4 * MAX_FOUND))  # how far a still chip's fit may move
+        self.bad_err = self.OUTLIER_UNCALIBRATED
+        self.hand = 0                                   # hall pads never see a hand
+        self.px = array('i', bytes(4 * MAX_FOUND))      # the chips of the frame before
+        self.py = array('i', bytes(4 * MAX_FOUND))
+        self.pn = 0
+        self.rx = array('i', bytes(4 * MAX_FOUND))      # this frame's, before _reject
+        self.ry = array('i', bytes(4 * MAX_FOUND))
+        self.outlier = array('h', bytes(2 * MAX_FOUND)) # the pad left out of chip i's fit, or -1
+        self.keep = array('i', bytes(4 * 3 * MAX_GROUP))
+        self.kerr = array('i', bytes(4 * MAX_GROUP))    # _row: the members' err before
+        self.rank = bytearray(MAX_GROUP)
+        self.usable = bytearray(PAD_PRESENT)
+        # the joint fit: members, window, normal equations
+        self.gm = bytearray(MAX_GROUP)
+        self.gk = 0
+        self.gerr = array('i', bytes(4 * MAX_GROUP))     # per member: sum |residual| on its pads
+        self.gcnt = array('i', bytes(4 * MAX_GROUP))
+        self.win = array('h', bytes(2 * MAX_WIN))
+        self.stamp = bytearray(N_GRID)
+        self.st = 0
+        self.nm = array('i', bytes(4 * MAX_P * MAX_P))
+        self.rhs = array('i', bytes(4 * MAX_P))
+        self.col = array('i', bytes(4 * MAX_P))
+        self.d = array('i', bytes(4 * MAX_P))
+        self.sh = bytearray(MAX_P)
+        self.tsh = 0
+        self.n_cand = 0
+        self.amax = ADC_PEAK + (ADC_PEAK >> 2)      # the strongest A a fit may give now
+        # the strength of a small and of a big chip lying alone (learnt, see find)
+        self.ref_s = ADC_PEAK
+        self.ref_b = ADC_PEAK
+        self.prior_k8 = 0
+        self.set_prior(self.PRIOR_SIGMA)
+        # while pads jump (find, _follow): the chips of the frame before, which seed this one's
+        self.qx = array('i', bytes(4 * MAX_FOUND))
+        self.qy = array('i', bytes(4 * MAX_FOUND))
+        self.qa = array('i', bytes(4 * MAX_FOUND))
+        self.qclaim = bytearray(MAX_FOUND)
+        self.qe = array('i', bytes(4 * MAX_FOUND))
+        self.werr = array('i', bytes(4 * MAX_FOUND))    # _win_err of each chip found
+        self.moved = bytearray(MAX_FOUND)   # 1: fitted by _follow since the last full fit
+        self.serr = array('i', bytes(4 * MAX_FOUND))    # err at the last full fit
+        self.qs = array('i', bytes(4 * MAX_FOUND))
+        self.qo = array('h', bytes(2 * MAX_FOUND))
+        self.qm = bytearray(MAX_FOUND)
+        self.followed = 0    # 1: the result is _follow's
+        self.fe = array('i', bytes(4 * MAX_FOUND))      # _follow: fit chip i beyond this
+        self.iters = 0       # Gauss-Newton iterations of a fit at most (0: MAX_ITER and more)
+        self.fits = 0        # single-chip fits made by the last _follow (the bench reads it)
+        self.c0 = 0          # _span's square
+        self.c1 = 0
+        self.r0 = 0
+        self.r1 = 0
+        self.sx = 0          # chip n as it was before a split was tried
+        self.sy = 0
+        self.sa = 0
+        self.se = 0
+
+    def set_prior(self, sigma):
+        """How well the chips' strength is known (LSB, one sigma; 0: not at all)."""
+        self.prior_k8 = 256 * NOISE_LSB // sigma if sigma > 0 else 0
+        self.still_fit = 0
+        if self.prior_k8 > 200:
+            self.prior_k8 = 200
+
+    def set_ignored(self, g, flag):
+        """Leave pad g (grid index) out of every fit from now on (flag 1), or take it back."""
+        self.ignore[g] = 1 if flag else 0
+        self.usable[g] = 1 if (PAD_PRESENT[g] and not flag) else 0
+        self.still_fit = 0      # the kept result counted this pad
+        self.near_stale = 1     # near is made again by the next find(), once for every change
+
+    def _near(self):
+        # the usable pads next to ignored ones: a chip over a dead pad or row may show nowhere
+        # beyond THRESHOLD, so these are candidates from NEAR_THRESHOLD on
+        self.near_stale = 0
+        self.n_near = near_pads(self.usable, self.ignore, self.near, PAD_COLS, PAD_ROWS, MAX_NEAR)
+
+    def blind(self, x, y, r):
+        """How many pads within r of (x, y) give no reading (set_ignored)."""
+        n = 0
+        for rr in range(PAD_ROWS):
+            dy = PAD_Y0 + rr * PAD_PITCH - y
+            if dy > r or dy < -r:
+                continue
+            for cc in range(PAD_COLS):
+                dx = PAD_X0 + cc * PAD_PITCH - x
+                if self.ignore[rr * PAD_COLS + cc] and dx * dx + dy * dy <= r * r:
+                    n += 1
+        return n
+
+
+    def _uncertainty(self, n):
+        """unc[i]: how far chip i's centre may lie from x[i], y[i] (0.1 mm), from what
+        bench/sensing_accuracy.py measured: chips alone (max 0.41 mm), chips touching others
+        (99 %: 1.14 mm), more where pads are missing or the fit is bad."""
+        lim = self.TOUCH * self.TOUCH
+        for i in range(n):
+            alone = self._nearest(i, n, -1, lim) < 0
+            u = self.UNC_ALONE if alone else self.UNC_ROW
+            if self.outlier[i] >= 0 or (self.n_near and self.blind(self.x[i], self.y[i], self.UNC_BLIND_R)):
+                u += self.UNC_BLIND
+            if not alone and self._odd(i):
+                # a row's joint fit sharing the field out wrongly (its strength far from its
+                # kind's): three big chips 44 mm apart were fitted 4 - 5 mm off on an
+                # uncalibrated board (issue 12). Where, is not known: unsure, and a fit that
+                # may move by that much when a neighbour is put down
+                u += self.UNC_BADFIT
+            # wander: how far the fit may move frame to frame while the chip lies still (the
+            # tracker's tolerances), more for a fit that does not explain its pads well. From
+            # bad_err on, as unc: uncalibrated, the sensors' own zeros leave every still fit
+            # 100 - 200 LSB, the same every frame, and a tolerance of 15 mm more hid a chip
+            # creeping or slid 10 - 25 mm (issue 12)
+            if self.err[i] > self.bad_err:
+                u += self.UNC_BADFIT        # the model does not explain the pads: anywhere near
+            self.wander[i] = u
+            self.unc[i] = u
+
+    # -- the frame -----------------------------------------------------------------------------
+    def find(self, grid):
+        """Chips in one frame of signed pad readings (grid index order). Returns their number."""
+        if self.near_stale:
+            self._near()
+        sc = self.scan
+        if sc is not None:
+            j = sc.jumps
+            same = j == self.last_jumps
+            self.last_jumps = j
+            if (same and self.still_fit and self.kept_near == self.near_threshold
+                    and self.kept_s == self.ref_s and self.kept_b == self.ref_b):
+                return self.n   # nothing moved since a fit of a settled frame: keep it
+            # the readings fitted now: a pad drifting away from them counts as a jump
+            # (hall_scan.mark; issue 12: a chip creeping to rest never jumps a pad)
+            sc.mark()
+            if not same:
+                # pads jump: chips move (or are put down, lifted), and the frame is smeared
+                # (its banks were read over 16 steps): follow the chips of the frame before
+                self.still_fit = 0
+                return self._follow(grid)
+            n = self._settle(grid) if self.followed else self._find(grid)
+            self.still_fit = 1 if same else 0
+            self.kept_near = self.near_threshold
+            self.kept_s = self.ref_s
+            self.kept_b = self.ref_b
+            return n
+        return self._find(grid)
+
+    def refresh(self):
+        """The tracker takes the chips' positions now that the board rests: the next find()
+        fits every chip again, jointly with its neighbours, on the settled readings (_settle;
+        the whole search if that does not explain them), instead of keeping a fit made while a
+        chip crept to rest or on readings still settling (issue 12). Once per shot. A chip
+        fitted without a misreading pad (outlier, _reject) keeps that fit: fitted again with
+        the pad, it lands far off and too weak, and is no longer near enough to be rejected."""
+        for i in range(self.n):
+            if self.outlier[i] < 0:
+                self.moved[i] = 1
+        self.followed = 1
+        self.still_fit = 0
+
+    def _take(self, grid):
+        """The frame into the residual (usable pads only) and its candidate pads into cand.
+        Returns the lowest reading a candidate has (THRESHOLD, lower beside ignored pads)."""
+        res = self.res
+        usable = self.usable
+        cand = self.cand
+        cused = self.cused
+        t = self.THRESHOLD
+        # every pad: at a rail 0 (no magnet reads that, a fault does: faults.py)
+        nc = take_pads(grid, usable, res, cand, cused, N_GRID, t, _RAIL, MAX_CAND)
+        tl = t
+        if self.n_near:
+            tl = self.near_threshold
+            for k in range(self.n_near):
+                g = self.near[k]
+                v = res[g]
+                if (t >= v > tl or -t <= v < -tl) and nc < MAX_CAND:
+                    cand[nc] = g
+                    cused[nc] = 0
+                    nc += 1
+        self.n_cand = nc
+        return tl
+
+    def _hold(self):
+        """A fit's strengths at most 1/16 over the larger reference strength."""
+        r = self.ref_s if self.ref_s > self.ref_b else self.ref_b
+        self.amax = r + (r >> 4)
+
+
+    def _find(self, grid):
+        tl = self._take(grid)
+        nc = self.n_cand
+        cand = self.cand
+        t = self.THRESHOLD
+        sep2 = self.MIN_SEP * self.MIN_SEP
+        # 1. a chip at every local extremum of the frame, strongest first
+        n = self._extrema(0, tl)
+        # 2. fit them, each jointly with its neighbours; twice, so neighbours settle together
+        # (tightly held to the reference strength: a chip that has no extremum of its own, next
+        # to these, must stay in the residual for step 3, not be shared out among them)
+        self._hold()
+        for _ in range(2):
+            for i in range(n):
+                self._group(i, n)
+                self._fit_group()
+        n = self._prune(n, t)
+        # 3. what the fits leave unexplained: chips hidden next to stronger ones (no extremum
+        # of their own), each fitted jointly with the chips near it
+        for k in range(nc):
+            self.cused[k] = 0
+        while n < MAX_FOUND:
+            k = self._strongest(nc, self.RES_THRESHOLD)
+            if k < 0:
+                break
+            g = cand[k]
+            self.cused[k] = 1
+            self._seed(g, n)
+            self.sub[n] = 0
+            # a chip hidden by its neighbours is a whole chip: start it at the reference strength
+            self.amp[n] = self.ref_s if self.amp[n] > 0 else -self.ref_b
+            gk = self._group(n, n)
+            # its neighbours have likely taken in part of it: they start again at the reference
+            # strength
+            for q in range(1, gk):
+                i = self.gm[q]
+                self._restore(i)
+                self.amp[i] = self.ref_s if self.amp[i] > 0 else -self.ref_b
+                self.x[i] = self.x0[i]
+                self.y[i] = self.y0[i]
+            ok = self._fit_group()
+            a = self.amp[n]
+            j = self._nearest(n, n, -1, sep2)
+            if ok and j >= 0 and (a > 0) == (self.amp[j] > 0):
+                # it ran into chip j, which had taken in part of it: start the two again
+                # touching, either side of their midpoint, and fit them once more
+                self._apart(n, j)
+                gk = self._group(n, n)
+                ok = self._fit_group()
+                a = self.amp[n]
+                j = self._nearest(n, n, -1, sep2)
+            if not ok or -t < a < t or j >= 0:
+                # nothing there, or a leftover of a chip already fitted: drop it, refit the rest
+                self._restore(n)
+                if gk > 1:
+                    gm = self.gm
+                    for q in range(1, gk):
+                        gm[q - 1] = gm[q]
+                    self.gk = gk - 1
+                    self._fit_group()
+                continue
+            n += 1
+            n = self._prune(n, t)
+        # 4. a chip whose fit still misses badly (its neighbours fitted with it) may be two chips
+        # taken for one: try it as two
+        i = 0
+        while i < n and n + 1 < MAX_FOUND:
+            # (not over ignored pads: there two chips would fit the little seen as well as one)
+            if self.err[i] > self.SPLIT_ERR and not (self.n_near and self.blind(self.x[i], self.y[i], self.UNC_BLIND_R)):
+                # work on it as chip n, so that _split has n + 1 free; slot i is a hole meanwhile
+                self._copy(i, n)
+                self.sub[i] = 0
+                if self._split(n, i):
+                    if self._nearest(n, n + 2, i, sep2) < 0 and self._nearest(n + 1, n + 2, i, sep2) < 0:
+                        self._copy(n + 1, i)
+                        n += 1
+                        self._group(i, n)
+                        self._fit_group()
+                        continue         # look at chip i again: three in one?
+                    self._unsplit(n)
+                self._copy(n, i)
+                self.sub[n] = 0
+            i += 1
+        n = self._prune(n, t)
+        # 5. a last joint fit of every chip with its neighbours (steps 3 and 4 fitted the groups
+        # around new chips only)
+        for i in range(n):
+            if self._group(i, n) > 1:
+                self._fit_group()
+        n = self._prune(n, self.MIN_STRENGTH)
+        if self.n_near:
+            n = self._merge_blind(n)
+        # 6. a row whose joint fit looks like a false minimum: started again from its ends
+        i = 0
+        while i < n:
+            if self._odd(i) or self._group(i, n) >= 3:
+                n = self._row(i, n)
+            i += 1
+        for i in range(n):
+            self.moved[i] = 1       # all fitted afresh
+        return self._finish(n, grid, True)
+
+
+    def _finish(self, n, grid, settled):
+        """The results of chips 0 .. n - 1 (settled: a full fit, which may refit a chip without
+        a misreading pad and teaches the reference strengths; moved[i]: chip i was fitted
+        afresh, the others keep their outlier). Returns n."""
+        # issue 4: on a still board, a chip that fits badly may have one pad under it that
+        # misreads (a sensor that went blind or stuck, before the fault monitor leaves it
+        # out): fitted again without the pad that misses most, kept if that fits far better
+        # (stillness from the fits before any pad is left out, which are alike frame to frame)
+        for i in range(n):
+            self.rx[i] = self.x[i]
+            self.ry[i] = self.y[i]
+        # (uncalibrated, every fit misses by up to bad_err / 2 through the sensors' own zeros:
+        # only a fit worse than that is looked at, or every still chip would be fitted again
+        # once per suspect pad, seconds on the Pico, for nothing)
+        rej = self.OUTLIER_ERR if self.bad_err <= self.OUTLIER_ERR else self.bad_err >> 1
+        # (a chip that was not fitted again keeps what it had)
+        for i in range(n):
+            if self.moved[i]:
+                self.outlier[i] = -1
+                if settled and self.err[i] > rej and self._was_near(i, self.OUTLIER_STILL):
+                    self._reject(i, n, grid)
+        for i in range(n):
+            self.px[i] = self.rx[i]
+            self.py[i] = self.ry[i]
+            if settled:
+                self.moved[i] = 0
+                self.serr[i] = self.err[i]
+        self.pn = n
+        self.followed = 0 if settled else 1
+        lim = self.GROUP * self.GROUP
+        for i in range(n):
+            if settled:
+                self.werr[i] = self._win_err(i)
+            a = self.amp[i]
+            s = a if a > 0 else -a
+            self.kind[i] = KIND_SMALL if a > 0 else KIND_BIG
+            self.strength[i] = s
+            # learn the reference strength of the kind from a chip alone that fits well
+            if settled and self.err[i] < self.SPLIT_ERR // 2 and self._nearest(i, n, -1, lim) < 0:
+                r = self.ref_s if a > 0 else self.ref_b
+                if 4 * s > 3 * r and 4 * s < 5 * r:
+                    r += (s - r) >> 5
+                    if a > 0:
+                        self.ref_s = r
+                    else:
+                        self.ref_b = r
+        self.n = n
+        self._uncertainty(n)
+        return n
+
+
+    # -- helpers ---------------------------------------------------------------------------
+
+
+    # -- the joint fit ---------------------------------------------------------------------------

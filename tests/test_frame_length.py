@@ -1,0 +1,70 @@
+"""Verdicts that do not depend on how long the firmware's frames are (issue 13).
+
+On the RP2040 a frame in which chips move lasts 130 - 170 ms (the locator's fit; the chip's own
+timestamps, docs/rp2040.md "What the chip showed"), where the unix runner's steps cost 1 ms each
+and a frame 16 ms. The tracker took its verdicts from frame-to-frame changes made for 16 ms
+frames: a chip that moved farther than 90 mm between two frames took the place of another one
+(a trapper's shot scored as the same chip again, a knock as the trapper moving first), and a
+chip lifted by hand whose fade fell between two frames was taken for one flicked off the board
+(bowling_demo's frame 3: a gutter and a spare instead of a strike). The runner's
+BOARDSIM_FIT_MS charges a frame in which pads changed and chips are seen that much virtual time
+at its end, the world going on meanwhile (beams and all): the same games on the unix port with
+the chip's frame lengths must give the unix port's own events.
+"""
+import json
+import os
+import subprocess
+
+import pytest
+
+from boardsim.compile import compile_scenario
+from boardsim.scenario import parse
+from boardsim.testing import Table, run_timeline
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
+PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target"))
+
+
+def events(tl, fit_ms, monkeypatch):
+    monkeypatch.setenv("BOARDSIM_FIT_MS", str(fit_ms))
+    return [json.dumps(e, sort_keys=True) for e in run_timeline(tl).events]
+
+
+def trap_game():
+    from tests.test_rp2040 import trap_game as game
+    return game("micropython").timeline()
+
+
+def bowling_demo():
+    with open(os.path.join(ROOT, "examples", "bowling_demo.json")) as f:
+        return compile_scenario(parse(json.load(f)))
+
+
+@pytest.mark.parametrize("game,fit_ms", [
+    ("trap", 130), ("trap", 170),              # the trap game of tests/test_rp2040.py
+    ("bowling_demo", 60), ("bowling_demo", 130),
+])
+def test_the_same_events_with_the_chips_frame_lengths(game, fit_ms, monkeypatch):
+    tl = trap_game() if game == "trap" else bowling_demo()
+    want = events(tl, 0, monkeypatch)
+    got = events(tl, fit_ms, monkeypatch)
+    assert got == want
+
+
+def test_long_frames_are_fewer_frames(tmp_path):
+    """The knob does what it says: with 130 ms more per fitted frame the firmware takes the same
+    shot in fewer steps (the control for the test above: else it would compare a run with
+    itself)."""
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
+    path = tmp_path / "tl.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in t.timeline()))
+    steps = {}
+    for ms in (0, 130):
+        r = subprocess.run([MICROPYTHON, os.path.join(ROOT, "boardsim", "target", "runner.py"),
+                            str(path), "--stats"], capture_output=True, text=True, cwd=str(tmp_path),
+                           env=dict(os.environ, MICROPYPATH=PATH, BOARDSIM_FIT_MS=str(ms)), timeout=300)
+        assert r.returncode == 0, r.stderr[-800:]
+        steps[ms] = int(r.stderr.split("runner: ")[1].split(" steps")[0])
+    assert steps[130] < steps[0] * 0.9, steps
