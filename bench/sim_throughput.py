@@ -118,6 +118,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--checkout", help="another checkout's simulator and firmware")
+    ap.add_argument("--runtime", action="append", choices=runtime.RUNTIMES,
+                    help="runtimes to time (default micropython and cpython; rp2040, the emulated "
+                         "chip, plays a game in minutes: bench/rp2040.py)")
     args = ap.parse_args()
     checkout = os.path.abspath(args.checkout) if args.checkout else None
     rows = []
@@ -126,7 +129,7 @@ def main():
         t0 = time.perf_counter()
         tl = compile_scenario(parse(scn))
         compile_s = time.perf_counter() - t0
-        for rt in runtime.RUNTIMES:
+        for rt in args.runtime or ("micropython", "cpython"):
             steps, sim_s, wall, cpu, over = play(tl, rt, args.repeat, checkout)
             rows.append((name, rt, compile_s, sim_s, wall, sim_s / wall, cpu, sim_s / cpu, steps / cpu, over))
     head = ("game", "runtime", "compile s", "simulated s", "wall s", "sim s / wall s", "cpu s",

@@ -5,8 +5,9 @@ firmware read at every step (boardsim/target/simtrace.py), then compare two reco
     .venv/bin/python bench/sim_trace.py record DIR [pytest args ...]
     .venv/bin/python bench/sim_trace.py compare DIR_BEFORE DIR_AFTER
 
-`record` plays every examples/*.json under both runtimes (`boardsim run`, stdout and the
-runner's final state kept) and then runs pytest (by default the games, fuzzed games, sensing
+`record` plays every examples/*.json under every runtime and bench/sim_throughput.py's four
+whole games (paths and flicks, one and two players) under MicroPython and CPython (stdout and
+the runner's final state kept, and their traces) and then runs pytest (by default the games, fuzzed games, sensing
 and fault tests; hypothesis seeded, so that both recordings play the same examples) with
 BOARDSIM_TRACE set, so that every runner the tests start adds its line. `compare` says which
 runs differ, and exits non-zero if any does.
@@ -47,6 +48,14 @@ def record(out, pytest_args):
             for fe, cfg in FRONT_ENDS.items():
                 r = run_timeline(tl, rt, config=cfg)
                 ex[f"{os.path.basename(path)} {rt} {fe}"] = {"events": r.events, "state": r.state}
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import sim_throughput as bench
+    for name, scn in (("path_game_1p", bench.path_game(1)), ("path_game_2p", bench.path_game(2)),
+                      ("flick_game_1p", bench.flick_game(1)), ("flick_game_2p", bench.flick_game(2))):
+        tl = compile_scenario(parse(scn))
+        for rt in ("micropython", "cpython"):
+            r = run_timeline(tl, rt)
+            ex[f"{name} {rt}"] = {"events": r.events, "state": r.state}
     with open(os.path.join(out, "examples.json"), "w") as f:
         json.dump(ex, f, indent=1, sort_keys=True)
     args = pytest_args or TESTS

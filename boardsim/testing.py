@@ -11,8 +11,11 @@ let time pass, then assert on the events the firmware wrote and on what its disp
     assert "X" in r.display_at("after strike")[2]
 
 A Table builds a CONTRACT section 2 scenario (plus checkpoints), compiles it and plays it in
-one firmware run, so a test costs one process.
+one firmware run, so a test costs one process. A scenario is compiled once (compile_cached):
+the same game under both runtimes, or with each front end, is routed once.
 """
+import glob
+import hashlib
 import io
 import json
 import os
@@ -89,7 +92,7 @@ class Table:
         return s
 
     def timeline(self):
-        return compile_scenario(parse(self.scenario()))
+        return compile_cached(self.scenario())
 
     def run(self, heapsize=None, config=None, flash=None):
         """config: the firmware's config.json as a dict (firmware/storage/config.py), or None.
@@ -98,6 +101,55 @@ class Table:
         for name, data in (flash or {}).items():
             tl.insert(0, {"op": "flash", "write": name, "hex": data.hex()})
         return run_timeline(tl, self.runtime, heapsize=heapsize, config=config)
+
+
+# -- compiled scenarios, kept ----------------------------------------------------------------
+# Routing a game's shots takes 0.1 - 2 s of the host's time (boardsim/compile.py); tests play
+# many games twice (both runtimes, both front ends). The compiled timeline is kept by the hash
+# of the scenario and of every file that decides what it compiles to (boardsim/*.py, board/,
+# wiring/): in this process, and in build/compiled/ for the other test workers (written whole,
+# renamed into place). ZENN_NO_COMPILE_CACHE=1 compiles every time.
+_CACHE_DIR = os.path.join(runtime.ROOT, "build", "compiled")
+_compiled = {}
+_sources = []
+
+
+def _sources_digest():
+    if not _sources:
+        h = hashlib.sha1()
+        for p in sorted(glob.glob(os.path.join(runtime.ROOT, "boardsim", "*.py"))
+                        + glob.glob(os.path.join(runtime.ROOT, "board", "*.json"))
+                + glob.glob(os.path.join(runtime.ROOT, "wiring", "*.json"))):
+            with open(p, "rb") as f:
+                h.update(os.path.basename(p).encode() + b"\0" + f.read() + b"\0")
+        _sources.append(h.hexdigest()[:16])
+    return _sources[0]
+
+
+def compile_cached(scenario):
+    """compile_scenario(parse(scenario)), a fresh list each call, compiled once per scenario."""
+    if os.environ.get("ZENN_NO_COMPILE_CACHE"):
+        return compile_scenario(parse(scenario))
+    text = json.dumps(scenario, sort_keys=True, separators=(",", ":"))
+    key = hashlib.sha1((_sources_digest() + text).encode()).hexdigest()
+    got = _compiled.get(key)
+    path = os.path.join(_CACHE_DIR, key + ".json")
+    if got is None:
+        try:
+            with open(path) as f:
+                got = f.read()
+        except OSError:
+            got = json.dumps(compile_scenario(parse(scenario)), separators=(",", ":"))
+            try:
+                os.makedirs(_CACHE_DIR, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=_CACHE_DIR, suffix=".tmp")
+                with os.fdopen(fd, "w") as f:
+                    f.write(got)
+                os.replace(tmp, path)
+            except OSError:
+                pass        # (a read-only checkout: kept in this process only)
+        _compiled[key] = got
+    return json.loads(got)
 
 
 def run_timeline(tl, runtime_name="micropython", heapsize=None, config=None):

