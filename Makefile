@@ -41,7 +41,7 @@ browser:
 	fi
 
 test: $(STAMP) browser rp2040js image-fresh
-	$(VPY) -m pytest -q -n 2 tests
+	$(VPY) -m pytest -q -n 2 --dist loadgroup tests
 
 # Before the tests: where a frozen image was built here (MPY_DIR and its build directory are
 # there) and firmware/ has changed since, freeze it again (seconds), so that the chip tier tests
@@ -57,7 +57,7 @@ image-fresh: $(STAMP)
 # The whole emulated-Pico tier (tests/test_rp2040.py), whole games included: about 15 - 20
 # minutes (docs/rp2040.md). `make test` runs its short tests only.
 test-rp2040: $(STAMP) rp2040js
-	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 tests/test_rp2040.py
+	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 --dist loadgroup tests/test_rp2040.py
 
 # The firmware's speed, memory and latency against their targets (docs/performance.md), as
 # a Markdown table; bench/*.py one by one for the details. A few minutes.

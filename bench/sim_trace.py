@@ -5,8 +5,8 @@ firmware read at every step (boardsim/target/simtrace.py), then compare two reco
     .venv/bin/python bench/sim_trace.py record DIR [pytest args ...]
     .venv/bin/python bench/sim_trace.py compare DIR_BEFORE DIR_AFTER
 
-`record` plays every examples/*.json under every runtime and bench/sim_throughput.py's four
-whole games (paths and flicks, one and two players) under MicroPython and CPython (stdout and
+`record` plays every examples/*.json (both front ends) and bench/sim_throughput.py's four whole
+games (paths and flicks, one and two players) under MicroPython and CPython (stdout and
 the runner's final state kept, and their traces) and then runs pytest (by default the games, fuzzed games, sensing
 and fault tests; hypothesis seeded, so that both recordings play the same examples) with
 BOARDSIM_TRACE set, so that every runner the tests start adds its line. `compare` says which
@@ -28,12 +28,13 @@ TESTS = ["tests/test_games_bowling.py", "tests/test_games_trap.py", "tests/test_
          "tests/test_persistence.py", "tests/test_contract.py", "tests/test_scenario.py",
          "tests/test_calibration.py", "tests/test_display.py", "tests/test_sevenseg.py"]
 FRONT_ENDS = {"hall": None, "shift": {"front_end": "shift"}}
-# SIM_TRACE_RUNTIMES=micropython,cpython: only these (the emulated chip's runs carry no trace)
-RUNTIMES = [r for r in os.environ.get("SIM_TRACE_RUNTIMES", "").split(",") if r]
+# the runtimes whose runner is traced (the emulated chip's, pico_runner.py, is not: its firmware
+# reads the chip's own pins; bench/rp2040.py and tests/test_rp2040.py compare its events);
+# SIM_TRACE_RUNTIMES=micropython: only these
+RUNTIMES = [r for r in os.environ.get("SIM_TRACE_RUNTIMES", "").split(",") if r] or ["micropython", "cpython"]
 
 
 def record(out, pytest_args):
-    from boardsim import runtime
     from boardsim.compile import compile_scenario
     from boardsim.scenario import parse
     from boardsim.testing import run_timeline
@@ -44,7 +45,7 @@ def record(out, pytest_args):
     for path in sorted(glob.glob(os.path.join(ROOT, "examples", "*.json"))):
         with open(path) as f:
             tl = compile_scenario(parse(json.load(f)))
-        for rt in RUNTIMES or runtime.RUNTIMES:
+        for rt in RUNTIMES:
             for fe, cfg in FRONT_ENDS.items():
                 r = run_timeline(tl, rt, config=cfg)
                 ex[f"{os.path.basename(path)} {rt} {fe}"] = {"events": r.events, "state": r.state}
@@ -53,7 +54,7 @@ def record(out, pytest_args):
     for name, scn in (("path_game_1p", bench.path_game(1)), ("path_game_2p", bench.path_game(2)),
                       ("flick_game_1p", bench.flick_game(1)), ("flick_game_2p", bench.flick_game(2))):
         tl = compile_scenario(parse(scn))
-        for rt in ("micropython", "cpython"):
+        for rt in RUNTIMES:
             r = run_timeline(tl, rt)
             ex[f"{name} {rt}"] = {"events": r.events, "state": r.state}
     with open(os.path.join(out, "examples.json"), "w") as f:

@@ -8,10 +8,10 @@ line numbers as the unix port's own compiler makes, and tracebacks name the .py 
 before the source folders on MICROPYPATH. A module that does not compile is imported from its
 source, as before.
 
-The .mpy files live in build/host-mpy/<key>/, the key a hash of mpy-cross and of every source
-file's path and bytes: an edited file gives a new key (built in about a second, once); a folder
-is built under a temporary name and renamed into place, so that parallel test workers never
-import half a build.
+Each folder's .mpy files live in build/host-mpy/<key>/, the key a hash of mpy-cross, the folder
+and every source file's path and bytes in it: an edited file gives a new key (the folder built
+again in a second or two, once); a build is made under a temporary name and renamed into place,
+so that parallel test workers never import half a build.
 """
 import fcntl
 import hashlib
@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from boardsim.geometry import ROOT
 
 CACHE = os.path.join(ROOT, "build", "host-mpy")
-KEEP = 6            # builds kept (the newest); older ones are removed when a new one is made
+KEEP = 12           # builds kept (the newest); older ones are removed when a new one is made
 _SKIP_DIRS = {"__pycache__", "node_modules", ".frozen"}
 _memo = {}
 
@@ -45,30 +45,26 @@ def _sources(d):
     return out
 
 
-def _key(exe, dirs, sources):
+def _key(exe, d, rels):
     h = hashlib.sha1()
     st = os.stat(exe)
-    h.update(f"{exe} {st.st_size} {st.st_mtime_ns}\n".encode())
-    for d, rels in zip(dirs, sources):
-        h.update(f"dir {d}\n".encode())
-        for rel in rels:
-            with open(os.path.join(d, rel), "rb") as f:
-                data = f.read()
-            h.update(f"{rel} {len(data)}\n".encode())
-            h.update(data)
+    h.update(f"{exe} {st.st_size} {st.st_mtime_ns}\ndir {d}\n".encode())
+    for rel in rels:
+        with open(os.path.join(d, rel), "rb") as f:
+            data = f.read()
+        h.update(f"{rel} {len(data)}\n".encode())
+        h.update(data)
     return h.hexdigest()[:16]
 
 
-def _build(exe, dirs, sources, dest):
-    os.makedirs(CACHE, exist_ok=True)
+def _build(exe, d, rels, dest):
     jobs = []
     tmp = tempfile.mkdtemp(prefix="building-", dir=CACHE)
-    for i, (d, rels) in enumerate(zip(dirs, sources)):
-        for rel in rels:
-            src = os.path.join(d, rel)
-            out = os.path.join(tmp, str(i), rel[:-3] + ".mpy")
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            jobs.append([exe, "-march=x64", "-s", src, "-o", out, src])
+    for rel in rels:
+        src = os.path.join(d, rel)
+        out = os.path.join(tmp, rel[:-3] + ".mpy")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        jobs.append([exe, "-march=x64", "-s", src, "-o", out, src])
     try:
         # (a module mpy-cross refuses stays out: it is imported from its source)
         with ThreadPoolExecutor(4) as pool:
@@ -77,10 +73,9 @@ def _build(exe, dirs, sources, dest):
         os.rename(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    _prune(dest)
 
 
-def _prune(keep):
+def _prune():
     try:
         builds = [os.path.join(CACHE, n) for n in os.listdir(CACHE)
                   if not n.startswith(("building-", "."))]
@@ -88,19 +83,17 @@ def _prune(keep):
     except OSError:
         return
     for p in builds[KEEP:]:
-        if p != keep:
-            shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(p, ignore_errors=True)
 
 
-def path(dirs):
-    """MICROPYPATH entries for these source folders: their .mpy builds (when mpy-cross is
-    there and ZENN_NO_MPY_CACHE is not set), then the folders themselves."""
-    dirs = [os.path.abspath(d) for d in dirs]
+def built(d):
+    """The folder of d's .mpy build (made now if there is none for d as it is), or None
+    without mpy-cross."""
     exe = mpy_cross()
-    if exe is None or os.environ.get("ZENN_NO_MPY_CACHE"):
-        return dirs
-    sources = [_sources(d) for d in dirs]
-    key = _key(exe, dirs, sources)
+    if exe is None:
+        return None
+    rels = _sources(d)
+    key = _key(exe, d, rels)
     hit = _memo.get(key)
     if hit is None:
         dest = os.path.join(CACHE, key)
@@ -109,9 +102,20 @@ def path(dirs):
             with open(os.path.join(CACHE, ".lock"), "w") as lock:
                 fcntl.flock(lock, fcntl.LOCK_EX)    # one process builds; the others wait for it
                 if not os.path.isdir(dest):
-                    _build(exe, dirs, sources, dest)
-        hit = _memo[key] = [os.path.join(dest, str(i)) for i in range(len(dirs))]
-    return hit + dirs
+                    _build(exe, d, rels, dest)
+                    _prune()
+        hit = _memo[key] = dest
+    return hit
+
+
+def path(dirs):
+    """MICROPYPATH entries for these source folders: their .mpy builds (when mpy-cross is
+    there and ZENN_NO_MPY_CACHE is not set), then the folders themselves."""
+    dirs = [os.path.abspath(d) for d in dirs]
+    if os.environ.get("ZENN_NO_MPY_CACHE"):
+        return dirs
+    cached = [built(d) for d in dirs]
+    return [c for c in cached if c] + dirs
 
 
 def micropypath(dirs):

@@ -54,6 +54,38 @@ class Table:
         self.steps.append(step)
         return self
 
+    def frame(self, *balls, shooter="a"):
+        """One bowling frame: the chip put in the shooter's pocket, each ball shot (a list of
+        waypoints), then the chip taken off the board (or out of the cup) for the next bowler.
+        Between balls the chip goes where the scoreboard asks: after a Zenn back to the
+        shooter's pocket (tenth frame), after a sink without one to the pin-side pocket, after
+        a gutter to the centre, out of the shooter's own cup to the centre."""
+        pin = "b" if shooter == "a" else "a"
+        self.place("small", f"{shooter}.pocket")
+        for i, path in enumerate(balls):
+            self.shoot("small", *path)
+            if i == len(balls) - 1:
+                break
+            if path[-1] == "off":
+                self.place("small", "center")
+            elif path[-1] == f"{pin}.cup":
+                self.take("small")
+                zenn = len(path) > 1 and path[-2] == f"{pin}.pocket"
+                self.place("small", f"{shooter}.pocket" if zenn else f"{pin}.pocket")
+            elif path[-1] == f"{shooter}.cup":
+                self.take("small")
+                self.place("small", "center")
+        if balls[-1][-1] != "off":
+            self.take("small")
+        return self
+
+    def trap_start(self, trapper=1):
+        """A trap game's opening position: the three big chips on the trapper's Zenn line, the
+        small chip in the centre circle."""
+        end = "a" if trapper == 1 else "b"
+        return self.place_all({"big1": f"{end}.zline", "big2": f"{end}.zline", "big3": f"{end}.zline",
+                               "small": "center"})
+
     def press(self, button):
         self.steps.append({"press": button})
         return self

@@ -9,13 +9,11 @@ and the five quickest traps on the flash.
   "Best games" pages show them (MicroPython, heap locked in the loop)."""
 import json
 import os
-import subprocess
 
 from boardsim.testing import Table
+from runtimes import run_target
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
-PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target"))
 
 SWEEP = r'''
 import json
@@ -88,12 +86,8 @@ print("RESULT " + json.dumps(out))
 
 
 def run_mp(script, tmp_path):
-    p = tmp_path / "sweep.py"
-    p.write_text(script)
-    r = subprocess.run([MICROPYTHON, "-X", "heapsize=8M", str(p)], capture_output=True, text=True,
-                       env=dict(os.environ, MICROPYPATH=PATH), timeout=600)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    return json.loads(next(ln for ln in r.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+    return run_target(script, "micropython", name="sweep.py", tmp_path=tmp_path, heapsize="8M",
+                      dirs=("firmware", "boardsim/target"), timeout=600, marker="RESULT ", cwd=None)[0]
 
 
 def test_a_power_cut_at_every_write_of_the_best_file_leaves_the_old_table_or_the_new(tmp_path):

@@ -2,14 +2,11 @@
 as a terminal sends when Enter is pressed on nothing, is no command and is ignored; an unknown
 command is still refused, and a good one still runs. Through the real firmware on the simulated
 table, under both runtimes."""
-import pytest
-
 from boardsim.testing import run_timeline
 
 BLANK = ["", "\n", "\r\n", "\r", "   ", " \t \r\n", "\t"]
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_blank_lines_are_ignored_and_unknown_commands_still_refused(runtime):
     tl = [{"op": "boot"}]
     tl += [{"op": "serial", "line": b} for b in BLANK]

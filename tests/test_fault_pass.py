@@ -401,7 +401,6 @@ def run(runtime, job, tmp_path):
 JOB = {"seed": 11, "seeds": 3, "frames": 260}
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_the_viper_pass_matches_the_plain_one(runtime, tmp_path):
     res = run(runtime, JOB, tmp_path)
     for r in res:

@@ -41,31 +41,13 @@ def mux_of(col, row):
     return sum(1 for h in range(g) if BT.PAD_PRESENT[h]) // 16
 
 
-def frame(t, *balls):
-    """One frame from end a: the chip in a's pocket, each ball a path; between balls the chip
-    goes where the scoreboard asks (the pin-side pocket after a sink, the centre after a
-    gutter), and comes off the board at the end."""
-    t.place("small", "a.pocket")
-    for i, path in enumerate(balls):
-        t.shoot("small", *path)
-        if i == len(balls) - 1:
-            break
-        if path[-1] == "off":
-            t.place("small", "center")
-        elif path[-1] == "b.cup":
-            t.take("small")
-            t.place("small", "a.pocket" if len(path) > 1 and path[-2] == "b.pocket" else "b.pocket")
-    if balls[-1][-1] != "off":
-        t.take("small")
-
-
 STRIKE = ["b.pocket", "b.cup"]
 
 
 def game(t, hand_at=None):
-    frame(t, ["b.e2"], STRIKE)                     # 8/
-    frame(t, STRIKE)                               # X
-    frame(t, ["b.n3"], ["a.e2"])                   # 7-  (a.e2: no basket)
+    t.frame(["b.e2"], STRIKE)                     # 8/
+    t.frame(STRIKE)                               # X
+    t.frame(["b.n3"], ["a.e2"])                   # 7-  (a.e2: no basket)
     if hand_at:
         # a hand hovers between frames, left there longer than a put or a lift takes (the
         # fault is reported after faults.HAND_MS, 1.5 s)
@@ -73,13 +55,13 @@ def game(t, hand_at=None):
         t.advance_time_and_run(2000)
         t.checkpoint("hand")
         t.advance_time_and_run(1600)
-    frame(t, ["b.cup"], ["b.cup"])                 # 9/  (a sink, then from the pin pocket)
-    frame(t, ["b.cup3"], ["center"])               # 9-
-    frame(t, STRIKE)                               # X
-    frame(t, ["off"], ["off"])                     # --
-    frame(t, ["a.back4"], STRIKE)                  # 1/
-    frame(t, STRIKE)                               # X
-    frame(t, STRIKE, STRIKE, STRIKE)               # XXX
+    t.frame(["b.cup"], ["b.cup"])                 # 9/  (a sink, then from the pin pocket)
+    t.frame(["b.cup3"], ["center"])               # 9-
+    t.frame(STRIKE)                               # X
+    t.frame(["off"], ["off"])                     # --
+    t.frame(["a.back4"], STRIKE)                  # 1/
+    t.frame(STRIKE)                               # X
+    t.frame(STRIKE, STRIKE, STRIKE)               # XXX
     return t
 
 
@@ -139,7 +121,7 @@ def test_a_mux_reading_one_sensor_and_a_dead_pad_are_found_and_play_goes_on():
     t.fault(mux=mux_of(3, 30), mode="same")    # far end: every channel reads its first pad
     t.fault(pad=[16, 8], mode="dead")
     t.advance_time_and_run(2500)
-    frame(t, ["b.e2"], STRIKE)
+    t.frame(["b.e2"], STRIKE)
     r = run(t, flash={"calib.bin": hall_calibration()})
     assert faults_of(r) == {("mux_dead", None, mux_of(3, 30), None), ("pad_dead", (16, 8), None, None)}
     assert [(s["pins"], s["sure"]) for s in r.events_of("shot")] == [(8, True), (2, True)]

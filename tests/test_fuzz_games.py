@@ -22,11 +22,10 @@ from hypothesis import HealthCheck, assume, example, given, settings, strategies
 from boardsim.scenario import ScenarioError
 from boardsim.testing import Table
 from ref_bowling import Game, ball_value, check_bowling_events
+from runtimes import argv_for, env_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 TARGET = os.path.join(ROOT, "tests", "support", "fuzz_target.py")
-PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target", "tests/support"))
 FEW = settings(max_examples=2, deadline=None,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -40,8 +39,8 @@ BUTTONS = ["next", "ok", "undo", "turn"]
 
 def play(timeline, inject=(), noise=None):
     job = {"timeline": timeline, "inject": list(inject), "noise_lsb": noise}
-    r = subprocess.run([MICROPYTHON, TARGET], input=json.dumps(job) + "\n", capture_output=True,
-                       text=True, env=dict(os.environ, MICROPYPATH=PATH), timeout=600)
+    r = subprocess.run(argv_for("micropython", TARGET, heapsize=None), input=json.dumps(job) + "\n",
+                       capture_output=True, text=True, env=env_for("micropython"), timeout=600)
     assert r.returncode != 3, "the firmware allocated in its loop: " + r.stderr[-500:]
     assert r.returncode == 0, r.stdout[-1500:] + r.stderr[-1500:]
     events = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith('{"ev"')]

@@ -11,35 +11,11 @@ STRIKE = (["b.pocket", "b.cup"],)
 GUTTER_OFF = (["off"],)
 
 
-def frame(t, *balls, shooter="a"):
-    """One frame: put the chip in the shooter's pocket, shoot each ball (a list of waypoints),
-    then take the chip off the board (or out of the cup) for the next bowler. Between balls
-    the chip goes where the scoreboard asks: after a Zenn back to the shooter's pocket (tenth
-    frame), after a sink without one to the pin-side pocket, after a gutter to the centre."""
-    pin = "b" if shooter == "a" else "a"
-    t.place("small", f"{shooter}.pocket")
-    for i, path in enumerate(balls):
-        t.shoot("small", *path)
-        if i == len(balls) - 1:
-            break
-        if path[-1] == "off":
-            t.place("small", "center")
-        elif path[-1] == f"{pin}.cup":
-            t.take("small")
-            zenn = len(path) > 1 and path[-2] == f"{pin}.pocket"
-            t.place("small", f"{shooter}.pocket" if zenn else f"{pin}.pocket")
-        elif path[-1] == f"{shooter}.cup":
-            t.take("small")
-            t.place("small", "center")
-    if balls[-1][-1] != "off":
-        t.take("small")
-
-
 def test_perfect_game_is_300():
     t = Table("bowling", players=1)
     for _ in range(9):
-        frame(t, ["b.pocket", "b.cup"])
-    frame(t, ["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.pocket", "b.cup"])
+        t.frame(["b.pocket", "b.cup"])
+    t.frame(["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.pocket", "b.cup"])
     t.checkpoint("end")
     t.advance_time_and_run(3000)            # the last ball's result is held (app RESULT_MS)
     r = t.run()
@@ -59,10 +35,10 @@ def test_perfect_game_is_300():
 def test_all_gutters_own_cup_off_board_and_centre_score_nothing():
     t = Table("bowling", players=1)
     # ball 1 into the shooter's own cup (entered from behind), ball 2 off the board
-    frame(t, ["a.cup"], ["off"])
+    t.frame(["a.cup"], ["off"])
     for _ in range(8):
-        frame(t, ["off"], ["off"])
-    frame(t, ["center"], ["a.back4"])           # the tenth: entirely in the centre, then 1 pin? no basket
+        t.frame(["off"], ["off"])
+    t.frame(["center"], ["a.back4"])           # the tenth: entirely in the centre, then 1 pin? no basket
     r = t.run()
     shots = r.events_of("shot")
     assert [s["result"] for s in shots[:2]] == ["gutter", "no_basket"]
@@ -78,7 +54,7 @@ def test_every_pin_value_of_the_table_from_end_a():
               ("a.e2", 6), ("b.back4", 5), ("a.z3", 4), ("a.n3", 3), ("a.cup3", 2)]
     t = Table("bowling", players=1)
     for zone, _ in expect:
-        frame(t, [zone], ["center"])
+        t.frame([zone], ["center"])
     r = t.run()
     firsts = [s for s in r.events_of("shot") if s["ball"] == 1]
     assert [(s["zone"], s["pins"]) for s in firsts] == expect
@@ -93,7 +69,7 @@ def test_remaining_pin_values_and_overlaps_from_end_b():
               ("center|a.e2", 8), ("b.cup3|b.z3", 4)]
     t = Table("bowling", players=1, shooter_end="b")
     for zone, _ in expect:
-        frame(t, [zone], ["center"], shooter="b")
+        t.frame([zone], ["center"], shooter="b")
     r = t.run()
     firsts = [s for s in r.events_of("shot") if s["ball"] == 1]
     assert [s["pins"] for s in firsts] == [v for _, v in expect]
@@ -102,16 +78,16 @@ def test_remaining_pin_values_and_overlaps_from_end_b():
 
 def test_spares_from_rest_from_a_border_and_from_the_pin_pocket_and_a_split():
     t = Table("bowling", players=1)
-    frame(t, ["b.e2"], ["b.pocket", "b.cup"])                     # 8 /
-    frame(t, ["b.e2|b.n2"], ["b.pocket", "b.cup"])                # on the middle line: 8 /
-    frame(t, ["b.cup"], ["b.pocket", "b.cup"])                    # sunk without the blocks: 9,
+    t.frame(["b.e2"], ["b.pocket", "b.cup"])                     # 8 /
+    t.frame(["b.e2|b.n2"], ["b.pocket", "b.cup"])                # on the middle line: 8 /
+    t.frame(["b.cup"], ["b.pocket", "b.cup"])                    # sunk without the blocks: 9,
                                                                   # then a spare from the pin pocket
-    frame(t, ["a.n3"], [{"hit": "side"}, "b.pocket", "b.cup"])    # 3 / by a split
-    frame(t, ["b.pocket"], ["b.pocket", "b.cup"])                 # resting in the pin pocket: 9 /
+    t.frame(["a.n3"], [{"hit": "side"}, "b.pocket", "b.cup"])    # 3 / by a split
+    t.frame(["b.pocket"], ["b.pocket", "b.cup"])                 # resting in the pin pocket: 9 /
     for _ in range(4):
-        frame(t, ["b.z3"], ["b.pocket", "b.cup"])                 # 7 /
+        t.frame(["b.z3"], ["b.pocket", "b.cup"])                 # 7 /
     # tenth: a spare, then the bonus ball from the pocket
-    frame(t, ["b.n3"], ["b.pocket", "b.cup"], ["b.e2"])           # 7 / 8
+    t.frame(["b.n3"], ["b.pocket", "b.cup"], ["b.e2"])           # 7 / 8
     r = t.run()
     p = r.last("game_over")["players"][0]
     assert p["frames"] == ["8/", "8/", "9/", "3/", "9/", "7/", "7/", "7/", "7/", "7/8"]
@@ -124,10 +100,10 @@ def test_spares_from_rest_from_a_border_and_from_the_pin_pocket_and_a_split():
 
 def test_sink_without_a_zenn_counts_nine_on_either_ball():
     t = Table("bowling", players=1)
-    frame(t, ["b.cup"], ["b.cup3"])              # sunk without the blocks: 9; no basket
-    frame(t, ["a.z3"], ["b.cup"])                # 4, then sunk without a Zenn: the frame is 9
+    t.frame(["b.cup"], ["b.cup3"])              # sunk without the blocks: 9; no basket
+    t.frame(["a.z3"], ["b.cup"])                # 4, then sunk without a Zenn: the frame is 9
     for _ in range(8):
-        frame(t, ["off"], ["off"])
+        t.frame(["off"], ["off"])
     r = t.run()
     p = r.last("game_over")["players"][0]
     assert p["frames"][:2] == ["9-", "45"]
@@ -145,8 +121,8 @@ def test_sink_without_a_zenn_counts_nine_on_either_ball():
 def test_tenth_frame_shapes(tenth, marks, score):
     t = Table("bowling", players=1)
     for _ in range(9):
-        frame(t, ["off"], ["off"])
-    frame(t, *tenth)
+        t.frame(["off"], ["off"])
+    t.frame(*tenth)
     r = t.run()
     p = r.last("game_over")["players"][0]
     assert p["frames"][9] == marks
@@ -155,11 +131,11 @@ def test_tenth_frame_shapes(tenth, marks, score):
 
 def test_undo_takes_back_the_last_ball_and_play_goes_on():
     t = Table("bowling", players=2)
-    frame(t, ["b.pocket", "b.cup"])             # P1 strike
+    t.frame(["b.pocket", "b.cup"])             # P1 strike
     t.press("undo")                             # taken back: P1 frame 1 ball 1 again
     t.checkpoint("after undo")
-    frame(t, ["b.e2"], ["b.cup3"])              # P1: 8, no basket
-    frame(t, ["b.z3"], ["b.pocket", "b.cup"])   # P2: 7 /
+    t.frame(["b.e2"], ["b.cup3"])              # P1: 8, no basket
+    t.frame(["b.z3"], ["b.pocket", "b.cup"])   # P2: 7 /
     t.press("undo")                             # P2's spare taken back ...
     t.place("small", "b.z3")                    # ... the chip goes back where it lay
     t.shoot("small", "b.back4")                 # no basket this time
@@ -181,11 +157,11 @@ def test_six_players_take_frames_in_turn():
     for f in range(10):
         for p in range(6):
             if p == 0:
-                frame(t, *([plan[0]] * (1 if f < 9 else 3)))
+                t.frame(*([plan[0]] * (1 if f < 9 else 3)))
             elif f < 9:
-                frame(t, plan[p], ["b.n3"])
+                t.frame(plan[p], ["b.n3"])
             else:
-                frame(t, plan[p], ["b.pocket", "b.cup"], ["b.e2"])
+                t.frame(plan[p], ["b.pocket", "b.cup"], ["b.e2"])
     r = t.run()
     over = r.last("game_over")
     assert len(over["players"]) == 6

@@ -6,12 +6,6 @@ import pytest
 from boardsim.testing import Table
 
 
-def setup(t, trapper=1):
-    end = "a" if trapper == 1 else "b"
-    t.place_all({"big1": f"{end}.zline", "big2": f"{end}.zline", "big3": f"{end}.zline", "small": "center"})
-    return t
-
-
 def trap_into_b(t):
     """The trapper (player 1) knocks the small chip entirely into end b's 4 pt section with
     big2 and ends his turn."""
@@ -36,7 +30,7 @@ def test_setup_is_checked_from_the_pads():
 
 
 def test_escape_that_stays_in_the_zone_is_trapped_stuck():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     trap_into_b(t)
     t.shoot("small", "b.cup3")                  # still entirely in b's backcourt
     t.checkpoint("trapped")
@@ -49,7 +43,7 @@ def test_escape_that_stays_in_the_zone_is_trapped_stuck():
 
 
 def test_escape_hitting_a_big_chip_in_the_zone_is_trapped_hit():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     t.shoot("big1", "b.cup3")                   # a big chip lies in b's backcourt
     t.shoot("big2", "a.e2", knocks={"small": ["b.back4"]})
     t.press("turn")
@@ -60,7 +54,7 @@ def test_escape_hitting_a_big_chip_in_the_zone_is_trapped_hit():
 
 
 def test_escape_off_the_board_is_trapped_off():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     trap_into_b(t)
     t.shoot("small", "off")
     r = t.run()
@@ -68,7 +62,7 @@ def test_escape_off_the_board_is_trapped_off():
 
 
 def test_fugitive_sinking_the_small_chip_is_trapped_basket():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     trap_into_b(t)
     t.shoot("small", "b.cup")
     r = t.run()
@@ -76,7 +70,7 @@ def test_fugitive_sinking_the_small_chip_is_trapped_basket():
 
 
 def test_trapper_knocking_the_small_chip_into_a_cup_loses():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     t.shoot("big2", "a.e2", knocks={"small": ["b.cup"]})
     r = t.run()
     o = over(r)
@@ -84,7 +78,7 @@ def test_trapper_knocking_the_small_chip_into_a_cup_loses():
 
 
 def test_escape_into_the_other_backcourt_and_a_partial_escape_are_not_trapped():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     trap_into_b(t)
     t.shoot("small", "a.back4")                 # from one backcourt zone into the other
     t.shoot("big1", "a.n2")                     # the trapper's next turn: one shot
@@ -99,7 +93,7 @@ def test_escape_into_the_other_backcourt_and_a_partial_escape_are_not_trapped():
 
 
 def test_a_turn_of_one_two_and_three_chips():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     t.shoot("big1", "a.n3")
     t.press("turn")                             # one chip
     t.shoot("small", "b.e2")
@@ -121,7 +115,7 @@ def test_a_turn_of_one_two_and_three_chips():
 
 
 def test_same_big_chip_twice_in_a_turn_is_flagged():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     t.shoot("big1", "a.n3")
     t.shoot("big1", "b.n3")
     t.checkpoint("foul")
@@ -132,7 +126,7 @@ def test_same_big_chip_twice_in_a_turn_is_flagged():
 
 
 def test_sunk_big_chip_and_small_chip_knocked_off_go_to_the_centre():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     t.shoot("big1", "b.cup")                    # a big chip sunk
     t.checkpoint("big sunk")
     t.take("big1").place("big1", "b.e2")        # (the centre is taken by the small chip)
@@ -165,7 +159,7 @@ def _fifteen_shots(t, last_knock=None):
 
 
 def test_fifteen_shots_without_a_trap_is_out_of_shots():
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     _fifteen_shots(t)
     r = t.run()
     o = over(r)
@@ -179,7 +173,7 @@ def test_fifteen_shots_without_a_trap_is_out_of_shots():
     ("off", "trapped_off", 1),
 ])
 def test_fifteenth_shot_trapping_still_gives_the_escape_shot(escape, reason, winner):
-    t = setup(Table("trap1", players=2, trapper=1))
+    t = Table("trap1", players=2, trapper=1).trap_start()
     _fifteen_shots(t, last_knock="a.back4")
     t.shoot("small", escape)
     r = t.run()
@@ -189,7 +183,7 @@ def test_fifteenth_shot_trapping_still_gives_the_escape_shot(escape, reason, win
 
 def test_trap2_rounds_with_a_penalty_and_a_tie():
     t = Table("trap2", players=2, trapper=1)
-    setup(t, 1)
+    t.trap_start(1)
     t.shoot("big1", "a.n3", knocks={"small": ["b.cup"]})    # penalty: +5, small to the centre
     t.take("small").place("small", "center")
     t.shoot("big2", "a.e2", knocks={"small": ["b.back4"]})
@@ -198,7 +192,7 @@ def test_trap2_rounds_with_a_penalty_and_a_tie():
     # round 2: player 2 traps from end b
     for c in ("big1", "big2", "big3", "small"):
         t.take(c)
-    setup(t, 2)
+    t.trap_start(2)
     for k, big in enumerate(("big1", "big2", "big3")):
         t.shoot(big, ("b.n3", "b.z3", "b.n2")[k])
     t.shoot("small", "a.n3")
@@ -223,7 +217,7 @@ def test_both_runtimes_play_trap_games_alike(game):
     """The same trap game under CPython prints exactly the lines it prints under MicroPython."""
     runs = {}
     for rt in ("micropython", "cpython"):
-        t = setup(Table(game, players=2, trapper=2, runtime=rt), 2)
+        t = Table(game, players=2, trapper=2, runtime=rt).trap_start(2)
         t.shoot("big3", "b.n2", knocks={"small": ["a.back4"]})
         t.shoot("big1", "b.z3")
         t.press("turn")
@@ -236,7 +230,7 @@ def test_both_runtimes_play_trap_games_alike(game):
 
 
 def test_without_a_trapper_the_scoreboard_flips_the_coin_and_the_winner_traps():
-    t = setup(Table("trap1", players=2), 1)
+    t = Table("trap1", players=2).trap_start(1)
     t.checkpoint("after the flip")
     r = t.run()
     coin = r.last("coin")

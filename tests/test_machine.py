@@ -16,16 +16,11 @@ parts' datasheets and MicroPython's rp2 port documentation say the firmware may 
 Every case runs under the MicroPython unix port and under CPython (one process each).
 """
 import json
-import os
-import subprocess
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIRMWARE = os.path.join(ROOT, "firmware")
-TARGET = os.path.join(ROOT, "boardsim", "target")
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
-PYTHON = os.path.join(ROOT, ".venv", "bin", "python")
+from runtimes import RUNTIMES, run_target
+
 
 CASES = r'''
 import sys
@@ -235,22 +230,11 @@ sys.stdout.write("\nRESULT " + json.dumps(res) + "\n")
 '''
 
 
-@pytest.fixture(scope="module", params=["micropython", "cpython"])
+@pytest.fixture(scope="module", params=RUNTIMES)
 def results(request, tmp_path_factory):
-    script = tmp_path_factory.mktemp("machine") / "cases.py"
-    script.write_text(CASES)
-    env = dict(os.environ)
-    if request.param == "micropython":
-        env["MICROPYPATH"] = f"{FIRMWARE}:{TARGET}"
-        cmd = [MICROPYTHON, str(script)]
-    else:
-        env["PYTHONPATH"] = f"{FIRMWARE}:{TARGET}"
-        cmd = [PYTHON, str(script)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, cwd=ROOT)
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    lines = p.stdout.splitlines()
-    res = json.loads(next(ln for ln in reversed(lines) if ln.startswith("RESULT "))[7:])
-    res["_events"] = [json.loads(ln) for ln in lines if ln.startswith("{")]
+    res, p = run_target(CASES, request.param, name="cases.py", tmp_path=tmp_path_factory.mktemp("machine"),
+                        heapsize=None, dirs=("firmware", "boardsim/target"), timeout=120, marker="RESULT ")
+    res["_events"] = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
     res["_runtime"] = request.param
     return res
 

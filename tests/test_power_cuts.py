@@ -13,33 +13,26 @@ unix port with the firmware's flash a real littlefs on a RAM block device
 
 Every bowling game is scored again from its shot events by the reference scorer of
 tests/support/ref_bowling.py."""
-import json
 import os
-import subprocess
 
 import pytest
 
 from boardsim.testing import Table
 from ref_bowling import check_bowling_events
+from runtimes import run_target
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 SWEEP = os.path.join(ROOT, "tests", "support", "cutsweep.py")
-PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target", "tests/support"))
 TEARS = 1           # real tears per game (the fork run tears every write in a copy)
 
 
 def sweep(table, tears=TEARS):
-    env = dict(os.environ, MICROPYPATH=PATH)
-    return _run({"timeline": table.timeline(), "tears": tears}, env)
+    return _run({"timeline": table.timeline(), "tears": tears})
 
 
-def _run(job, env):
-    r = subprocess.run([MICROPYTHON, "-X", "heapsize=8M", SWEEP], input=json.dumps(job) + "\n",
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("RESULT "))
-    return json.loads(line[7:])
+def _run(job):
+    return run_target(None, "micropython", job, name=SWEEP, heapsize="8M", timeout=600, cwd=None,
+                      marker="RESULT ")[0]
 
 
 def check(res, shots_at_least):

@@ -12,8 +12,6 @@ and above the board's origin are negative, so the fits straddle it.
 """
 from pathlib import Path
 
-import pytest
-
 from conftest import run_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +182,6 @@ def run(runtime, job, tmp_path):
     return run_script(TARGET, "presence_fit_target.py", runtime, job, tmp_path, timeout=300)
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_delta_matches_the_reference(runtime, tmp_path):
     job = {"seed": 11, "trials": 400}
     r = run(runtime, job, tmp_path)

@@ -113,11 +113,10 @@ def bowling_game(runtime):
     within minutes at the emulator's speed; every ball is the fast shot through the pin-side
     blocks into the cup."""
     from boardsim.testing import Table
-    from tests.test_games_bowling import frame
     t = Table("bowling", players=1, runtime=runtime)
     for _ in range(9):
-        frame(t, ["b.pocket", "b.cup"])
-    frame(t, ["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.pocket", "b.cup"])
+        t.frame(["b.pocket", "b.cup"])
+    t.frame(["b.pocket", "b.cup"], ["b.pocket", "b.cup"], ["b.pocket", "b.cup"])
     t.checkpoint("end")
     return t
 
@@ -137,8 +136,7 @@ def test_a_whole_bowling_game_gives_the_unix_ports_events():
 
 def trap_game(runtime):
     from boardsim.testing import Table
-    from tests.test_games_trap import setup
-    t = setup(Table("trap1", players=2, runtime=runtime, trapper=1))
+    t = Table("trap1", players=2, runtime=runtime, trapper=1).trap_start()
     t.shoot("big1", "b.cup3")                   # a big chip lies in b's backcourt
     t.shoot("big2", "a.e2", knocks={"small": ["b.back4"]})
     t.press("turn")
@@ -157,9 +155,8 @@ def test_a_trap_zenn_game_gives_the_unix_ports_events():
 
 def power_cut_game(runtime):
     from boardsim.testing import Table
-    from tests.test_games_bowling import frame
     t = Table("bowling", players=2, runtime=runtime)
-    frame(t, ["b.pocket", "b.cup"])             # P1: X
+    t.frame(["b.pocket", "b.cup"])             # P1: X
     t.place("small", "a.pocket").shoot("small", "b.e2")    # P2: 8 ...
     t.power_cut().advance_time_and_run(2000).power_on()    # ... and the power goes
     t.shoot("small", "b.pocket", "b.cup")       # ... / after it came back
@@ -350,18 +347,41 @@ REFERENCE_JOBS = [
 ]
 
 
+# The reference scripts and EDGES below play in one boot of the chip (probe.run_modules): a boot
+# costs the emulator more than most of these jobs. The tests that read them run in one xdist
+# worker (`--dist loadgroup` in the Makefile), so the chip boots once for them.
+ONE_BOOT = pytest.mark.xdist_group("rp2040_one_boot")
+
+
+@pytest.fixture(scope="module")
+def chip_references():
+    """{"edges": EDGES's result, (module, job index): each REFERENCE_JOBS script's result} from
+    one boot, EDGES first (the firmware's own modules), the stand-in scripts after it."""
+    from boardsim.rp2040 import probe
+    jobs = [(EDGES, None, False)] + [(_target(m), job, True) for m, job in REFERENCE_JOBS]
+    got, failure = probe.run_modules(jobs, files={"lcg.mpy": probe.support_mpy("lcg")})
+    out = {"edges": got[0], "failure": failure}
+    for i, (m, _job) in enumerate(REFERENCE_JOBS):
+        out[(m, i)] = got[1 + i]
+    return out
+
+
+def _chip_result(refs, key):
+    got = refs[key]
+    assert got is not None, f"the chip gave no result for {key}: {refs['failure']}"
+    return got
+
+
 @needs_chip
+@ONE_BOOT
 @pytest.mark.parametrize("module,job", REFERENCE_JOBS, ids=lambda x: x if isinstance(x, str) else "")
-def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_path):
+def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_path, chip_references):
     """The tests' own reference scripts (each viper function beside the plain code it replaced,
     on seeded random readings with rails and jumps), run on the emulated RP2040: the viper code
     compiled for armv6m, 32-bit words, 30-bit small ints. Their results must equal CPython's."""
-    from boardsim.rp2040 import probe
     from conftest import run_script
     src = _target(module)
-    r = probe.run_module(src, job=job, standin=True, files={"lcg.mpy": probe.support_mpy("lcg")},
-                         await_ms=120000, wait_ms=100)
-    got = r.events[-1]
+    got = _chip_result(chip_references, (module, REFERENCE_JOBS.index((module, job))))
     want = run_script(src, module + "_target.py", "cpython", job, tmp_path)
     assert got == want
 
@@ -419,13 +439,12 @@ print(json.dumps(out))
 
 
 @needs_chip
-def test_viper_functions_at_the_word_limits_match_the_plain_code(tmp_path):
+@ONE_BOOT
+def test_viper_functions_at_the_word_limits_match_the_plain_code(tmp_path, chip_references):
     """settle(), delta() and setbytes() on values near 2**30 and 2**31: the RP2040's 32-bit viper
     words against the same code as plain Python under CPython (unbounded ints)."""
-    from boardsim.rp2040 import probe
     from conftest import run_script
-    r = probe.run_module(EDGES, await_ms=20000, wait_ms=100)
-    got = r.events[-1]
+    got = _chip_result(chip_references, "edges")
     want = run_script(EDGES, "edges_target.py", "cpython", {}, tmp_path)
     assert got == want
 

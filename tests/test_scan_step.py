@@ -332,7 +332,6 @@ def run(runtime, job, tmp_path):
     return run_script(TARGET, "scan_step_target.py", runtime, job, tmp_path, timeout=300)
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_hall_step_matches_the_reference(runtime, tmp_path):
     out = {}
     for smooth in (2, 0, 3):
@@ -349,7 +348,6 @@ def test_hall_step_matches_the_reference(runtime, tmp_path):
         assert other[2]["hash"] == out[2]["hash"]
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_presence_step_matches_the_reference(runtime, tmp_path):
     job = {"front_end": "shift", "seed": 5, "steps": 3 * 16 * 2}
     r = run(runtime, job, tmp_path)

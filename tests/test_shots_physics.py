@@ -162,7 +162,6 @@ def flicks(draw):
     return out
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 # (no shrinking: each example is a firmware run; the message names the scenario that failed)
 @settings(max_examples=6, deadline=None, derandomize=True,

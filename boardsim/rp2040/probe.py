@@ -6,6 +6,8 @@ back as an event line. Used by tests/test_rp2040.py, bench/rp2040.py and tools/b
     heap_free(config)              gc.mem_free() after boot, the firmware still held
     run_module(name, source, ...)  a module written onto the flash, imported from the REPL
                                    (a JSON job on its stdin; its JSON lines come back)
+    run_modules(jobs, ...)         several such modules one after the other in one boot (a
+                                   boot costs the emulator more than most jobs)
 
 A module that runs long must keep the watchdog the firmware started fed: `chip_prelude()` is
 source to put first (it feeds it from a timer, and swaps in the simulator's `machine` stand-in
@@ -119,6 +121,47 @@ def module_timeline(source, job=None, standin=False, files=None, before=(), afte
         tl.append({"op": "await", "ms": await_ms, **({"ev": await_ev} if await_ev else {})})
     tl.append({"op": "wait", "ms": wait_ms})
     return tl
+
+
+def run_modules(jobs, config=None, files=None, settle_ms=BOOT_SETTLE_MS, await_ms=120000):
+    """Boot the firmware once, stop it, then import each job's module in turn: jobs are
+    (source, job, standin) as for run_module(); each module must print exactly one JSON line (its
+    result), awaited before the next is typed. Returns ([each job's result, or None where the
+    run ended first], None) or (those results, the RuntimeFailure that ended the run)."""
+    import io
+    from boardsim import runtime
+    tl = []
+    if any(j[2] for j in jobs):
+        for mod in ("machine", "vclock"):
+            with open(os.path.join(ROOT, "boardsim", "target", mod + ".py")) as f:
+                tl.append(write_op(("simmachine" if mod == "machine" else mod) + ".mpy",
+                                   _mpy(f.read(), "simmachine" if mod == "machine" else mod)))
+    for name, data in (files or {}).items():
+        tl.append(write_op(name, data))
+    for k, (source, _job, standin) in enumerate(jobs):
+        tl.append(write_op(f"zjob{k}.mpy", _mpy(PRELUDE % (standin,) + source, f"zjob{k}")))
+    tl += [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
+    for k, (_source, job, _standin) in enumerate(jobs):
+        # (the REPL keeps each module it imported in its globals: the one before goes first,
+        # so that its objects are garbage when this one starts; and the chip's own machine
+        # module comes back in the stand-in's place, for the prelude's watchdog timer)
+        before = f"import sys;sys.modules.pop('machine',None);del zjob{k - 1};" if k else ""
+        tl += repl(before + f"import zjob{k}")
+        if job is not None:
+            tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
+        tl.append({"op": "await", "ms": await_ms})
+    tl.append({"op": "wait", "ms": 100})
+    out = io.StringIO()
+    failure = None
+    try:
+        runtime.run(tl, "rp2040", stdout=out)
+    except runtime.RuntimeFailure as e:
+        failure = e
+    lines = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()]
+    # the firmware's own lines (its "ev" ones, before it was stopped) come first; then one
+    # line per job
+    got = [e for e in lines if "ev" not in e]
+    return got + [None] * (len(jobs) - len(got)), failure
 
 
 def support_mpy(name):

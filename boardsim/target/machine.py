@@ -5,6 +5,7 @@ built-in module; under CPython it is simply the module found.
 Everything the firmware calls in its loop (Pin.value, ADC.read_u16, I2C.writeto, SPI.write,
 WDT.feed) allocates nothing, so the runner can lock the heap around the firmware's step.
 """
+import micropython
 from micropython import const
 from array import array
 
@@ -115,6 +116,7 @@ class Pin:
         if value is not None:
             _out(self.id, 1 if value else 0)
 
+    @micropython.native     # (machine code under MicroPython: the scanners call it for every bank)
     def value(self, v=None):
         # _out() written out: the scanners call this for every pad they read
         id = self.id

@@ -103,7 +103,7 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
-        self.adc_read_u16 = _fast_adc(self)     # machine.ADC.read_u16 (below)
+        self.adc_read_u16 = _fast_adc(self)     # machine.ADC.read_u16 (None: World.adc_read)
         # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
         # taking in a row on the falling edge of the load pin
         sh = pm["shift"]
@@ -475,10 +475,9 @@ class World:
 
 
 # -- the ADC read, fast ----------------------------------------------------------------------
-# The firmware's every ADC.read_u16() (some 44 a step) is one call of _adc_viper(adc) under
-# MicroPython (machine code over the arrays) or _adc_py(adc) under CPython: the same as
-# World.adc_read() and HallModel.read() (a fault anywhere: that very code), without the calls
-# between them. Their globals are the world's (one world a process: the last made).
+# Under MicroPython the firmware's every ADC.read_u16() (some 44 a step) is _adc_viper(adc): the
+# same as World.adc_read() and HallModel.read() (a fault anywhere: that very code), as machine
+# code over their arrays. Its globals are the world's (one world a process: the last made).
 # _ADDR (read as unsigned 16-bit): the channel select pins, the bank select pins, N_ADC, BANKS,
 # CHANNELS, NB, ADC_ZERO, then PAD_AT (-1, no pad: 0xFFFF). Constants read from the array cost
 # a load where a global costs a lookup and a conversion at every read.
@@ -486,11 +485,12 @@ _ADDR = array('H', [0] * 8 + [_N_ADC, _BANKS, _CHANNELS, HM.NB, _ADC_ZERO] + [p 
 _FAST = _HALL_READ = _HALL_DRAW = _THIS = None       # HallModel.fast: ctl, nbuf, clean
 _ATTACHED = machine._world      # [the world machine reads from]: a bench may put another there
 _NB = HM.NB
-_CLEAN0 = 2 + _NB               # where HallModel.fast keeps the clean readings
 
 
 def _fast_adc(world):
     global _FAST, _HALL_READ, _HALL_DRAW, _THIS
+    if sys.implementation.name != "micropython":
+        return None
     for i in range(4):
         _ADDR[i] = world.sel_ch[i]
         _ADDR[4 + i] = world.sel_bank[i]
@@ -499,40 +499,7 @@ def _fast_adc(world):
     _FAST = h.fast
     _HALL_READ = h.read
     _HALL_DRAW = h._draw
-    if sys.implementation.name != "micropython":
-        return _adc_py
     return _adc_viper
-
-
-def _adc_py(adc):
-    """CPython: World.adc_read() and HallModel.read() in one function (same order, same
-    numbers): a bound method the firmware calls some 44 times a step."""
-    channel = adc.channel
-    w = _ATTACHED[0]
-    if w is not _THIS:                  # (bench/target/b_loop.py's Replay in the world's place)
-        return w.adc_read(channel)
-    if channel >= _N_ADC:
-        return 0
-    lv = _level
-    s = _ADDR
-    pad = _PAD_AT[((channel * _BANKS + (lv[s[4]] | (lv[s[5]] << 1) | (lv[s[6]] << 2) | (lv[s[7]] << 3)))
-                   * _CHANNELS) + (lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3))]
-    if pad < 0:
-        return _ADC_ZERO
-    f = _FAST
-    if f[1]:
-        return _HALL_READ(pad)
-    i = f[0]
-    if i >= _NB:
-        _HALL_DRAW()
-        i = 0
-    f[0] = i + 1
-    v = f[_CLEAN0 + pad] + f[2 + i]
-    if v < 0:
-        return 0
-    if v > 65535:
-        return 65535
-    return v
 
 
 if sys.implementation.name == "micropython":

@@ -19,7 +19,7 @@
 #                     "ev": [line, ...]}, ...],
 #          "final": {"marks": [[str]*10]*players, "cum": [[int]*10], "total": [int], "split": [[bool]*10]}}
 import micropython
-from driver import Sink, serve, unlock_all
+from driver import Sink, locked, rules_op, serve, unlock_all
 from array import array
 from tracking.shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
 from scoreboard.events import EventWriter
@@ -36,7 +36,6 @@ mkn = bytearray(MAX_PLAYERS * FRAMES)
 cums = array('i', [0] * (MAX_PLAYERS * FRAMES))
 tots = array('i', [0] * MAX_PLAYERS)
 splits = bytearray(MAX_PLAYERS * FRAMES)
-out = array('i', [0])
 
 
 def fill(op):
@@ -114,42 +113,13 @@ def as_bytes(v):
 
 def run_op(op):
     kind = op["op"]
-    r = None
-    if kind == "start":
-        micropython.heap_lock()
-        ok = game.start(op["players"], op["end"])
-        snap_state()
-        micropython.heap_unlock()
-        r = ok
-    elif kind == "shot" or kind == "classify":
-        fill(op)
-        micropython.heap_lock()
-        if kind == "shot":
-            out[0] = game.on_shot(res)
-        else:
-            out[0] = game.classify(res)
-        snap_state()
-        micropython.heap_unlock()
-        r = out[0]
-    elif kind == "out":
-        code = op["code"]
-        micropython.heap_lock()
-        ok = game.apply_outcome(code)
-        snap_state()
-        micropython.heap_unlock()
-        r = ok
-    elif kind == "undo":
-        micropython.heap_lock()
-        ok = game.undo()
-        snap_state()
-        micropython.heap_unlock()
-        r = ok
+    done, r = rules_op(op, game, fill, res, snap_state)
+    if done:
+        pass
+    elif kind == "start":
+        r = locked(game.start, snap_state, op["players"], op["end"])
     elif kind == "correct":
-        micropython.heap_lock()
-        out[0] = game.correct(op["pins"])
-        snap_state()
-        micropython.heap_unlock()
-        r = out[0]
+        r = int(locked(game.correct, snap_state, op["pins"]))
     elif kind == "ew":
         s2 = Sink(65536)
         w = EventWriter(s2, op.get("size", 256))
@@ -168,11 +138,6 @@ def run_op(op):
         ew_calls(w, calls)
         micropython.heap_unlock()
         return {"r": s2.take(), "writes": s2.writes, "lines": w.lines}
-    elif kind == "alloc":
-        micropython.heap_lock()
-        x = [1, 2, 3]
-        micropython.heap_unlock()
-        r = len(x)
     else:
         raise ValueError("unknown op " + kind)
     lines = sink.take().split("\n")

@@ -25,6 +25,7 @@ import os
 import micropython
 
 import runner as RN
+import driver
 import vclock
 import flash
 from storage import journal as J
@@ -32,22 +33,10 @@ from games.bowling import Bowling
 from games.trap import Trap
 
 
-class Sink:
+class Sink(driver.Sink):
     # the firmware's console: a preallocated buffer (written with the heap locked)
     def __init__(self, size=262144):
-        self.buf = bytearray(size)
-        self.n = 0
-
-    def write(self, b, off=0, n=-1):
-        if n < 0:
-            n = len(b) - off
-        buf = self.buf
-        i = self.n
-        for k in range(off, off + n):
-            buf[i] = b[k]
-            i += 1
-        self.n = i
-        return n
+        super().__init__(size)
 
     def events(self):
         out = []

@@ -1,6 +1,6 @@
 # What every test driver in tests/support shares (bowling_driver.py, trap_driver.py,
-# sensing_driver.py, presence_driver.py): the stdin/JSON loop and a stream that keeps what the
-# firmware writes. Runs unchanged under the MicroPython unix port and CPython (`micropython`
+# sensing_driver.py, presence_driver.py, cutsweep.py): the stdin/JSON loop, a stream that keeps
+# what the firmware writes and the heap lock's own check. Runs unchanged under the MicroPython unix port and CPython (`micropython`
 # being boardsim/target's stand-in there); tests/conftest.py starts the drivers.
 #
 # One JSON case per input line, one JSON result per output line, so a whole test module shares
@@ -28,7 +28,9 @@ class Sink:
         self.n = 0
         self.writes = 0
 
-    def write(self, b, off, n):
+    def write(self, b, off=0, n=-1):
+        if n < 0:
+            n = len(b) - off
         buf = self.buf
         i = self.n
         for k in range(off, off + n):
@@ -42,6 +44,58 @@ class Sink:
         s = bytes(self.buf[:self.n]).decode()
         self.n = 0
         return s
+
+
+_NONE = object()
+
+
+def locked(f, snap, a=_NONE, b=_NONE, c=_NONE):
+    """f(a, b, c) (as many of them as are given) with the heap locked, then snap() (the
+    driver's copy of the game's state) still locked: an allocation in either raises MemoryError
+    under MicroPython. (Fixed arguments: a call with *args allocates.)"""
+    micropython.heap_lock()
+    if a is _NONE:
+        r = f()
+    elif b is _NONE:
+        r = f(a)
+    elif c is _NONE:
+        r = f(a, b)
+    else:
+        r = f(a, b, c)
+    snap()
+    micropython.heap_unlock()
+    return r
+
+
+def rules_op(op, game, fill, res, snap):
+    """The ops both rules drivers (bowling_driver.py, trap_driver.py) answer alike: (True, the
+    game's answer) or (False, None) for an op of the driver's own."""
+    kind = op["op"]
+    if kind == "shot" or kind == "classify":
+        fill(op)
+        # (a number, as the drivers always answered: a bool answer becomes 0 or 1)
+        return True, int(locked(game.on_shot if kind == "shot" else game.classify, snap, res))
+    if kind == "out":
+        return True, locked(game.apply_outcome, snap, op["code"])
+    if kind == "undo":
+        return True, locked(game.undo, snap)
+    if kind == "alloc":
+        micropython.heap_lock()
+        x = [1, 2, 3]
+        micropython.heap_unlock()
+        return True, len(x)
+    return False, None
+
+
+def alloc_check():
+    """The case {"op": "alloc"}: a list made with the heap locked, so that a test sees that an
+    allocation is caught (MemoryError under MicroPython, nothing under CPython)."""
+    micropython.heap_lock()
+    try:
+        x = [1, 2, 3]
+    finally:
+        micropython.heap_unlock()
+    return {"x": len(x)}
 
 
 def serve(case):

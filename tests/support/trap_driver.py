@@ -17,8 +17,7 @@
 #   {"op": "setup", "chips": [[kind, zones], ...]}     setup_ok on a tracker stand-in
 #   {"op": "alloc"}                                    allocates under the lock (harness check)
 # Result: {"steps": [{"r": ret, "st": {...}, "ev": [line, ...]}, ...]}
-import micropython
-from driver import Sink, serve, unlock_all
+from driver import Sink, locked, rules_op, serve, unlock_all
 from array import array
 from tracking.shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
 from scoreboard.events import EventWriter
@@ -49,7 +48,6 @@ ew = EventWriter(sink)
 res = ShotResult()
 trk = TrackerStub()
 st = array('i', [0] * len(ST_KEYS))
-out = array('i', [0])
 game = None
 
 
@@ -107,43 +105,13 @@ def snap():
 
 def run_op(op):
     kind = op["op"]
-    r = None
-    if kind == "start":
-        coin = op.get("coin", False)
-        micropython.heap_lock()
-        ok = game.start(op["variant"], op["trapper"], coin)
-        snap()
-        micropython.heap_unlock()
-        r = ok
-    elif kind == "shot" or kind == "classify":
-        fill(op)
-        micropython.heap_lock()
-        if kind == "shot":
-            out[0] = game.on_shot(res)
-        else:
-            out[0] = game.classify(res)
-        snap()
-        micropython.heap_unlock()
-        r = out[0]
+    done, r = rules_op(op, game, fill, res, snap)
+    if done:
+        pass
+    elif kind == "start":
+        r = locked(game.start, snap, op["variant"], op["trapper"], op.get("coin", False))
     elif kind == "end_turn":
-        micropython.heap_lock()
-        ok = game.end_turn()
-        snap()
-        micropython.heap_unlock()
-        r = ok
-    elif kind == "undo":
-        micropython.heap_lock()
-        ok = game.undo()
-        snap()
-        micropython.heap_unlock()
-        r = ok
-    elif kind == "out":
-        code = op["code"]
-        micropython.heap_lock()
-        ok = game.apply_outcome(code)
-        snap()
-        micropython.heap_unlock()
-        r = ok
+        r = locked(game.end_turn, snap)
     elif kind == "setup":
         for i in range(MAX_CHIPS):
             trk.present[i] = 0
@@ -154,16 +122,7 @@ def run_op(op):
             trk.present[i] = 1
             trk.kind[i] = KINDS[chips[i][0]]
             trk.mask[i] = mask_of(chips[i][1])
-        micropython.heap_lock()
-        ok = game.setup_ok(trk)
-        snap()
-        micropython.heap_unlock()
-        r = ok
-    elif kind == "alloc":
-        micropython.heap_lock()
-        x = [1, 2, 3]
-        micropython.heap_unlock()
-        r = len(x)
+        r = locked(game.setup_ok, snap, trk)
     else:
         raise ValueError("unknown op " + kind)
     lines = sink.take().split("\n")
