@@ -33,6 +33,11 @@ long_test = pytest.mark.skipif(not LONG, reason="a long chip test (minutes of em
                                "`make test-rp2040` runs it (ZENN_RP2040_LONG=1)")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The heap after boot with the hall pads, the reference scripts and EDGES below are measured in
+# one boot of the chip (probe.run_modules, the chip_references fixture): a boot costs the
+# emulator more than most of these jobs. The tests that read them run in one xdist worker
+# (`--dist loadgroup` in the Makefile), so the chip boots once for them.
+ONE_BOOT = pytest.mark.xdist_group("rp2040_one_boot")
 
 
 def both(table_factory):
@@ -188,12 +193,16 @@ HEAP_FLOOR = {
 
 
 @needs_chip
-@pytest.mark.parametrize("name", sorted(HEAP_FLOOR))
-def test_heap_free_after_boot_on_the_chip(name):
+@pytest.mark.parametrize("name", [pytest.param(n, marks=ONE_BOOT) if not HEAP_FLOOR[n][0] else n
+                                  for n in sorted(HEAP_FLOOR)])
+def test_heap_free_after_boot_on_the_chip(name, request):
     from boardsim.rp2040 import probe
     config, floor = HEAP_FLOOR[name]
     frozen = images.image_is_frozen(images.find_image())
-    free = probe.heap_free(config or None)
+    if config:
+        free = probe.heap_free(config)
+    else:       # (the default configuration's boot is the one the reference scripts share)
+        free = _chip_result(request.getfixturevalue("chip_references"), "heap")
     print(f"{name}: {free} bytes free after boot ({'frozen' if frozen else '.mpy on flash'})")
     if frozen:
         assert free >= floor, f"{name}: {free} bytes free, below {floor}"
@@ -347,21 +356,18 @@ REFERENCE_JOBS = [
 ]
 
 
-# The reference scripts and EDGES below play in one boot of the chip (probe.run_modules): a boot
-# costs the emulator more than most of these jobs. The tests that read them run in one xdist
-# worker (`--dist loadgroup` in the Makefile), so the chip boots once for them.
-ONE_BOOT = pytest.mark.xdist_group("rp2040_one_boot")
-
-
 @pytest.fixture(scope="module")
 def chip_references():
-    """{"edges": EDGES's result, (module, job index): each REFERENCE_JOBS script's result} from
-    one boot, EDGES first (the firmware's own modules), the stand-in scripts after it."""
+    """{"heap": the hall configuration's heap after boot (what probe.heap_free() measures),
+    "edges": EDGES's result, (module, job index): each REFERENCE_JOBS script's result} from one
+    boot: the heap first, then EDGES (the firmware's own modules), the stand-in scripts last."""
     from boardsim.rp2040 import probe
-    jobs = [(EDGES, None, False)] + [(_target(m), job, True) for m, job in REFERENCE_JOBS]
-    got, failure = probe.run_modules(jobs, files={"lcg.mpy": probe.support_mpy("lcg")})
-    out = {"edges": got[0], "failure": failure}
-    for i, (m, _job) in enumerate(REFERENCE_JOBS):
+    shared = REFERENCE_JOBS[:SHARED_REFERENCES]
+    jobs = [(EDGES, None, False)] + [(_target(m), job, True) for m, job in shared]
+    got, failure, fw = probe.run_modules(jobs, files={"lcg.mpy": probe.support_mpy("lcg")}, heap=True)
+    heap = [e for e in fw if e.get("ev") == "heap"]
+    out = {"heap": heap[-1]["free"] if heap else None, "edges": got[0], "failure": failure}
+    for i, (m, _job) in enumerate(shared):
         out[(m, i)] = got[1 + i]
     return out
 
@@ -372,16 +378,30 @@ def _chip_result(refs, key):
     return got
 
 
+# How many of REFERENCE_JOBS (the first) run in the shared boot. The next stand-in script in the
+# same boot stopped with an IndexError on the chip (2026-12-01; cause not found): the others
+# keep a boot each, as before.
+SHARED_REFERENCES = 1
+
+
 @needs_chip
-@ONE_BOOT
-@pytest.mark.parametrize("module,job", REFERENCE_JOBS, ids=lambda x: x if isinstance(x, str) else "")
-def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_path, chip_references):
+@pytest.mark.parametrize("module,job", [pytest.param(*mj, marks=ONE_BOOT) if i < SHARED_REFERENCES else mj
+                                        for i, mj in enumerate(REFERENCE_JOBS)],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_path, request):
     """The tests' own reference scripts (each viper function beside the plain code it replaced,
     on seeded random readings with rails and jumps), run on the emulated RP2040: the viper code
     compiled for armv6m, 32-bit words, 30-bit small ints. Their results must equal CPython's."""
+    from boardsim.rp2040 import probe
     from conftest import run_script
     src = _target(module)
-    got = _chip_result(chip_references, (module, REFERENCE_JOBS.index((module, job))))
+    i = REFERENCE_JOBS.index((module, job))
+    if i < SHARED_REFERENCES:
+        got = _chip_result(request.getfixturevalue("chip_references"), (module, i))
+    else:
+        r = probe.run_module(src, job=job, standin=True, files={"lcg.mpy": probe.support_mpy("lcg")},
+                             await_ms=120000, wait_ms=100)
+        got = r.events[-1]
     want = run_script(src, module + "_target.py", "cpython", job, tmp_path)
     assert got == want
 

@@ -52,11 +52,14 @@ def repl(line):
             {"op": "serial", "line": line + "\r", "raw": True}]
 
 
+HEAP_LINE = ("import gc;gc.collect();print('{\"ev\":\"heap\",\"free\":%d,\"alloc\":%d}'"
+             "%(gc.mem_free(),gc.mem_alloc()))")
+
+
 def heap_free(config=None, settle_ms=BOOT_SETTLE_MS):
     """gc.mem_free() and gc.mem_alloc() after the firmware booted and ran settle_ms (bytes)."""
     tl = [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
-    tl += repl("import gc;gc.collect();print('{\"ev\":\"heap\",\"free\":%d,\"alloc\":%d}'"
-               "%(gc.mem_free(),gc.mem_alloc()))")
+    tl += repl(HEAP_LINE)
     tl.append({"op": "await", "ev": "heap", "ms": 3000})
     r = run_timeline(tl, "rp2040", config=config)
     return r.last("heap")["free"]
@@ -123,33 +126,53 @@ def module_timeline(source, job=None, standin=False, files=None, before=(), afte
     return tl
 
 
-def run_modules(jobs, config=None, files=None, settle_ms=BOOT_SETTLE_MS, await_ms=120000):
-    """Boot the firmware once, stop it, then import each job's module in turn: jobs are
-    (source, job, standin) as for run_module(); each module must print exactly one JSON line (its
-    result), awaited before the next is typed. Returns ([each job's result, or None where the
-    run ended first], None) or (those results, the RuntimeFailure that ended the run)."""
+ALL = r'''
+import sys
+import gc
+_N = %d
+for _k in range(_N):
+    # each job as run_module() would import it: the chip's own machine module back in the
+    # stand-in's place (for the prelude's watchdog timer), the job before it garbage
+    sys.modules.pop("machine", None)
+    _m = __import__("zjob%%d" %% _k)
+    sys.modules.pop("zjob%%d" %% _k, None)
+    if _k < _N - 1:
+        # (its watchdog timer's callback holds the module's globals: stopped, the next job's
+        # prelude starts its own)
+        _m._tim.deinit()
+    _m = None
+    gc.collect()
+'''
+
+
+def run_modules(jobs, config=None, files=None, settle_ms=BOOT_SETTLE_MS, await_ms=120000, heap=False):
+    """Boot the firmware once, stop it (heap: first measure what heap_free() measures, as the
+    "heap" line among the firmware's), then import each job's module in turn (zall, one module
+    typed at the REPL, imports them one after the other): jobs are (source, job, standin) as for
+    run_module(); each module must print exactly one JSON line (its result). Returns ([each
+    job's result, or None where the run ended first], the RuntimeFailure that ended the run or
+    None, the firmware's own lines (those with "ev"))."""
     import io
     from boardsim import runtime
     tl = []
     if any(j[2] for j in jobs):
         for mod in ("machine", "vclock"):
+            name = "simmachine" if mod == "machine" else mod
             with open(os.path.join(ROOT, "boardsim", "target", mod + ".py")) as f:
-                tl.append(write_op(("simmachine" if mod == "machine" else mod) + ".mpy",
-                                   _mpy(f.read(), "simmachine" if mod == "machine" else mod)))
+                tl.append(write_op(name + ".mpy", _mpy(f.read(), name)))
     for name, data in (files or {}).items():
         tl.append(write_op(name, data))
     for k, (source, _job, standin) in enumerate(jobs):
         tl.append(write_op(f"zjob{k}.mpy", _mpy(PRELUDE % (standin,) + source, f"zjob{k}")))
+    tl.append(write_op("zall.mpy", _mpy(ALL % len(jobs), "zall")))
     tl += [{"op": "boot"}, {"op": "wait", "ms": settle_ms}]
-    for k, (_source, job, _standin) in enumerate(jobs):
-        # (the REPL keeps each module it imported in its globals: the one before goes first,
-        # so that its objects are garbage when this one starts; and the chip's own machine
-        # module comes back in the stand-in's place, for the prelude's watchdog timer)
-        before = f"import sys;sys.modules.pop('machine',None);del zjob{k - 1};" if k else ""
-        tl += repl(before + f"import zjob{k}")
-        if job is not None:
+    if heap:
+        tl += repl(HEAP_LINE) + [{"op": "await", "ev": "heap", "ms": 3000}]
+    tl += repl("import zall")
+    for _source, job, _standin in jobs:
+        if job is not None:         # (read by the jobs in turn: they wait on stdin)
             tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
-        tl.append({"op": "await", "ms": await_ms})
+    tl.append({"op": "await", "lines": len(jobs), "ms": await_ms * len(jobs)})
     tl.append({"op": "wait", "ms": 100})
     out = io.StringIO()
     failure = None
@@ -157,11 +180,14 @@ def run_modules(jobs, config=None, files=None, settle_ms=BOOT_SETTLE_MS, await_m
         runtime.run(tl, "rp2040", stdout=out)
     except runtime.RuntimeFailure as e:
         failure = e
-    lines = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.strip()]
-    # the firmware's own lines (its "ev" ones, before it was stopped) come first; then one
-    # line per job
+    lines = []
+    for ln in out.getvalue().splitlines():
+        try:
+            lines.append(json.loads(ln))
+        except ValueError:
+            pass            # (not a job's result: something the console echoed)
     got = [e for e in lines if "ev" not in e]
-    return got + [None] * (len(jobs) - len(got)), failure
+    return got + [None] * (len(jobs) - len(got)), failure, [e for e in lines if "ev" in e]
 
 
 def support_mpy(name):
