@@ -5,10 +5,8 @@ and the target side's .py files again at import (about 0.1 s of CPU in each of s
 of processes in `make test`). path() returns the same folders compiled to .mpy by the mpy-cross
 beside the interpreter (-march=x64 for the viper code; no -O: the same bytecode, asserts and
 line numbers as the unix port's own compiler makes, and tracebacks name the .py files), placed
-before the source folders on MICROPYPATH. A top-level module that does not compile is imported
-from its source, as before; a package's modules are found in the package's first folder only, so
-a package module mpy-cross refuses fails to import (every firmware module compiles for x64:
-tests/test_budgets.py builds them all).
+before the source folders on MICROPYPATH. A folder with a file mpy-cross refuses is imported
+from its sources, as before (a package's modules are looked for in its first folder only).
 
 Each folder's .mpy files live in build/host-mpy/<key>/, the key a hash of mpy-cross, the folder
 and every source file's path and bytes in it: an edited file gives a new key (the folder built
@@ -106,8 +104,9 @@ def built(d):
                 if not os.path.isdir(dest):
                     _build(exe, d, rels, dest)
                     _prune()
-        hit = _memo[key] = dest
-    return hit
+        whole = all(os.path.exists(os.path.join(dest, rel[:-3] + ".mpy")) for rel in rels)
+        hit = _memo[key] = dest if whole else ""
+    return hit or None
 
 
 def path(dirs):
