@@ -92,6 +92,7 @@ def built(d):
     exe = mpy_cross()
     if exe is None:
         return None
+    d = os.path.abspath(d)
     rels = _sources(d)
     key = _key(exe, d, rels)
     hit = _memo.get(key)
