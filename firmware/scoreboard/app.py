@@ -31,6 +31,7 @@ from tracking import shot as S
 from tracking import tracker as TR
 gc.collect()
 from scoreboard.events import EventWriter
+from scoreboard.heap import forget as _forget
 from sensing.fastin import FastInputs
 from panel.buttons import Buttons, NONE, LONG
 from sensing import faults as FA
@@ -43,6 +44,12 @@ from storage import journal as J
 from games.trap import Trap, PROMPT_SETUP as TRAP_SETUP
 from displays.display_set import Displays
 from displays.digits import shot_result
+gc.collect()
+# the Scoreboard's parts other than the loop, one module each (it inherits them)
+from scoreboard.status_row import StatusRow, CH_NAMES, J_TEXT
+from scoreboard.menus import Menus
+from scoreboard.correction import Correction
+from scoreboard.tools import Tools
 gc.collect()
 
 # Only what config.json chooses is imported (issue 8: every module's code takes heap on the
@@ -74,50 +81,25 @@ _BTN_OK = const(1)
 _BTN_UNDO = const(2)
 _BTN_TURN = const(3)
 
-# The menus' choices, each list in one bytes object (a tuple of bytes took an object each):
-# choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu())
-_GAMES = b"Zenn BowlingTrap Zenn 1Trap Zenn 2Calibrate padsSensor testBest games"
-_GAMES_AT = b"\x00\x0c\x17\x22\x30\x3b\x45"
-_N_GAMES = const(6)
-_GAME_BEST = const(5)
-# the calibration's steps (calib.py): what to do, then ok; next skips a step, undo leaves
-_CAL_TEXT = b"Clear the boardSmall chip, centreBig chip, centreSave calibration"
-_CAL_TEXT_AT = b"\x00\x0f\x21\x31\x41"
-_CAL_STEPS = const(4)
-_TRAPPER = b"Coin flipPlayer 1Player 2"
-_TRAPPER_AT = b"\x00\x09\x11\x19"
-_ROLE = b"Winner trapsWinner flees"
-_ROLE_AT = b"\x00\x0c\x18"
-FLIP_WON = (b"P1 won the flip", b"P2 won the flip")
 
 _IDLE_MS_AT_REST = const(2)
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
-
-BUTTON_NAMES = (b"next", b"ok", b"undo", b"turn")
-STUCK_TEXT = (b"Stuck button: next", b"Stuck button: ok", b"Stuck button: undo",
-              b"Stuck button: turn")
 
 # chips on the board that the game has no use for (conditions, bits; shown while they last,
 # the lowest bit first)
 _CH_TOO_MANY = const(1)      # more chips than the tracker has slots
 _CH_TWO_SMALL = const(2)     # two small chips
 _CH_BIG = const(4)           # a big chip during Zenn Bowling
-CH_NAMES = (b"too_many", b"two_small", b"big_chip")
-CH_TEXT = (b"Too many chips!", b"Two small chips!", b"Big chip: take it off")
+
 
 # a button that cannot act now (a notice, with a "refused" event)
 _WHY_MOVING = const(0)
 _WHY_NOTHING = const(1)
 _WHY_NOT_NOW = const(2)
 _WHY_NOT_HERE = const(3)
-WHY_NAMES = (b"moving", b"nothing", b"not_now", b"not_here")
-WHY_TEXT = (b"Wait: chips moving", b"Nothing to take back", b"Not now", b"Button not used here")
-
-J_TEXT = (None, b"Foreign journal file", b"Journal damaged", b"Journal: bad entry",
-          b"Flash error: no save", b"Journal full: no save")
 
 
-class Scoreboard:
+class Scoreboard(StatusRow, Menus, Correction, Tools):
     # A shot's result stays on the displays this long (ms) before the next player's screen:
     # as a bowling centre's scoreboard shows "STRIKE" before it moves on. Cut short by any
     # button (next alone does nothing else) or a chip put down (the next player is ready);
@@ -318,22 +300,6 @@ class Scoreboard:
     def mode_of_game(self):
         return self.mode_before if self.mode == MENU else self.mode
 
-    def config_faults(self, faults):
-        # each config.json problem (config.Config.faults: (key, message)) as an event; the first
-        # one on the displays (until a button is pressed). The settings concerned run on their
-        # defaults.
-        self.cfg_fault = False
-        for key, msg in faults:
-            self.ev.begin(b"fault")
-            self.ev.str_(b"what", b"config")
-            self.ev.str_(b"key", key.encode())
-            self.ev.str_(b"msg", msg.encode())
-            self.ev.end()
-        if faults:
-            key = faults[0][0]
-            self.notice = ("Config? " + (key if key else "bad file")).encode()
-            self.cfg_fault = True
-
     # -- what happened on the board ------------------------------------------------------
     def on_board(self, e):
         if e == TR.EV_PLACED or e == TR.EV_CHANGED:
@@ -435,24 +401,6 @@ class Scoreboard:
         self.chips = c
         self.dirty = 1
 
-    def stuck_changed(self, s):
-        ev = self.ev
-        ev.begin(b"fault")
-        ev.str_(b"what", b"button")
-        ev.str_(b"why", b"stuck")
-        ev.str_(b"button", BUTTON_NAMES[s if s != NONE else self.stuck])
-        ev.bool_(b"on", s != NONE)
-        ev.end()
-        self.stuck = s
-        self.dirty = 1
-
-    def refuse(self, b, why):
-        ev = self.ev
-        ev.begin(b"refused")
-        ev.str_(b"button", BUTTON_NAMES[b])
-        ev.str_(b"why", WHY_NAMES[why])
-        ev.end()
-        self.notice = WHY_TEXT[why]
 
     def check_setup(self):
         ok = 1 if self.trap.setup_ok(self.tracker) else 0
@@ -506,185 +454,7 @@ class Scoreboard:
             else:
                 self.refuse(b, _WHY_NOT_HERE)
 
-    # -- the correction screen (docs/controls.md) ------------------------------------------------
-    def open_correct(self):
-        g = self.bowling
-        if g.nlog == 0:
-            self.refuse(_BTN_OK, _WHY_NOTHING)
-            return
-        v = self.cvals
-        n = 0
-        if g.lfresh:
-            for k in range(11):
-                v[k] = 10 - k               # X first, then 9 .. 0
-            n = 11
-        else:
-            v[0] = 10 - g.lbase             # spare
-            n = 1
-            if 9 - g.lbase > 0:
-                v[1] = 9 - g.lbase          # sink without a Zenn: the frame makes 9
-                n = 2
-            v[n] = 0                        # no basket
-            n += 1
-        self.ncv = n
-        self.choice = 0
-        for k in range(n):
-            if v[k] == g.lpins:
-                self.choice = k             # start at what the ball counts now
-        t = self.ctitle
-        t[9] = 49 + g.lp
-        f = g.lf + 1
-        t[12] = 49 if f > 9 else 32
-        t[13] = 48 + f % 10
-        t[16] = 49 + g.lb
-        self.mode_before = BOWLING
-        self.mode = MENU
-        self.page = _PAGE_CORRECT
-
-    def correct_button(self, b):
-        # next: the next value; ok: set it; undo or turn: leave the ball as it is
-        if b >= LONG:
-            return
-        if b == _BTN_NEXT:
-            self.choice = (self.choice + 1) % self.ncv
-            return
-        self.mode = self.mode_before
-        if b == _BTN_OK:
-            g = self.bowling
-            pins = self.cvals[self.choice]
-            if pins != g.lpins:
-                c = g.correct(pins)
-                if c >= 0:
-                    self.journal.set(c)
-                    if g.over:
-                        self.best_due()
-
-    def correct_text(self):
-        g = self.bowling
-        v = self.cvals[self.choice]
-        if g.lfresh:
-            if v == 0:
-                return b"- gutter"
-            if v == 10:
-                return b"X strike"
-            if v == 1:
-                return b"1 pin"
-            p = self.pins
-            p[0] = 48 + v
-            return p
-        if v == 0:
-            return b"- no basket"
-        if v == 10 - g.lbase:
-            return b"/ spare"
-        return b"sink: frame 9"
-
-    def menu_button(self, b):
-        p = self.page
-        if p == _PAGE_BEST:
-            # next: the next entry; any other button back to the menu
-            if b < LONG:
-                if b == _BTN_NEXT:
-                    self.choice = (self.choice + 1) % len(self.best_lines)
-                else:
-                    self.page = _PAGE_GAME
-                    self.choice = _GAME_BEST
-                    self.best_lines = ()
-            return
-        if p == _PAGE_CORRECT:
-            self.correct_button(b)
-            return
-        if p == _PAGE_RESTART:
-            if b == _BTN_OK:
-                self.page = _PAGE_GAME
-                self.choice = 0
-                self.mode_before = MENU
-                self.journal.end()          # the game is left: not restored at the next boot
-                self.check_chips()
-            elif b < LONG:
-                self.mode = self.mode_before
-            return
-        if b >= LONG:
-            return
-        if b == _BTN_UNDO or b == _BTN_TURN:
-            self.refuse(b, _WHY_NOT_HERE)
-            return
-        if b == _BTN_NEXT:
-            n = _N_GAMES if p == _PAGE_GAME else 3
-            if p == _PAGE_PLAYERS:
-                n = 6
-            elif p == _PAGE_END or p == _PAGE_ROLE:
-                n = 2
-            self.choice = (self.choice + 1) % n
-        elif b == _BTN_OK:
-            c = self.choice
-            self.choice = 0
-            if p == _PAGE_GAME:
-                if c == _GAME_BEST:
-                    self.best_job = 2           # read outside the loop turn (service())
-                    self.need_service = 1
-                    self.choice = c
-                    return
-                if c >= 3:
-                    self.start_tool(CALIB if c == 3 else SENSORS)
-                    return
-                self.game_choice = c
-                self.page = _PAGE_PLAYERS if c == 0 else _PAGE_TRAPPER
-            elif p == _PAGE_PLAYERS:
-                self.players = c + 1
-                self.page = _PAGE_END
-            elif p == _PAGE_END:
-                self.mode = BOWLING
-                self.bowling.start(self.players, c)
-                self.journal.new_game(J.G_BOWLING, self.players, c, 0)
-                self.check_chips()
-            elif p == _PAGE_TRAPPER:
-                if c == 0:
-                    self.flip_winner = self.flip_coin()
-                    self.page = _PAGE_ROLE
-                else:
-                    self.start_trap(c, False)
-            elif p == _PAGE_ROLE:
-                w = self.flip_winner
-                self.start_trap(w if c == 0 else 3 - w, True)
-
-    def flip_coin(self):
-        # the scoreboard's coin: the pads' noise and the time of the press
-        v = time.ticks_us()
-        g = self.scan.grid
-        for i in range(0, len(g), 7):
-            v ^= g[i]
-        v ^= v >> 8
-        v ^= v >> 4
-        v ^= v >> 2
-        v ^= v >> 1
-        w = (v & 1) + 1
-        self.ev.begin(b"coin")
-        self.ev.int_(b"winner", w)
-        self.ev.end()
-        return w
-
-    def start_trap(self, trapper, coin):
-        self.mode = TRAP
-        self.trap.start(self.game_choice, trapper, coin)
-        self.journal.new_game(J.G_TRAP1 + self.game_choice - 1, 2, trapper, 1 if coin else 0)
-        self.setup = -1
-        self.check_setup()
-        self.check_chips()
-
     # -- display ---------------------------------------------------------------------------
-    def status(self):
-        # what the status row shows: the most urgent condition, else the notice
-        if self.stuck != NONE:
-            return STUCK_TEXT[self.stuck]
-        if self.jfault != J.F_NONE:
-            return J_TEXT[self.jfault]
-        c = self.chips
-        if c:
-            return CH_TEXT[0 if c & 1 else 1 if c & 2 else 2]
-        if self.faults.hand_on:
-            return b"Hand over the pads"
-        return self.notice
-
     def redraw(self):
         u = self.ui
         if self.mode == SENSORS:
@@ -695,165 +465,13 @@ class Scoreboard:
             self.shown = st
             u.fault(st)
         if self.mode == MENU:
-            p = self.page
-            c = self.choice
-            if p == _PAGE_GAME:
-                _menu(u, b"Game", _GAMES, _GAMES_AT, c, b"next / ok")
-            elif p == _PAGE_PLAYERS:
-                d = self.digit
-                d[0] = 49 + c
-                u.draw_menu(b"Players", d, b"next / ok")
-            elif p == _PAGE_END:
-                d = self.digit
-                d[0] = 97 + c                       # "a" or "b"
-                u.draw_menu(b"Shooter end", d, b"next / ok")
-            elif p == _PAGE_TRAPPER:
-                _menu(u, b"Trapper", _TRAPPER, _TRAPPER_AT, c, b"next / ok")
-            elif p == _PAGE_ROLE:
-                _menu(u, FLIP_WON[self.flip_winner - 1], _ROLE, _ROLE_AT, c, b"next / ok")
-            elif p == _PAGE_RESTART:
-                u.draw_menu(b"New game?", b"ok = yes", b"other = no")
-            elif p == _PAGE_CORRECT:
-                u.draw_menu(self.ctitle, self.correct_text(), b"next / ok / undo=no")
-            elif p == _PAGE_BEST:
-                t, line = self.best_lines[c]
-                u.draw_menu(t, line, b"next / ok=back")
+            self.draw_page(u)
         elif self.mode == BOWLING:
             u.draw_bowling(self.bowling, self.held)
         elif self.mode == TRAP:
             u.draw_trap(self.trap, self.setup, self.held)
         elif self.mode == CALIB:
-            _menu(u, b"Calibrate pads", _CAL_TEXT, _CAL_TEXT_AT, self.cstep,
-                        b"working..." if self.calib_job else
-                        (b"ok=add spot / next" if self.cstep in (1, 2) else b"ok / next=skip / undo"))
-
-    # -- best games (best.py, docs/persistence.md) -------------------------------------------------
-    def best_due(self):
-        self.best_job = 1
-        self.need_service = 1
-
-    def best_service(self):
-        # outside the loop turn: a game that ended goes into best.zb (job 1), or the best games
-        # are read for the menu (job 2); best.py is imported for it and dropped again
-        job = self.best_job
-        self.best_job = 0
-        from storage import best
-        g = self.bowling if self.mode == BOWLING else self.trap if self.mode == TRAP else None
-        lines, notice = best.service(self.ev, job, g, self.journal.serial)
-        _forget("storage.best")
-        if notice is not None:
-            self.notice = notice
-        if job == 2:
-            self.best_lines = lines
-            self.mode = MENU
-            self.page = _PAGE_BEST
-            self.choice = 0
-        self.dirty = 1
-
-    # -- the pads: calibration, sensor test, faults (issue 4) -------------------------------------
-    def load_calibration(self):
-        # calib.bin on flash: the pads' zeros, the chips' strength or seen size, pads left out
-        # (the boot event says loaded, missing or damaged). Damaged: said on the status row too;
-        # missing is a new table's state and runs well on defaults: the event says it
-        from sensing import calib
-        st, k = calib.load(self.scan, self.loc, self.shift)
-        if st == calib.DAMAGED and self.notice is None:
-            self.notice = b"Calibration damaged"
-        return calib.STATUS_NAMES[st]
-
-    def start_tool(self, m):
-        # the tool's objects are made the first time, outside the loop turn (service())
-        if (m == CALIB and self.calibration is None) or (m == SENSORS and self.padmap is None
-                                                          and self.oled is not None):
-            self.tool_pending = m
-            self.need_service = 1
-            return
-        if m == SENSORS and self.padmap is None:
-            self.refuse(_BTN_OK, _WHY_NOT_HERE)   # no OLED to show the map on
-            return
-        self.mode_before = MENU
-        self.mode = m
-        self.cstep = 0
-        if m == SENSORS:
-            self.oled.fill(0)
-            self.padmap.reset()
-
-    def tool_service(self):
-        m = self.tool_pending
-        self.tool_pending = 0
-        if m == CALIB:
-            from sensing import calib
-            self.calibration = calib.Calibration(self.scan, self.loc, self.shift)
-        else:
-            from displays.padmap import PadMap
-            self.padmap = PadMap(self.oled, self.scan, self.loc, self.shift)
-        self.start_tool(m)
-        self.dirty = 1
-
-    def leave_tool(self):
-        if self.mode == SENSORS and self.oled is not None:
-            self.oled.fill(0)
-        self.mode = MENU
-        self.page = _PAGE_GAME
-        self.choice = 0
-
-    def tool_button(self, b):
-        # sensor test: ok or undo back to the menu. Calibration: ok does the step, next skips
-        # it, undo leaves (what was measured stays in use until the next boot, unsaved)
-        if b >= LONG:
-            return
-        if self.mode == SENSORS:
-            if b == _BTN_OK or b == _BTN_UNDO:
-                self.leave_tool()
-            return
-        if self.calib_job:
-            return
-        if b == _BTN_UNDO:
-            self.leave_tool()
-        elif b == _BTN_NEXT:
-            self.cstep += 1
-            if self.cstep >= _CAL_STEPS:
-                self.leave_tool()
-        elif b == _BTN_OK:
-            self.calib_job = self.cstep + 1
-            self.need_service = 1
-
-    def command(self, line):
-        # a line from the serial console (main.py; tools/calibrate): "calib empty|small|big|save"
-        # runs that calibration step now, outside the loop turn, and writes its calib event
-        # (calib.command); a blank line (an empty one, or spaces, tabs, a lone "\r" from a
-        # terminal) is no command and is ignored; anything else is refused
-        w = line.split()
-        if not w:
-            return
-        if len(w) == 2 and w[0] in ("calib", b"calib"):
-            from sensing import calib
-            if calib.command(self, w[1]):
-                return
-            if self.calibration is None:
-                _forget("sensing.calib")
-        ev = self.ev
-        ev.begin(b"refused")
-        ev.str_(b"command", line.strip().encode() if isinstance(line, str) else line.strip())
-        ev.str_(b"why", b"unknown")
-        ev.end()
-
-    def calib_service(self, menu=True):
-        # one calibration step, outside the loop turn (it scans frames and allocates): its event
-        # and notice (calib.step); the menu goes on to the next step after the empty board and
-        # the save
-        from sensing import calib
-        if calib.step(self) and menu:
-            self.cstep += 1
-            if self.cstep >= _CAL_STEPS:
-                self.leave_tool()
-        self.dirty = 1
-
-
-def _menu(u, title, words, at, c, hint):
-    # a menu screen whose choice is word c of `words` (the lists above)
-    a = at[c]
-    u.draw_menu(title, words, hint, a, at[c + 1] - a)
+            self.draw_tool(u)
 
 
 def _open_buzzer():
@@ -863,19 +481,6 @@ def _open_buzzer():
 
 
 _PACKAGES = ("tables", "sensing", "tracking", "games", "displays", "storage", "panel", "scoreboard")
-
-
-def _forget(name):
-    # a module used at boot only: out of sys.modules, so that its code is collected once
-    # nothing refers to it any more (imported again when it is asked for later). A submodule
-    # ("storage.config") is an attribute of its package's module too: dropped from both.
-    if name in sys.modules:
-        del sys.modules[name]
-    dot = name.rfind(".")
-    if dot > 0:
-        pkg = sys.modules.get(name[:dot])
-        if pkg is not None and hasattr(pkg, name[dot + 1:]):
-            delattr(pkg, name[dot + 1:])
 
 
 def _reset_was_watchdog():
