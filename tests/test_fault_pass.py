@@ -111,6 +111,7 @@ class Tr:
 
 class Fast:
     off = 0xFFFF            # both cup beams off: _chatter looks at nothing
+    count = array('i', (0, 0, 0, 0, 0))     # no edges (faults._chatter_ends reads them)
 
 
 class Scan:

@@ -38,7 +38,7 @@ def _texts(source, names):
 
 def test_every_status_message_and_result_is_explained():
     guide = read("docs", "playing.md")
-    app = read("firmware", "scoreboard", "app.py")
+    app = read("firmware", "scoreboard", "status_row.py")
     texts = _texts(app, ["WHY_TEXT", "CH_TEXT", "J_TEXT"])
     texts += ["Unsure: check chips", "Game restored", "Watchdog: restored", "Hand over the pads",
               "Calibration damaged", "Split!", "Same chip twice!", "Out of turn!", "No shots left",
