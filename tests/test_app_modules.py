@@ -27,7 +27,7 @@ def test_the_modules_consts_agree():
             seen.setdefault(name.lstrip("_") if name.isupper() else name, []).append(
                 (os.path.basename(path), v))
     shared = {n: vs for n, vs in seen.items() if len(vs) > 1}
-    assert {"MENU", "BOWLING", "PAGE_CORRECT", "BTN_OK", "WHY_NOT_HERE"} <= set(shared)
+    assert {"MENU", "GAME", "PAGE_CORRECT", "BTN_OK", "WHY_NOT_HERE"} <= set(shared)
     for name, vs in shared.items():
         assert len({v for _, v in vs}) == 1, (name, vs)
 

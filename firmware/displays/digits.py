@@ -6,7 +6,6 @@
 #   pages with it), telling whether anything changed.
 # - put_int(): an int right-aligned as ASCII digits; put_text()/put_num(): bytes and an int
 #   left-aligned from an index (the fault and sensor-test texts).
-# - shot_result(): what the last Trap Zenn shot decided, as both displays hold it on screen.
 # - Row: a screen's line buffer, composed in place (_blank, _put, _num) before it is handed to
 #   the driver; ui.UI (21 cells) and seg_ui.SegUI (8 digits) are Rows.
 import sys
@@ -114,15 +113,3 @@ class Row:
             return col
         return put_int(self._ln, col, width, value, 0x20, self._over)
 
-
-def shot_result(t):
-    # what the last Trap Zenn shot decided, worth holding on the screen: rules_trap's result
-    # (1..8: trapped, out of shots, sank small, escaped, penalty), 9 for a trapper's shot that
-    # left the small chip entirely in a backcourt, 0 for nothing
-    if t.lp == 0:
-        return 0
-    if t.lres:
-        return t.lres
-    if t.lrole == 0 and (t.lsmall == 1 or t.lsmall == 2):
-        return 9
-    return 0

@@ -1,15 +1,18 @@
 # The scoreboard's displays, as config.json's "display" picks them: the OLED (ssd1306.py +
-# ui.py), the seven-segment chain (max7219.py + seg_ui.py), or both. Displays fans the screen
-# calls app.py makes (draw_menu, draw_bowling, draw_trap, fault) out to each display and
-# services their buses, one small piece of each per loop turn. Allocation-free after open().
+# oled_screens.py), the seven-segment chain (max7219.py + seg_screens.py), or both. Displays
+# fans the screen calls app.py makes (draw_menu, draw_game, fault) out to each display and
+# services their buses, one small piece of each per loop turn. A game's screen on each display
+# is the function games/registry.py names for it. Allocation-free after open().
 import gc
 
 from tables import pins
+from games.registry import GAMES, OLED, SEG, load
 
 
 class Displays:
     def __init__(self):
-        self.uis = ()           # ui.UI and/or seg_ui.SegUI
+        self.uis = ()           # oled_screens.UI and/or seg_screens.SegUI
+        self.screens = ()       # per ui: per game (registry order) its screen, or None
         self.drivers = ()       # their drivers: service() / flush()
         self.oled = None
         self.seg = None
@@ -19,6 +22,7 @@ class Displays:
         from machine import Pin
         which = cfg.get("display")
         uis = []
+        screens = []
         drivers = []
         if which == "oled" or which == "both":
             from machine import I2C
@@ -29,6 +33,7 @@ class Displays:
                       freq=pins.OLED_FREQ)
             self.oled = SSD1306(i2c, pins.OLED_ADDR)
             uis.append(ui.UI(self.oled))
+            screens.append(_screens(OLED))
             drivers.append(self.oled)
         if which == "sevenseg" or which == "both":
             from machine import SPI
@@ -40,8 +45,10 @@ class Displays:
             cs = Pin(pins.SPI_CS, Pin.OUT, value=1)
             self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
             uis.append(seg_ui.SegUI(self.seg))
+            screens.append(_screens(SEG))
             drivers.append(self.seg)
         self.uis = tuple(uis)
+        self.screens = tuple(screens)
         self.drivers = tuple(drivers)
         return self
 
@@ -51,14 +58,14 @@ class Displays:
         for u in self.uis:
             u.draw_menu(title, choice, hint, off, n)
 
-    def draw_bowling(self, game, held=0):
-        # held: the last ball's result (app.py holds it for RESULT_MS), else the player up
-        for u in self.uis:
-            u.draw_bowling(game, -1, held)
-
-    def draw_trap(self, t, setup, held=0):
-        for u in self.uis:
-            u.draw_trap(t, setup, held)
+    def draw_game(self, k, game, setup, held=0):
+        # game k of the registry (game: its engine); setup: its set-up check (-1 none, 0 wrong,
+        # 1 right); held: the last shot's result (app.py holds it for RESULT_MS)
+        uis = self.uis
+        for i in range(len(uis)):
+            f = self.screens[i][k]
+            if f is not None:
+                f(uis[i], game, setup, held)
 
     def fault(self, buf):
         for u in self.uis:
@@ -73,3 +80,8 @@ class Displays:
     def flush(self):
         for d in self.drivers:
             d.flush()
+
+
+def _screens(which):
+    # each game's screen function on one display (OLED or SEG: the registry's column)
+    return tuple(None if g[which] is None else load(g[which]) for g in GAMES)

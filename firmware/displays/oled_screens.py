@@ -27,7 +27,7 @@ from micropython import const
 
 from displays.ssd1306 import COLS
 from tables.board_table import END_ZONES
-from displays.digits import Row, shot_result
+from displays.digits import Row
 from games.bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, PROMPT_GAME_OVER, RES_STRIKE, RES_SPARE, RES_SINK9,
                            RES_PINS, RES_GUTTER)
@@ -56,6 +56,15 @@ _SHOT_AT = b"\x00\x00\x0f\x22\x35\x47\x54\x63\x6b\x7c\x8d"
 # zone z of an end (0..8: back4 cup3 pocket zline z3 e2 n2 n3 cup), 9 the centre circle
 _PLACE = b'4pt3ptpocketZenn lineZEinner Nouter Ncup lipcentre'
 _PLACE_AT = b'\x00\x03\x06\x0c\x15\x16\x17\x1e%,2'
+
+
+# the games' screens (games/registry.py names them): f(ui, engine, setup, held)
+def bowling(ui, game, setup, held):
+    ui.draw_bowling(game, -1, held)
+
+
+def trap(ui, t, setup, held):
+    ui.draw_trap(t, setup, held)
 
 
 def _prompt_text(prompt):
@@ -401,7 +410,7 @@ class UI(Row):
         self._show(5)
         # result
         self._blank()
-        h = shot_result(t) if held else 0
+        h = t.result() if held else 0
         if h:
             a = _SHOT_AT[h]
             n = _SHOT_AT[h + 1] - a

@@ -28,7 +28,7 @@
 from micropython import const
 
 from displays.max7219 import DIGITS
-from displays.digits import Row, shot_result
+from displays.digits import Row
 from games.bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
                            PROMPT_SHOOT, RES_STRIKE, RES_SPARE, RES_SINK9, RES_PINS, RES_GUTTER)
 from games.trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
@@ -96,9 +96,18 @@ def _word_len(buf, off):
 _REASON = b"StUChitoFFCUP15ShSAnK"
 _REASON_AT = b"\x00\x00\x04\x07\x0a\x0d\x11\x15"
 
-# what one Trap Zenn shot decided (ui.shot_result 1..9), while it is held
+# what one Trap Zenn shot decided (Trap.result() 1..9), while it is held
 _SHOT = b"trAPPEdtrAPPEdtrAPPEdtrAPPEdoUt 15SAnKESCAPEdPEnALtyIn bACK"
 _SHOT_AT = b"\x00\x00\x07\x0e\x15\x1c\x22\x26\x2d\x34\x3b"
+
+
+# the games' screens (games/registry.py names them): f(ui, engine, setup, held)
+def bowling(ui, game, setup, held):
+    ui.draw_bowling(game, -1, held)
+
+
+def trap(ui, t, setup, held):
+    ui.draw_trap(t, setup, held)
 
 
 def _same(t, j, buf, off, n):
@@ -329,7 +338,7 @@ class SegUI(Row):
             return
         self._blank()
         c = 0
-        r = shot_result(t) if held else 0
+        r = t.result() if held else 0
         if r:
             a = _SHOT_AT[r]
             self._put(0, _SHOT, a, _SHOT_AT[r + 1] - a)

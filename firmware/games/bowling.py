@@ -13,7 +13,8 @@
 # engine knows from the log; the outcome itself only records what happened on the board.
 from micropython import const
 from array import array
-from tracking.shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF
+from tracking.shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, KIND_SMALL
+from games.registry import name_of
 
 from tables.board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_A_POCKET, Z_CENTER, Z_OFF, N_ZONES
 
@@ -61,8 +62,14 @@ _END_NAMES = (b'a', b'b')
 
 
 class Bowling:
+    # the game interface (docs/architecture.md, "Adding a game"): ok opens the correction screen
+    # (scoreboard/correction.py: correct()); no big chip belongs on the board
+    CORRECTS = True
+    BIG_CHIPS = 0
+
     def __init__(self, events):
         self.ev = events                    # events.EventWriter (or None: silent)
+        self.name = name_of("games.bowling", 0)         # the event stream's "game"
         self.log = bytearray(MAX_PLAYERS * MAX_BALLS)   # outcomes, in the order played
         self.nlog = 0
         self.pins = bytearray(MAX_PLAYERS * MAX_BALLS)  # per player and ball: pins
@@ -102,6 +109,43 @@ class Bowling:
         self.lfresh = True                  # the last ball was a first ball (a fresh rack) ...
         self.lbase = 0                      # ... or a spare attempt after this many pins
 
+    # -- the game interface (app.py, journal.py: games/registry.py's start()) ----------------
+    def begin(self, variant, players, o1, o2):
+        return self.start(players, o1)
+
+    def turn(self):
+        return -2                           # the turn button: not used in this game
+
+    def result(self):
+        return 1                            # every ball's result is held on the displays
+
+    def own_status(self):
+        return self.last_split              # "Split!" is on the status row
+
+    def setup_state(self, tracker):
+        return -1                           # no set-up to check
+
+    def placed(self, tracker):
+        # a chip put down: after an undo the chip goes back where the ball is played from
+        # (away); the prompt says where until the pads see it there. True: the screen changed
+        if self.away < 0:
+            return False
+        i = tracker.slot_of(KIND_SMALL)
+        if i >= 0 and tracker.mask[i] & (1 << self.away):
+            self.away = -1
+            return True
+        return False
+
+    def tune(self, T):
+        # the buzzer's tune after a ball (panel/buzzer.py; T: tables.tunes), -1 for none
+        if self.over:
+            return T.GAME_OVER
+        if self.lres == RES_STRIKE:
+            return T.STRIKE
+        if self.lres == RES_SPARE:
+            return T.SPLIT if self.last_split else T.SPARE
+        return -1
+
     # -- game -------------------------------------------------------------------------------
     def start(self, players, shooter_end):
         if players < 1 or players > MAX_PLAYERS or shooter_end < 0 or shooter_end > 1:
@@ -113,7 +157,7 @@ class Bowling:
         ev = self.ev
         if ev is not None:
             ev.begin(b'game')
-            ev.str_(b'game', b'bowling')
+            ev.str_(b'game', self.name)
             ev.int_(b'players', players)
             ev.str_(b'shooter_end', _END_NAMES[shooter_end])
             ev.end()
@@ -511,7 +555,7 @@ class Bowling:
         p = self.lp
         ev.begin(b'shot')
         ev.int_(b'player', p + 1)
-        ev.str_(b'game', b'bowling')
+        ev.str_(b'game', self.name)
         ev.int_(b'frame', self.lf + 1)
         ev.int_(b'ball', self.lb + 1)
         ev.int_(b'pins', self.lpins)
@@ -535,7 +579,7 @@ class Bowling:
             return
         m = self._m
         ev.begin(b'game_over')
-        ev.str_(b'game', b'bowling')
+        ev.str_(b'game', self.name)
         ev.arr(b'players')
         for p in range(self.players):
             ev.obj(None)

@@ -17,6 +17,7 @@ from array import array
 from tracking.shot import KIND_SMALL, KIND_BIG, FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, MAX_CHIPS
 from tables.board_table import (Z_A_BACK4, Z_A_CUP3, Z_A_POCKET, Z_A_ZLINE, Z_A_CUP,
                          Z_B_ZLINE, Z_CENTER, END_ZONES)
+from games.registry import name_of
 
 TRAP1_SHOTS = const(15)     # Trap Zenn 1: the trapper's shots
 TURN_SHOTS = const(3)       # at most three big-chip shots per trapper turn
@@ -97,8 +98,6 @@ PART_A = BACK_A & ~(1 << Z_A_ZLINE)
 PART_B = PART_A << END_ZONES
 CENTER_BIT = 1 << Z_CENTER
 
-_GAME_NAMES = (b'', b'trap1', b'trap2')
-
 # the state snapshot (the base the log is played on): indices into Trap.base
 _S_ROLE = const(0)
 _S_TRAPPER = const(1)
@@ -148,8 +147,15 @@ def small_loc(fate, mask):
 
 
 class Trap:
+    # the game interface (docs/architecture.md, "Adding a game"): ok corrects nothing; the
+    # three big chips are the trapper's
+    CORRECTS = False
+    BIG_CHIPS = 3
+
     def __init__(self, events, log_size=LOG_SIZE):
         self.ev = events                    # events.EventWriter (or None: silent)
+        self.name = b''                     # the event stream's "game" (start(): trap1, trap2)
+        self.players = 0
         self.log = bytearray(log_size)      # outcomes and END_TURN, in the order played
         self.nlog = 0
         self.folded = 0                     # entries folded into the base (not undoable)
@@ -189,11 +195,56 @@ class Trap:
         self.lturn = 0                      # trapper shots: its number in the turn (1..3)
         self.lsmall = LOC_FIELD             # where it left the small chip
 
+    # -- the game interface (app.py, journal.py: games/registry.py's start()) ----------------
+    def begin(self, variant, players, o1, o2):
+        return self.start(variant, o1, o2)
+
+    def turn(self):
+        # the end-of-turn button: END_TURN for the journal, -1 when it cannot end a turn now
+        return END_TURN if self.end_turn() else -1
+
+    def result(self):
+        # what the last shot decided, worth holding on the displays (0: nothing): its result
+        # (1..8: trapped, out of shots, sank small, escaped, penalty), 9 for a trapper's shot
+        # that left the small chip entirely in a backcourt
+        if self.lp == 0:
+            return 0
+        if self.lres:
+            return self.lres
+        if self.lrole == ROLE_TRAPPER and is_back(self.lsmall):
+            return 9
+        return 0
+
+    def own_status(self):
+        return self.lfoul                   # the foul is on the status row
+
+    def setup_state(self, tracker):
+        # before a round's first shot: 1 the chips are set up, 0 not yet; -1 no set-up now
+        if self.prompt != PROMPT_SETUP:
+            return -1
+        return 1 if self.setup_ok(tracker) else 0
+
+    def placed(self, tracker):
+        return False
+
+    def tune(self, T):
+        # the buzzer's tune after a shot (panel/buzzer.py; T: tables.tunes), -1 for none: the
+        # game's end, a trap (Trap Zenn 2's first round), an escape
+        if self.over:
+            return T.GAME_OVER
+        if R_STUCK <= self.lres <= R_BASKET:
+            return T.TRAPPED
+        if self.lres == RES_ESCAPED:
+            return T.ESCAPED
+        return -1
+
     # -- game -------------------------------------------------------------------------------
     def start(self, variant, trapper, coin_flipped):
         if variant < 1 or variant > 2 or trapper < 1 or trapper > 2:
             return False
         self.variant = variant
+        self.name = name_of("games.trap", variant)
+        self.players = 2
         self.first = trapper
         self.coin = True if coin_flipped else False
         self.nlog = 0
@@ -204,7 +255,7 @@ class Trap:
         ev = self.ev
         if ev is not None:
             ev.begin(b'game')
-            ev.str_(b'game', _GAME_NAMES[variant])
+            ev.str_(b'game', self.name)
             ev.int_(b'trapper', trapper)
             ev.bool_(b'coin', self.coin)
             ev.end()
@@ -320,7 +371,7 @@ class Trap:
         ev = self.ev
         if ev is not None:
             ev.begin(b'undo')
-            ev.str_(b'game', _GAME_NAMES[self.variant])
+            ev.str_(b'game', self.name)
             ev.int_(b'player', self.player)
             ev.str_(b'role', ROLE_NAMES[self.role])
             ev.int_(b'shots', self.shots)
@@ -639,7 +690,7 @@ class Trap:
         ev = self.ev
         ev.begin(b'shot')
         ev.int_(b'player', self.lp)
-        ev.str_(b'game', _GAME_NAMES[self.variant])
+        ev.str_(b'game', self.name)
         ev.str_(b'role', ROLE_NAMES[self.lrole])
         if self.lrole == ROLE_TRAPPER:
             ev.str_(b'chip', b'big')
@@ -676,7 +727,7 @@ class Trap:
     def _emit_round(self):
         ev = self.ev
         ev.begin(b'round')
-        ev.str_(b'game', b'trap2')
+        ev.str_(b'game', self.name)
         ev.int_(b'round', self.round + 1)
         ev.int_(b'trapper', self.trapper)
         ev.end()
@@ -684,7 +735,7 @@ class Trap:
     def _emit_game_over(self):
         ev = self.ev
         ev.begin(b'game_over')
-        ev.str_(b'game', _GAME_NAMES[self.variant])
+        ev.str_(b'game', self.name)
         if self.variant == 1:
             ev.int_(b'winner', self.winner)
             ev.int_(b'trapper', self.trapper)

@@ -1,13 +1,12 @@
 # The optional piezo buzzer (config.json "buzzer": true; pin map "buzzer"): a short tune for a
-# strike, a spare, a split, a trap, an escape and the game's end. The tunes are notes in
+# strike, a spare, a split, a trap, an escape and the game's end (each game's engine says which:
+# its tune(), docs/architecture.md "Adding a game"). The tunes are notes in
 # tunes.py (generated from sound/tunes.json, which the play page reads too). play() starts one;
 # service(), called every loop turn, steps it by ticks: each note sets the PWM's frequency and
 # duty once, nothing waits and nothing is allocated. Imported only when configured (app.py).
 from micropython import const
 import time
 
-from games import bowling as RB
-from games import trap as RT
 from tables import tunes as T
 
 _DUTY = const(32768)        # a square wave: the loudest a piezo gets from one pin
@@ -51,21 +50,8 @@ class Buzzer:
         self.i = i + 1
 
     # -- what the games play (app.py) ----------------------------------------------------------
-    def bowling(self, g):
-        # after a ball (rules_bowling.Bowling): the game's end, a strike, a spare or split
-        if g.over:
-            self.play(T.GAME_OVER)
-        elif g.lres == RB.RES_STRIKE:
-            self.play(T.STRIKE)
-        elif g.lres == RB.RES_SPARE:
-            self.play(T.SPLIT if g.last_split else T.SPARE)
-
-    def trap(self, t):
-        # after a Trap Zenn shot (rules_trap.Trap): the game's end, a trap (Trap Zenn 2's first
-        # round), an escape
-        if t.over:
-            self.play(T.GAME_OVER)
-        elif RT.R_STUCK <= t.lres <= RT.R_BASKET:   # trapped: stuck, hit, off, basket
-            self.play(T.TRAPPED)
-        elif t.lres == RT.RES_ESCAPED:
-            self.play(T.ESCAPED)
+    def after_shot(self, g):
+        # after a shot of the game g (its engine): the tune it asks for, if any
+        k = g.tune(T)
+        if k >= 0:
+            self.play(k)

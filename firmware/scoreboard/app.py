@@ -36,14 +36,12 @@ from sensing.fastin import FastInputs
 from panel.buttons import Buttons, NONE, LONG
 from sensing import faults as FA
 gc.collect()
-from games.bowling import Bowling
-gc.collect()
-from games.trap import END_TURN
+# the games (games/registry.py): their engines' classes imported here, among the other code
+from games import registry as R
+_ENGINES = R.engines
 gc.collect()
 from storage import journal as J
-from games.trap import Trap, PROMPT_SETUP as TRAP_SETUP
 from displays.display_set import Displays
-from displays.digits import shot_result
 gc.collect()
 # the Scoreboard's parts other than the loop, one module each (it inherits them)
 from scoreboard.status_row import StatusRow, CH_NAMES, J_TEXT
@@ -60,8 +58,7 @@ CONFIG_PATH = "config.json"     # config.PATH
 
 # modes
 MENU = const(0)
-BOWLING = const(1)
-TRAP = const(2)
+GAME = const(1)             # a game of the registry is played: self.game, self.game_choice
 CALIB = const(3)            # the pads' calibration (issue 4, docs/controls.md)
 SENSORS = const(4)          # the sensor test screen: the pad map
 
@@ -162,15 +159,14 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         # the buzzer after the displays: its pin is SPI0's MISO too (pin map), which it takes
         # over; not configured, its code is not even imported
         self.buzzer = _open_buzzer() if cfg.get("buzzer") else None
-        self.bowling = Bowling(self.ev)
-        self.trap = Trap(self.ev)
-        self.setup = -1          # trap set-up check: -1 not known, 0 wrong, 1 right
+        self.engines = _ENGINES(self.ev)    # one per game of the registry (games/registry.py)
+        self.setup = -1          # the game's set-up check: -1 not known, 0 wrong, 1 right
         self.flip_winner = 1
-        self.game = None
+        self.game = None            # the engine of the game played (or last played)
         self.mode = MENU
         self.page = _PAGE_GAME
         self.choice = 0
-        self.game_choice = 0
+        self.game_choice = 0        # that game's index in the registry
         self.players = 1
         self.dirty = 1
         self.held = 0               # 1: the last shot's result is on the displays (RESULT_MS)
@@ -207,18 +203,17 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
     def restore(self, wd):
         # the game in progress from the journal (journal.py), played back through the rules
         self.journal = J.Journal(self.ev)
-        g = self.journal.boot(self.bowling, self.trap)
+        g = self.journal.boot(self.engines)
         j = self.journal
-        if g == J.G_BOWLING:
-            self.mode = BOWLING
-            self.players = self.bowling.players
-        elif g != J.G_NONE:
-            self.mode = TRAP
-            self.game_choice = self.trap.variant
-            self.setup = -1
         if g != J.G_NONE:
+            k = R.index(g)
+            self.mode = GAME
+            self.game_choice = k
+            self.game = self.engines[k]
+            self.players = self.game.players
+            self.setup = -1
             self.ev.begin(b"restored")
-            self.ev.str_(b"game", J.GAME_NAMES[g])
+            self.ev.str_(b"game", R.GAMES[k][R.NAME])
             self.ev.int_(b"entries", j.played)
             self.ev.str_(b"reset", b"watchdog" if wd else b"power")
             self.ev.bool_(b"torn", j.status == J.S_TORN)
@@ -295,7 +290,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             self.calib_service()
         if self.best_job:
             self.best_service()
-        self.journal.service(self.trap if self.mode_of_game() == TRAP else self.bowling)
+        self.journal.service(self.game)
 
     def mode_of_game(self):
         return self.mode_before if self.mode == MENU else self.mode
@@ -304,8 +299,8 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
     def on_board(self, e):
         if e == TR.EV_PLACED or e == TR.EV_CHANGED:
             self.unhold()                   # a chip put down: the next player is ready
-            if self.mode == BOWLING:
-                self.check_away()
+            if self.mode == GAME and self.game.placed(self.tracker):
+                self.dirty = 1              # it asked for the chip there (Bowling: put back)
         if e == TR.EV_SHOT:
             self.notice = None
             self.held = 0
@@ -321,38 +316,23 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 if res.kind[i] and not res.sure[i]:
                     sure = 0
             self.ev.annotate(b"shot", b"sure", sure)
-        if self.mode == BOWLING:
+        if self.mode == GAME:
+            g = self.game
             if e == TR.EV_SHOT:
-                c = self.bowling.on_shot(self.tracker.res)
+                c = g.on_shot(self.tracker.res)
                 if c >= 0:
                     self.journal.out(c)
-                    self.hold()
-                    if self.buzzer is not None:
-                        self.buzzer.bowling(self.bowling)
-                    if self.bowling.over:
-                        self.best_due()
-            self.dirty = 1
-        elif self.mode == TRAP:
-            t = self.trap
-            if e == TR.EV_SHOT:
-                c = t.on_shot(self.tracker.res)
-                if c >= 0:
-                    self.journal.out(c)
-                    if shot_result(t):
+                    if g.result():
                         self.hold()
                     if self.buzzer is not None:
-                        self.buzzer.trap(t)
-                    if t.over:
+                        self.buzzer.after_shot(g)
+                    if g.over:
                         self.best_due()
-            if t.prompt == TRAP_SETUP:
-                self.check_setup()
-            else:
-                self.setup = -1
+            self.check_setup()
             self.dirty = 1
-        # an unsure verdict is said on the status row too, unless the game's own word is there
-        if not sure and ((self.mode == BOWLING and not self.bowling.last_split)
-                         or (self.mode == TRAP and not self.trap.lfoul)):
-            self.notice = b"Unsure: check chips"
+            # an unsure verdict is said on the status row too, unless the game's own word is there
+            if not sure and not g.own_status():
+                self.notice = b"Unsure: check chips"
 
     def hold(self):
         self.held = 1
@@ -361,18 +341,6 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
     def unhold(self):
         if self.held:
             self.held = 0
-            self.dirty = 1
-
-    def check_away(self):
-        # after an undo the chip goes back where the ball is played from (Bowling.away): the
-        # prompt says where until the pads see it there
-        g = self.bowling
-        if g.away < 0:
-            return
-        tr = self.tracker
-        i = tr.slot_of(S.KIND_SMALL)
-        if i >= 0 and tr.mask[i] & (1 << g.away):
-            g.away = -1
             self.dirty = 1
 
     def check_chips(self):
@@ -385,7 +353,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 c |= _CH_TOO_MANY
             if tr.count(S.KIND_SMALL) > 1:
                 c |= _CH_TWO_SMALL
-            if m == BOWLING and tr.count(S.KIND_BIG) > 0:
+            if m == GAME and self.game.BIG_CHIPS == 0 and tr.count(S.KIND_BIG) > 0:
                 c |= _CH_BIG
         d = c ^ self.chips
         if d == 0:
@@ -403,8 +371,12 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
 
 
     def check_setup(self):
-        ok = 1 if self.trap.setup_ok(self.tracker) else 0
-        if ok != self.setup:
+        # the game's set-up (Trap Zenn: the chips before a round's first shot), said once it
+        # changes; -1 while the game has none to check
+        ok = self.game.setup_state(self.tracker)
+        if ok < 0:
+            self.setup = -1
+        elif ok != self.setup:
             self.setup = ok
             self.ev.begin(b"setup")
             self.ev.bool_(b"ok", ok)
@@ -429,28 +401,22 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             pass                            # its short press acted already; next alone: nothing
         elif not self.tracker.at_rest():
             self.refuse(b, _WHY_MOVING)      # the shot under way would land on the wrong ball
-        elif self.mode == BOWLING:
+        elif self.mode == GAME:
+            g = self.game
             if b == _BTN_UNDO:
-                if self.bowling.undo():
+                if g.undo():
                     self.journal.undo()
-                    self.check_away()
-                else:
-                    self.refuse(b, _WHY_NOTHING)
-            elif b == _BTN_OK:
-                self.open_correct()
-            else:
-                self.refuse(b, _WHY_NOT_HERE)
-        elif self.mode == TRAP:
-            if b == _BTN_UNDO:
-                if self.trap.undo():
-                    self.journal.undo()
+                    g.placed(self.tracker)      # the chip may lie where it goes back already
                 else:
                     self.refuse(b, _WHY_NOTHING)
             elif b == _BTN_TURN:
-                if self.trap.end_turn():
-                    self.journal.out(END_TURN)
+                c = g.turn()                    # an entry for the journal, -1 not now, -2 no turns
+                if c >= 0:
+                    self.journal.out(c)
                 else:
-                    self.refuse(b, _WHY_NOT_NOW)
+                    self.refuse(b, _WHY_NOT_NOW if c == -1 else _WHY_NOT_HERE)
+            elif b == _BTN_OK and g.CORRECTS:
+                self.open_correct()
             else:
                 self.refuse(b, _WHY_NOT_HERE)
 
@@ -466,10 +432,8 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             u.fault(st)
         if self.mode == MENU:
             self.draw_page(u)
-        elif self.mode == BOWLING:
-            u.draw_bowling(self.bowling, self.held)
-        elif self.mode == TRAP:
-            u.draw_trap(self.trap, self.setup, self.held)
+        elif self.mode == GAME:
+            u.draw_game(self.game_choice, self.game, self.setup, self.held)
         elif self.mode == CALIB:
             self.draw_tool(u)
 

@@ -1,5 +1,6 @@
-# The correction screen (docs/controls.md): ok during Zenn Bowling sets what the last ball
-# counts. A part of Scoreboard (scoreboard/app.py), used on a button press or a redraw only.
+# The correction screen (docs/controls.md): ok during Zenn Bowling (a game whose engine
+# CORRECTS: correct(pins)) sets what the last ball counts. A part of Scoreboard
+# (scoreboard/app.py), used on a button press or a redraw only.
 from micropython import const
 
 from panel.buttons import LONG
@@ -7,7 +8,7 @@ from panel.buttons import LONG
 # modes (app.py's MENU ... as module-private consts: tests/test_app_modules.py checks that the
 # values agree; each module keeps its own const()s so that they stay inlined, and out of its dict)
 _MENU = const(0)
-_BOWLING = const(1)
+_GAME = const(1)
 
 # menu pages
 _PAGE_CORRECT = const(6)
@@ -22,7 +23,7 @@ _WHY_NOTHING = const(1)         # status_row.WHY_NAMES
 class Correction:
     # -- the correction screen (docs/controls.md) ------------------------------------------------
     def open_correct(self):
-        g = self.bowling
+        g = self.game
         if g.nlog == 0:
             self.refuse(_BTN_OK, _WHY_NOTHING)
             return
@@ -51,7 +52,7 @@ class Correction:
         t[12] = 49 if f > 9 else 32
         t[13] = 48 + f % 10
         t[16] = 49 + g.lb
-        self.mode_before = _BOWLING
+        self.mode_before = _GAME
         self.mode = _MENU
         self.page = _PAGE_CORRECT
 
@@ -64,7 +65,7 @@ class Correction:
             return
         self.mode = self.mode_before
         if b == _BTN_OK:
-            g = self.bowling
+            g = self.game
             pins = self.cvals[self.choice]
             if pins != g.lpins:
                 c = g.correct(pins)
@@ -74,7 +75,7 @@ class Correction:
                         self.best_due()
 
     def correct_text(self):
-        g = self.bowling
+        g = self.game
         v = self.cvals[self.choice]
         if g.lfresh:
             if v == 0:

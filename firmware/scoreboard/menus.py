@@ -1,18 +1,18 @@
-# The menus (docs/controls.md): choosing a game and its players, end or trapper, the coin flip,
-# the "New game?" question and the best games' pages. A part of Scoreboard (scoreboard/app.py:
-# Scoreboard inherits Menus), used on a button press or a redraw, never in the scan itself.
+# The menus (docs/controls.md): choosing a game (games/registry.py lists them) and its start
+# pages (players and end, or trapper and coin flip: the game's SETUP), the "New game?" question
+# and the best games' pages. A part of Scoreboard (scoreboard/app.py: Scoreboard inherits
+# Menus), used on a button press or a redraw, never in the scan itself.
 from micropython import const
 import time
 
 from panel.buttons import LONG
 from scoreboard.heap import forget as _forget
-from storage import journal as J
+from games import registry as R
 
 # modes (app.py's MENU ... as module-private consts: tests/test_app_modules.py checks that the
 # values agree; each module keeps its own const()s so that they stay inlined, and out of its dict)
 _MENU = const(0)
-_BOWLING = const(1)
-_TRAP = const(2)
+_GAME = const(1)
 _CALIB = const(3)
 _SENSORS = const(4)
 
@@ -35,11 +35,13 @@ _BTN_TURN = const(3)
 _WHY_NOT_HERE = const(3)        # status_row.WHY_NAMES
 
 # The menus' choices, each list in one bytes object (a tuple of bytes took an object each):
-# choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu())
-_GAMES = b"Zenn BowlingTrap Zenn 1Trap Zenn 2Calibrate padsSensor testBest games"
-_GAMES_AT = b"\x00\x0c\x17\x22\x30\x3b\x45"
-_N_GAMES = const(6)
-_GAME_BEST = const(5)
+# choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu()).
+# The "Game" page: the registry's games (their TITLE), then the tools
+_TOOLS = b"Calibrate padsSensor testBest games"
+_TOOLS_AT = b"\x00\x0e\x19\x23"
+_N = len(R.GAMES)
+_TOOL_CALIB = const(0)
+_TOOL_BEST = const(2)
 _TRAPPER = b"Coin flipPlayer 1Player 2"
 _TRAPPER_AT = b"\x00\x09\x11\x19"
 _ROLE = b"Winner trapsWinner flees"
@@ -57,7 +59,7 @@ class Menus:
                     self.choice = (self.choice + 1) % len(self.best_lines)
                 else:
                     self.page = _PAGE_GAME
-                    self.choice = _GAME_BEST
+                    self.choice = _N + _TOOL_BEST
                     self.best_lines = ()
             return
         if p == _PAGE_CORRECT:
@@ -79,9 +81,9 @@ class Menus:
             self.refuse(b, _WHY_NOT_HERE)
             return
         if b == _BTN_NEXT:
-            n = _N_GAMES if p == _PAGE_GAME else 3
+            n = _N + 3 if p == _PAGE_GAME else 3
             if p == _PAGE_PLAYERS:
-                n = 6
+                n = R.GAMES[self.game_choice][R.PLAYERS]
             elif p == _PAGE_END or p == _PAGE_ROLE:
                 n = 2
             self.choice = (self.choice + 1) % n
@@ -89,33 +91,33 @@ class Menus:
             c = self.choice
             self.choice = 0
             if p == _PAGE_GAME:
-                if c == _GAME_BEST:
+                if c == _N + _TOOL_BEST:
                     self.best_job = 2           # read outside the loop turn (service())
                     self.need_service = 1
                     self.choice = c
                     return
-                if c >= 3:
-                    self.start_tool(_CALIB if c == 3 else _SENSORS)
+                if c >= _N:
+                    self.start_tool(_CALIB if c == _N + _TOOL_CALIB else _SENSORS)
                     return
                 self.game_choice = c
-                self.page = _PAGE_PLAYERS if c == 0 else _PAGE_TRAPPER
+                if R.GAMES[c][R.SETUP] == R.SETUP_PLAYERS_END:
+                    self.page = _PAGE_PLAYERS
+                else:
+                    self.page = _PAGE_TRAPPER
             elif p == _PAGE_PLAYERS:
                 self.players = c + 1
                 self.page = _PAGE_END
             elif p == _PAGE_END:
-                self.mode = _BOWLING
-                self.bowling.start(self.players, c)
-                self.journal.new_game(J.G_BOWLING, self.players, c, 0)
-                self.check_chips()
+                self.start_game(self.players, c, 0)
             elif p == _PAGE_TRAPPER:
                 if c == 0:
                     self.flip_winner = self.flip_coin()
                     self.page = _PAGE_ROLE
                 else:
-                    self.start_trap(c, False)
+                    self.start_game(2, c, 0)
             elif p == _PAGE_ROLE:
                 w = self.flip_winner
-                self.start_trap(w if c == 0 else 3 - w, True)
+                self.start_game(2, w if c == 0 else 3 - w, 1)
 
     def flip_coin(self):
         # the scoreboard's coin: the pads' noise and the time of the press
@@ -133,10 +135,14 @@ class Menus:
         self.ev.end()
         return w
 
-    def start_trap(self, trapper, coin):
-        self.mode = _TRAP
-        self.trap.start(self.game_choice, trapper, coin)
-        self.journal.new_game(J.G_TRAP1 + self.game_choice - 1, 2, trapper, 1 if coin else 0)
+    def start_game(self, players, o1, o2):
+        # the game chosen (game_choice: its registry index) with its start pages' answers
+        k = self.game_choice
+        g = self.engines[k]
+        self.mode = _GAME
+        self.game = g
+        R.start(k, g, players, o1, o2)
+        self.journal.new_game(R.GAMES[k][R.ID], players, o1, o2)
         self.setup = -1
         self.check_setup()
         self.check_chips()
@@ -146,7 +152,10 @@ class Menus:
         p = self.page
         c = self.choice
         if p == _PAGE_GAME:
-            _menu(u, b"Game", _GAMES, _GAMES_AT, c, b"next / ok")
+            if c < _N:
+                u.draw_menu(b"Game", R.GAMES[c][R.TITLE], b"next / ok")
+            else:
+                _menu(u, b"Game", _TOOLS, _TOOLS_AT, c - _N, b"next / ok")
         elif p == _PAGE_PLAYERS:
             d = self.digit
             d[0] = 49 + c
@@ -178,7 +187,7 @@ class Menus:
         job = self.best_job
         self.best_job = 0
         from storage import best
-        g = self.bowling if self.mode == _BOWLING else self.trap if self.mode == _TRAP else None
+        g = self.game if self.mode == _GAME else None
         lines, notice = best.service(self.ev, job, g, self.journal.serial)
         _forget("storage.best")
         if notice is not None:

@@ -8,7 +8,10 @@
 #   record = type (1)  serial (4, little-endian)  a b c d e  crc (2, little-endian)   12 bytes
 #   crc    = CRC-16/CCITT-FALSE over the first 10 bytes (journal.crc16)
 #   'B'  bowling: a player, b c score (little-endian), d players, e 0
-#   'T'  a trap:  a the trapper, b the game (1, 2), c shots (+ penalty), d round (0, 1), e reason
+#   'T'  a trap:  a the trapper, b the game (its VARIANT: 1, 2), c shots (+ penalty), d round (0,
+#        1), e reason
+# A game's BEST in games/registry.py says which of the two it writes (BEST_TOTAL, BEST_TRAP) or
+# none (BEST_NONE).
 #
 # serial is the journal's serial of the game: a game ended again after an undo writes its
 # records again, and the later record of a (serial, player) or (serial, round) replaces the
@@ -19,6 +22,7 @@
 import os
 
 from storage.journal import crc16
+from games import registry as R
 
 FILE = "best.zb"
 TMP = "best.tmp"
@@ -188,35 +192,45 @@ def event(ev, b, game, new):
         ev.int_(b"rank", r + 1)
         ev.int_(b"shots", sh)
         ev.int_(b"player", p)
-        ev.str_(b"variant", b"trap1" if g == 1 else b"trap2")
+        ev.str_(b"variant", _trap_name(g))
         ev.int_(b"game", s)
         ev.close_obj()
     ev.close_arr()
     ev.end()
 
 
+def _trap_name(variant):
+    # the event stream's name of the BEST_TRAP game of this variant ('T' records keep it)
+    for e in R.GAMES:
+        if e[R.BEST] == R.BEST_TRAP and e[R.VARIANT] == variant:
+            return e[R.NAME]
+    return b""
+
+
 def service(ev, job, g, serial):
-    """app.py's work, outside the loop turn: job 1, the game g (rules_bowling.Bowling or
-    rules_trap.Trap) has ended: add it; job 2: read the table for the menu. Writes the "best"
-    event (and a fault). Returns (the menu's pages or None, a notice or None)."""
+    """app.py's work, outside the loop turn: job 1, the game g (its engine) has ended: add it as
+    its registry entry's BEST says; job 2: read the table for the menu. Writes the "best" event
+    (and a fault). Returns (the menu's pages or None, a notice or None)."""
     notice = None
     lines = None
     try:
         b = Best().load()
         new = []
         game = None
-        if job == 1 and g is not None and hasattr(g, "variant"):
-            game = b"trap1" if g.variant == 1 else b"trap2"
+        kind = R.BEST_NONE
+        if job == 1 and g is not None:
+            game = g.name
+            kind = R.GAMES[R.index_of_name(game)][R.BEST]
+        if kind == R.BEST_TRAP:
             rounds = []
             for r in range(g.variant):
                 why = g.rreason[r]
                 if 1 <= why <= 4:                   # trapped: stuck, hit, off, basket
                     rounds.append((r, g.round_trapper(r), g.round_total(r), why))
             new = b.add_traps(serial, g.variant, rounds)
-        elif job == 1 and g is not None:
-            game = b"bowling"
+        elif kind == R.BEST_TOTAL:
             new = b.add_bowling(serial, [g.total(p) for p in range(g.players)])
-        else:
+        elif job != 1:
             lines = lines_of(b)
         if new:
             notice = ("New best! P%d is #%d" % new[0]).encode()

@@ -8,8 +8,10 @@
 #
 #   record  = type (1)  len (1)  payload (len)  crc (2, little-endian)
 #   crc     = CRC-16/CCITT-FALSE over type, len and payload
-#   T_GAME  'G'  "ZNJ1", version, serial (4, little-endian), game G_*, players, o1, o2
-#                bowling: o1 the shooter end (0 a, 1 b); trap: o1 the first trapper, o2 coin
+#   T_GAME  'G'  "ZNJ1", version, serial (4, little-endian), game, players, o1, o2
+#                game: the registry's ID (games/registry.py); players, o1, o2: what its start
+#                pages chose (bowling: o1 the shooter end, 0 a, 1 b; trap: o1 the first
+#                trapper, o2 coin)
 #   T_OUT   'O'  code: one rules outcome (a shot; Trap Zenn's END_TURN too)
 #   T_UNDO  'U'  -: undo()
 #   T_SET   'S'  code: a manual correction of the last entry: undo(), then apply_outcome(code)
@@ -27,6 +29,8 @@ from micropython import const
 from array import array
 import sys
 
+from games import registry as R
+
 N_FILES = const(8)
 FILES = ("zj0.zj", "zj1.zj", "zj2.zj", "zj3.zj", "zj4.zj", "zj5.zj", "zj6.zj", "zj7.zj")
 FILE_NAMES = (b"zj0.zj", b"zj1.zj", b"zj2.zj", b"zj3.zj", b"zj4.zj", b"zj5.zj", b"zj6.zj", b"zj7.zj")
@@ -42,12 +46,8 @@ T_END = const(0x45)
 _HDR_PAYLOAD = const(13)
 HDR_LEN = const(17)         # the whole header record
 
-# games in the header
+# the game in the header: a registry ID (games/registry.py), 0 for none
 G_NONE = const(0)
-G_BOWLING = const(1)
-G_TRAP1 = const(2)
-G_TRAP2 = const(3)
-GAME_NAMES = (b"", b"bowling", b"trap1", b"trap2")
 
 # what boot() found in the newest game's file
 S_NONE = const(0)           # no journal (or only empty files)
@@ -120,7 +120,7 @@ def header(data):
     if t != T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
         return -1
     g = data[p + 9]
-    if g < G_BOWLING or g > G_TRAP2:
+    if R.index(g) < 0:
         return -1
     s = data[p + 5] | data[p + 6] << 8 | data[p + 7] << 16 | (data[p + 8] & 0x3F) << 24
     return s, g, data[p + 10], data[p + 11], data[p + 12]
@@ -180,13 +180,12 @@ def replay(ents, engine):
 
 
 def start_engine(engine, game, players, o1, o2):
-    """Start the game of a header on its engine, silently. False when the rules refuse it."""
+    """Start the game of a header (its registry ID) on its engine, silently. False when the
+    rules refuse it."""
     ev = engine.ev
     engine.ev = None
     try:
-        if game == G_BOWLING:
-            return engine.start(players, o1)
-        return engine.start(game - 1, o1, o2)
+        return R.start(R.index(game), engine, players, o1, o2)
     finally:
         engine.ev = ev
 
@@ -214,11 +213,12 @@ class Journal:
         self.ended = False
 
     # -- boot (allocates) ----------------------------------------------------------------------
-    def boot(self, bowling, trap):
-        """Find the newest game and play it back on its engine. Returns its G_* when it is to
-        be continued (neither over nor left), else G_NONE. Never raises."""
+    def boot(self, engines):
+        """Find the newest game and play it back on its engine (engines: one per registry
+        game, in its order). Returns its registry ID when it is to be continued (neither over
+        nor left), else G_NONE. Never raises."""
         try:
-            g = self._boot(bowling, trap)
+            g = self._boot(engines)
         except Exception:               # a filesystem gone wrong must not stop the scoreboard
             self.f = None
             self._fault(F_IO, -1)
@@ -227,7 +227,7 @@ class Journal:
             self.game = G_NONE          # no game goes on (the journal still has the newest)
         return g
 
-    def _boot(self, bowling, trap):
+    def _boot(self, engines):
         best = -1
         bh = None
         for i in range(N_FILES):
@@ -254,7 +254,7 @@ class Journal:
         self.status = st
         if st == S_DAMAGED:
             self._fault(F_DAMAGED, best)
-        engine = bowling if self.game == G_BOWLING else trap
+        engine = engines[R.index(self.game)]     # (header() knows the game)
         if not start_engine(engine, self.game, self.players, self.o1, self.o2):
             self._fault(F_FOREIGN, best)
             return G_NONE

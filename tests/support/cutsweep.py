@@ -29,6 +29,7 @@ import driver
 import vclock
 import flash
 from storage import journal as J
+from games import registry as R
 from games.bowling import Bowling
 from games.trap import Trap
 
@@ -51,21 +52,20 @@ def live_state(sb):
         return "off"
     app = sys.modules["scoreboard.app"]
     m = sb.mode_of_game()
-    if m == app.BOWLING:
-        e = sb.bowling
-        key = "b%d%d" % (e.players, e.shooter_end)
-    elif m == app.TRAP:
-        e = sb.trap
-        key = "t%d%d%d" % (e.variant, e.first, 1 if e.coin else 0)
-    else:
+    if m != app.GAME:
         return "none"
+    e = sb.game
+    if isinstance(e, Bowling):
+        key = "b%d%d" % (e.players, e.shooter_end)
+    else:
+        key = "t%d%d%d" % (e.variant, e.first, 1 if e.coin else 0)
     if e.over:
         return "none"
     return key + ":" + bytes(e.log[:e.nlog]).hex()
 
 
 def engine_state(g, b, t):
-    if g == J.G_BOWLING:
+    if g != J.G_NONE and R.GAMES[R.index(g)][R.MODULE] == "games.bowling":
         return "b%d%d:%s" % (b.players, b.shooter_end, bytes(b.log[:b.nlog]).hex())
     if g != J.G_NONE:
         return "t%d%d%d:%s" % (t.variant, t.first, 1 if t.coin else 0, bytes(t.log[:t.nlog]).hex())
@@ -86,7 +86,7 @@ def recover(image):
         jr = J.Journal(None)
         b = Bowling(None)
         t = Trap(None)
-        g = jr.boot(b, t)
+        g = jr.boot((b, t, t))             # one engine per registry game
         s = engine_state(g, b, t)
         if jr.f is not None:
             jr.f.close()

@@ -26,6 +26,7 @@ import micropython
 
 import flash
 from storage import journal as J
+from games import registry as R
 from scoreboard.events import EventWriter
 from games.bowling import Bowling
 from games.trap import Trap
@@ -83,8 +84,13 @@ def fresh_engines():
     cur["g"] = J.G_NONE
 
 
+def engines():
+    # one per game of the registry (games/registry.py): bowling, trap1, trap2
+    return (cur["b"], cur["t"], cur["t"])
+
+
 def engine():
-    return cur["b"] if cur["g"] == J.G_BOWLING else cur["t"]
+    return engines()[R.index(cur["g"])] if cur["g"] != J.G_NONE else cur["b"]
 
 
 def state():
@@ -92,7 +98,7 @@ def state():
     e = engine()
     if g == J.G_NONE:
         return "none"
-    if g == J.G_BOWLING:
+    if e is cur["b"]:
         head = "b%d%d" % (e.players, e.shooter_end)
     else:
         head = "t%d%d%d" % (e.variant, e.first, 1 if e.coin else 0)
@@ -174,7 +180,7 @@ def run_op(op):
         wipe()
     elif k == "new":
         g = op["game"]
-        e = cur["b"] if g == J.G_BOWLING else cur["t"]
+        e = engines()[R.index(g)]
         r = J.start_engine(e, g, op["players"], op["o1"], op["o2"])
         if r:
             cur["g"] = g
@@ -197,7 +203,7 @@ def run_op(op):
         if j is not None and j.f is not None:
             j.f.close()
         fresh_engines()
-        g = cur["j"].boot(cur["b"], cur["t"])
+        g = cur["j"].boot(engines())
         cur["g"] = g
         jj = cur["j"]
         if g == J.G_NONE:
