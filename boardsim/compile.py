@@ -46,21 +46,29 @@ import shapely
 from shapely.geometry import LineString, MultiLineString, Point
 from shapely.ops import polylabel, unary_union
 
+from boardsim import games as _games
 from boardsim.geometry import Board, ENDS, REST_ZONES
 from boardsim.scenario import CHIPS, ScenarioError
 
 # -- the firmware's menu ----------------------------------------------------------------------
 # One screen per row, in the order the firmware shows them: the values `next` steps through
-# (the first one is shown first, `next` wraps), which games show the screen, and the value a
-# scenario wants. `ok` confirms a screen. Adjust here when the firmware's menu changes.
+# (the first one is shown first, `next` wraps), which games show the screen (the game's start
+# pages: its SETUP in the firmware's registry, boardsim/games.py), and the value a scenario
+# wants. `ok` confirms a screen. Adjust here when the firmware's menu changes.
+def _setup(s):
+    return _games.by_name()[s.game].setup
+
+
 MENU = (
     # screen         values                          shown for                         wanted
-    ("Game",         ("bowling", "trap1", "trap2"),  lambda s: True,                   lambda s: s.game),
-    ("Players",      (1, 2, 3, 4, 5, 6),             lambda s: s.game == "bowling",    lambda s: s.players),
-    ("Shooter end",  ("a", "b"),                     lambda s: s.game == "bowling",    lambda s: s.shooter_end),
-    ("Trapper",      ("coin", 1, 2),                 lambda s: s.game != "bowling",    lambda s: s.trapper or "coin"),
+    ("Game",         lambda s: [g.name for g in _games.games()],
+                                                     lambda s: True,                   lambda s: s.game),
+    ("Players",      lambda s: range(1, _games.by_name()[s.game].players + 1),
+                                                     lambda s: _setup(s) == "players_end", lambda s: s.players),
+    ("Shooter end",  ("a", "b"),                     lambda s: _setup(s) == "players_end", lambda s: s.shooter_end),
+    ("Trapper",      ("coin", 1, 2),                 lambda s: _setup(s) == "trapper", lambda s: s.trapper or "coin"),
     # after a coin flip the scoreboard shows the winner and asks what he does
-    ("Winner",       ("traps", "flees"),             lambda s: s.game != "bowling" and not s.trapper,
+    ("Winner",       ("traps", "flees"),             lambda s: _setup(s) == "trapper" and not s.trapper,
                                                                                        lambda s: "traps"),
 )
 MENU_NEXT, MENU_OK = "next", "ok"
@@ -103,6 +111,8 @@ def menu_presses(scenario):
     for _screen, values, shown, wanted in MENU:
         if not shown(scenario):
             continue
+        if callable(values):
+            values = list(values(scenario))
         out += [MENU_NEXT] * values.index(wanted(scenario)) + [MENU_OK]
     return out
 

@@ -26,6 +26,13 @@ TARGET_DIRS = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "t
 PATH = os.pathsep.join(TARGET_DIRS)
 
 
+def target_dirs():
+    # the firmware folder is $BOARDSIM_FIRMWARE when set (boardsim/games.py): a test plays a
+    # game added to a copy of the firmware (tests/test_registry.py)
+    fw = os.environ.get("BOARDSIM_FIRMWARE")
+    return [fw, TARGET_DIRS[1]] if fw else TARGET_DIRS
+
+
 class RuntimeFailure(RuntimeError):
     """The target could not be started or stopped with an error. str() is one line; .status
     is the exit status to give."""
@@ -51,10 +58,10 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
         argv = [exe] + (["-X", f"heapsize={heapsize}"] if heapsize else [])
         # the same folders compiled once to .mpy first (boardsim/mpycache.py): no compiling at
         # every start
-        env["MICROPYPATH"] = mpycache.micropypath(TARGET_DIRS) + os.pathsep + ".frozen"
+        env["MICROPYPATH"] = mpycache.micropypath(target_dirs()) + os.pathsep + ".frozen"
     elif runtime == "cpython":
         argv = [sys.executable]
-        env["PYTHONPATH"] = PATH
+        env["PYTHONPATH"] = os.pathsep.join(target_dirs())
     elif runtime == "rp2040":
         # the world on the host (CPython), the firmware on the emulated chip
         from boardsim.rp2040 import images

@@ -49,9 +49,11 @@ import math
 from dataclasses import dataclass, field
 
 from boardsim.geometry import REST_ZONES, ENDS
+from boardsim import games as _games
 
-GAMES = ("bowling", "trap1", "trap2")
-PLAYERS = {"bowling": (1, 6), "trap1": (2, 2), "trap2": (2, 2)}
+# the games and their player counts: the firmware's registry (firmware/games/registry.py), read
+# by boardsim/games.py: a game with SETUP_PLAYERS_END takes 1 to its PLAYERS, one with
+# SETUP_TRAPPER two
 CHIPS = {"small": "small", "big1": "big", "big2": "big", "big3": "big",
          "small2": "small"}     # small2: beyond the contract, a second small chip (bad input)
 BUTTONS = ("next", "ok", "undo", "turn")
@@ -138,18 +140,21 @@ def parse(obj):
         if k not in ("game", "players", "options", "steps"):
             raise ScenarioError(f"unknown key {k!r} (expected game, players, options, steps)")
     game = obj.get("game")
+    known = _games.by_name()
+    which = _games.names_text(known)
     if game is None:
-        raise ScenarioError("missing 'game' (bowling, trap1 or trap2)")
-    if game not in GAMES:
-        raise ScenarioError(f"unknown game {_short(game)} (bowling, trap1 or trap2)")
-    lo, hi = PLAYERS[game]
-    players = obj.get("players", None if game == "bowling" else 2)
+        raise ScenarioError(f"missing 'game' ({which})")
+    if not isinstance(game, str) or game not in known:
+        raise ScenarioError(f"unknown game {_short(game)} ({which})")
+    g = known[game]
+    lo, hi = (1, g.players) if g.setup == "players_end" else (2, 2)
+    players = obj.get("players", None if g.setup == "players_end" else 2)
     if players is None:
-        raise ScenarioError("missing 'players' (bowling: 1 to 6)")
+        raise ScenarioError(f"missing 'players' ({game}: 1 to {hi})")
     if not _is_int(players) or not lo <= players <= hi:
         want = f"{lo} to {hi}" if lo != hi else f"{lo}"
         raise ScenarioError(f"bad players {_short(players)}: {game} takes {want}")
-    options = _options(game, obj.get("options", {}))
+    options = _options(g, obj.get("options", {}))
     steps_in = obj.get("steps", [])
     if not isinstance(steps_in, list):
         raise ScenarioError("'steps' must be a list")
@@ -173,12 +178,12 @@ def _options(game, opts):
     for k in _keys(opts):
         v = opts[k]
         if k == "trapper":
-            if game == "bowling":
+            if game.setup != "trapper":
                 raise ScenarioError("options.trapper is for trap games only")
             if not _is_int(v) or v not in (1, 2):
                 raise ScenarioError(f"bad options.trapper {_short(v)} (1 or 2)")
         elif k == "shooter_end":
-            if game != "bowling":
+            if game.setup != "players_end":
                 raise ScenarioError("options.shooter_end is for bowling only")
             if v not in ENDS:
                 raise ScenarioError(f"bad options.shooter_end {_short(v)} ('a' or 'b')")

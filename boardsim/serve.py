@@ -55,7 +55,8 @@ from boardsim import live, physics
 from boardsim.compile import Compiler, _default_board
 from boardsim.draw import board_description
 from boardsim.render import entry_kinds
-from boardsim.scenario import BUTTONS, CHIPS, FLICK_MAX, GAMES, Scenario, ScenarioError, parse
+from boardsim.scenario import BUTTONS, CHIPS, FLICK_MAX, Scenario, ScenarioError, parse
+from boardsim import games as _games
 
 WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 # the scoreboard's buzzer tunes, the one source (firmware/tables/tunes.py is generated from it): the
@@ -453,7 +454,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json({"board": board_description(self.session.board),
                                "decel": p.decel, "max_speed": min(p.max_speed, FLICK_MAX),
                                "jump_speed": p.jump_speed, "buttons": list(BUTTONS),
-                               "games": list(GAMES), "chips": list(CHIPS)})
+                               "games": [g.name for g in _games.games()], "chips": list(CHIPS)})
         if u.path == "/api/tunes":
             return self._json(load_tunes())
         if u.path == "/api/state":

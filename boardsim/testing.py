@@ -21,6 +21,7 @@ import json
 import os
 import tempfile
 
+from boardsim import games as _games
 from boardsim import runtime
 from boardsim.compile import compile_scenario
 from boardsim.scenario import parse
@@ -163,7 +164,9 @@ def compile_cached(scenario):
     if os.environ.get("ZENN_NO_COMPILE_CACHE"):
         return compile_scenario(parse(scenario))
     text = json.dumps(scenario, sort_keys=True, separators=(",", ":"))
-    key = hashlib.sha1((_sources_digest() + text).encode()).hexdigest()
+    # (the menu presses follow the firmware's registry of games: boardsim/games.py)
+    games = repr(_games.games())
+    key = hashlib.sha1((_sources_digest() + games + text).encode()).hexdigest()
     got = _compiled.get(key)
     path = os.path.join(_CACHE_DIR, key + ".json")
     if got is None:

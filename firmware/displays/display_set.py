@@ -6,7 +6,13 @@
 import gc
 
 from tables import pins
-from games.registry import GAMES, OLED, SEG, load
+from micropython import const
+
+from games.registry import games as _games
+
+# a registry line's fields (games/registry.py): its screens
+_OLED = const(8)
+_SEG = const(9)
 
 
 class Displays:
@@ -17,10 +23,13 @@ class Displays:
         self.oled = None
         self.seg = None
 
-    def open(self, cfg):
+    def open(self, cfg, games=None):
+        # games: the registry's (games/registry.py games()), whose screens are drawn
         # build the drivers the configuration asks for (boot only: allocates)
         from machine import Pin
         which = cfg.get("display")
+        if games is None:
+            games = _games()
         uis = []
         screens = []
         drivers = []
@@ -33,7 +42,7 @@ class Displays:
                       freq=pins.OLED_FREQ)
             self.oled = SSD1306(i2c, pins.OLED_ADDR)
             uis.append(ui.UI(self.oled))
-            screens.append(_screens(OLED))
+            screens.append(_screens(games, _OLED))
             drivers.append(self.oled)
         if which == "sevenseg" or which == "both":
             from machine import SPI
@@ -45,7 +54,7 @@ class Displays:
             cs = Pin(pins.SPI_CS, Pin.OUT, value=1)
             self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
             uis.append(seg_ui.SegUI(self.seg))
-            screens.append(_screens(SEG))
+            screens.append(_screens(games, _SEG))
             drivers.append(self.seg)
         self.uis = tuple(uis)
         self.screens = tuple(screens)
@@ -82,6 +91,15 @@ class Displays:
             d.flush()
 
 
-def _screens(which):
-    # each game's screen function on one display (OLED or SEG: the registry's column)
-    return tuple(None if g[which] is None else load(g[which]) for g in GAMES)
+
+def _screens(games, which):
+    # each game's screen function on one display (which: the line's field), None for none
+    out = []
+    for g in games:
+        f = None
+        spec = g[which]
+        if spec is not None:
+            i = spec.rfind(".")
+            f = getattr(__import__(spec[:i], None, None, (spec[i + 1:],)), spec[i + 1:])
+        out.append(f)
+    return tuple(out)

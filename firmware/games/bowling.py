@@ -14,7 +14,7 @@
 from micropython import const
 from array import array
 from tracking.shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, KIND_SMALL
-from games.registry import name_of
+from games.registry import SETUP_PLAYERS_END, BEST_TOTAL
 
 from tables.board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_A_POCKET, Z_CENTER, Z_OFF, N_ZONES
 
@@ -63,13 +63,14 @@ _END_NAMES = (b'a', b'b')
 
 class Bowling:
     # the game interface (docs/architecture.md, "Adding a game"): ok opens the correction screen
-    # (scoreboard/correction.py: correct()); no big chip belongs on the board
+    # (scoreboard/correction.py: correct()); no big chip belongs on the board; no turn button
     CORRECTS = True
     BIG_CHIPS = 0
+    TURN = -1
 
     def __init__(self, events):
         self.ev = events                    # events.EventWriter (or None: silent)
-        self.name = name_of("games.bowling", 0)         # the event stream's "game"
+        self.name = GAMES[0][1]             # the event stream's "game"
         self.log = bytearray(MAX_PLAYERS * MAX_BALLS)   # outcomes, in the order played
         self.nlog = 0
         self.pins = bytearray(MAX_PLAYERS * MAX_BALLS)  # per player and ball: pins
@@ -112,9 +113,6 @@ class Bowling:
     # -- the game interface (app.py, journal.py: games/registry.py's start()) ----------------
     def begin(self, variant, players, o1, o2):
         return self.start(players, o1)
-
-    def turn(self):
-        return -2                           # the turn button: not used in this game
 
     def result(self):
         return 1                            # every ball's result is held on the displays
@@ -600,3 +598,9 @@ class Bowling:
             ev.close_obj()
         ev.close_arr()
         ev.end()
+
+
+# the game interface's table (games/registry.py lists this module): the one game Bowling plays.
+#  ID, NAME,      TITLE,           ENGINE,  VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
+GAMES = ((1, b'bowling', b'Zenn Bowling', Bowling, 0, SETUP_PLAYERS_END, MAX_PLAYERS, BEST_TOTAL,
+          'displays.oled_screens.bowling', 'displays.seg_screens.bowling'),)

@@ -17,7 +17,7 @@ from array import array
 from tracking.shot import KIND_SMALL, KIND_BIG, FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, MAX_CHIPS
 from tables.board_table import (Z_A_BACK4, Z_A_CUP3, Z_A_POCKET, Z_A_ZLINE, Z_A_CUP,
                          Z_B_ZLINE, Z_CENTER, END_ZONES)
-from games.registry import name_of
+from games.registry import SETUP_TRAPPER, BEST_TRAP
 
 TRAP1_SHOTS = const(15)     # Trap Zenn 1: the trapper's shots
 TURN_SHOTS = const(3)       # at most three big-chip shots per trapper turn
@@ -148,9 +148,11 @@ def small_loc(fate, mask):
 
 class Trap:
     # the game interface (docs/architecture.md, "Adding a game"): ok corrects nothing; the
-    # three big chips are the trapper's
+    # three big chips are the trapper's; the turn button ends the trapper's turn (end_turn(),
+    # journalled as TURN)
     CORRECTS = False
     BIG_CHIPS = 3
+    TURN = END_TURN
 
     def __init__(self, events, log_size=LOG_SIZE):
         self.ev = events                    # events.EventWriter (or None: silent)
@@ -199,10 +201,6 @@ class Trap:
     def begin(self, variant, players, o1, o2):
         return self.start(variant, o1, o2)
 
-    def turn(self):
-        # the end-of-turn button: END_TURN for the journal, -1 when it cannot end a turn now
-        return END_TURN if self.end_turn() else -1
-
     def result(self):
         # what the last shot decided, worth holding on the displays (0: nothing): its result
         # (1..8: trapped, out of shots, sank small, escaped, penalty), 9 for a trapper's shot
@@ -243,7 +241,7 @@ class Trap:
         if variant < 1 or variant > 2 or trapper < 1 or trapper > 2:
             return False
         self.variant = variant
-        self.name = name_of("games.trap", variant)
+        self.name = GAMES[variant - 1][1]
         self.players = 2
         self.first = trapper
         self.coin = True if coin_flipped else False
@@ -756,3 +754,12 @@ class Trap:
             else:
                 ev.null_(b'winner')
         ev.end()
+
+
+# the game interface's table (games/registry.py lists this module): the two games Trap plays,
+# line v - 1 for variant v.
+#  ID, NAME,    TITLE,          ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
+GAMES = ((2, b'trap1', b'Trap Zenn 1', Trap, 1, SETUP_TRAPPER, 2, BEST_TRAP,
+          'displays.oled_screens.trap', 'displays.seg_screens.trap'),
+         (3, b'trap2', b'Trap Zenn 2', Trap, 2, SETUP_TRAPPER, 2, BEST_TRAP,
+          'displays.oled_screens.trap', 'displays.seg_screens.trap'))

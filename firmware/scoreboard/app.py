@@ -36,9 +36,9 @@ from sensing.fastin import FastInputs
 from panel.buttons import Buttons, NONE, LONG
 from sensing import faults as FA
 gc.collect()
-# the games (games/registry.py): their engines' classes imported here, among the other code
+# the games (games/registry.py): their modules imported here, among the other code
 from games import registry as R
-_ENGINES = R.engines
+_GAMES = R.games()
 gc.collect()
 from storage import journal as J
 from displays.display_set import Displays
@@ -154,12 +154,13 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         self.tool_pending = 0       # CALIB / SENSORS to open once service() made its objects
         self.best_job = 0           # service(): 1 a game ended (record it), 2 show the best
         self.best_lines = ()        # the best games' pages [(title, text)] while shown
-        self.ui = Displays().open(cfg)
+        self.ui = Displays().open(cfg, _GAMES)
         self.oled = self.ui.oled            # None when the configuration has no OLED
         # the buzzer after the displays: its pin is SPI0's MISO too (pin map), which it takes
         # over; not configured, its code is not even imported
         self.buzzer = _open_buzzer() if cfg.get("buzzer") else None
-        self.engines = _ENGINES(self.ev)    # one per game of the registry (games/registry.py)
+        self.games = _GAMES         # the registry's games (games/registry.py), the menu's order
+        self.engines = R.engines(_GAMES, self.ev)   # one per game, in the same order
         self.setup = -1          # the game's set-up check: -1 not known, 0 wrong, 1 right
         self.flip_winner = 1
         self.game = None            # the engine of the game played (or last played)
@@ -206,14 +207,14 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         g = self.journal.boot(self.engines)
         j = self.journal
         if g != J.G_NONE:
-            k = R.index(g)
+            k = R.index(self.games, g)
             self.mode = GAME
             self.game_choice = k
             self.game = self.engines[k]
             self.players = self.game.players
             self.setup = -1
             self.ev.begin(b"restored")
-            self.ev.str_(b"game", R.GAMES[k][R.NAME])
+            self.ev.str_(b"game", self.game.name)
             self.ev.int_(b"entries", j.played)
             self.ev.str_(b"reset", b"watchdog" if wd else b"power")
             self.ev.bool_(b"torn", j.status == J.S_TORN)
@@ -409,12 +410,11 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                     g.placed(self.tracker)      # the chip may lie where it goes back already
                 else:
                     self.refuse(b, _WHY_NOTHING)
-            elif b == _BTN_TURN:
-                c = g.turn()                    # an entry for the journal, -1 not now, -2 no turns
-                if c >= 0:
-                    self.journal.out(c)
+            elif b == _BTN_TURN and g.TURN >= 0:
+                if g.end_turn():
+                    self.journal.out(g.TURN)    # the journal's entry for it
                 else:
-                    self.refuse(b, _WHY_NOT_NOW if c == -1 else _WHY_NOT_HERE)
+                    self.refuse(b, _WHY_NOT_NOW)
             elif b == _BTN_OK and g.CORRECTS:
                 self.open_correct()
             else:

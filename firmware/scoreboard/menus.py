@@ -7,7 +7,7 @@ import time
 
 from panel.buttons import LONG
 from scoreboard.heap import forget as _forget
-from games import registry as R
+from games.registry import SETUP_PLAYERS_END
 
 # modes (app.py's MENU ... as module-private consts: tests/test_app_modules.py checks that the
 # values agree; each module keeps its own const()s so that they stay inlined, and out of its dict)
@@ -34,12 +34,18 @@ _BTN_TURN = const(3)
 
 _WHY_NOT_HERE = const(3)        # status_row.WHY_NAMES
 
+# a registry line's fields (games/registry.py; the games are self.games, the registry's order)
+_ID = const(0)
+_TITLE = const(2)
+_VARIANT = const(4)
+_SETUP = const(5)
+_PLAYERS = const(6)
+
 # The menus' choices, each list in one bytes object (a tuple of bytes took an object each):
 # choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu()).
 # The "Game" page: the registry's games (their TITLE), then the tools
 _TOOLS = b"Calibrate padsSensor testBest games"
 _TOOLS_AT = b"\x00\x0e\x19\x23"
-_N = len(R.GAMES)
 _TOOL_CALIB = const(0)
 _TOOL_BEST = const(2)
 _TRAPPER = b"Coin flipPlayer 1Player 2"
@@ -59,7 +65,7 @@ class Menus:
                     self.choice = (self.choice + 1) % len(self.best_lines)
                 else:
                     self.page = _PAGE_GAME
-                    self.choice = _N + _TOOL_BEST
+                    self.choice = len(self.games) + _TOOL_BEST
                     self.best_lines = ()
             return
         if p == _PAGE_CORRECT:
@@ -80,10 +86,11 @@ class Menus:
         if b == _BTN_UNDO or b == _BTN_TURN:
             self.refuse(b, _WHY_NOT_HERE)
             return
+        ng = len(self.games)
         if b == _BTN_NEXT:
-            n = _N + 3 if p == _PAGE_GAME else 3
+            n = ng + 3 if p == _PAGE_GAME else 3
             if p == _PAGE_PLAYERS:
-                n = R.GAMES[self.game_choice][R.PLAYERS]
+                n = self.games[self.game_choice][_PLAYERS]
             elif p == _PAGE_END or p == _PAGE_ROLE:
                 n = 2
             self.choice = (self.choice + 1) % n
@@ -91,16 +98,16 @@ class Menus:
             c = self.choice
             self.choice = 0
             if p == _PAGE_GAME:
-                if c == _N + _TOOL_BEST:
+                if c == ng + _TOOL_BEST:
                     self.best_job = 2           # read outside the loop turn (service())
                     self.need_service = 1
                     self.choice = c
                     return
-                if c >= _N:
-                    self.start_tool(_CALIB if c == _N + _TOOL_CALIB else _SENSORS)
+                if c >= ng:
+                    self.start_tool(_CALIB if c == ng + _TOOL_CALIB else _SENSORS)
                     return
                 self.game_choice = c
-                if R.GAMES[c][R.SETUP] == R.SETUP_PLAYERS_END:
+                if self.games[c][_SETUP] == SETUP_PLAYERS_END:
                     self.page = _PAGE_PLAYERS
                 else:
                     self.page = _PAGE_TRAPPER
@@ -141,8 +148,8 @@ class Menus:
         g = self.engines[k]
         self.mode = _GAME
         self.game = g
-        R.start(k, g, players, o1, o2)
-        self.journal.new_game(R.GAMES[k][R.ID], players, o1, o2)
+        g.begin(self.games[k][_VARIANT], players, o1, o2)
+        self.journal.new_game(self.games[k][_ID], players, o1, o2)
         self.setup = -1
         self.check_setup()
         self.check_chips()
@@ -152,10 +159,11 @@ class Menus:
         p = self.page
         c = self.choice
         if p == _PAGE_GAME:
-            if c < _N:
-                u.draw_menu(b"Game", R.GAMES[c][R.TITLE], b"next / ok")
+            ng = len(self.games)
+            if c < ng:
+                u.draw_menu(b"Game", self.games[c][_TITLE], b"next / ok")
             else:
-                _menu(u, b"Game", _TOOLS, _TOOLS_AT, c - _N, b"next / ok")
+                _menu(u, b"Game", _TOOLS, _TOOLS_AT, c - ng, b"next / ok")
         elif p == _PAGE_PLAYERS:
             d = self.digit
             d[0] = 49 + c

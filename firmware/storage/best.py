@@ -24,6 +24,11 @@ import os
 from storage.journal import crc16
 from games import registry as R
 
+# a registry line's fields (games/registry.py)
+_NAME = 1
+_VARIANT = 4
+_BEST = 7
+
 FILE = "best.zb"
 TMP = "best.tmp"
 REC = 12
@@ -201,9 +206,9 @@ def event(ev, b, game, new):
 
 def _trap_name(variant):
     # the event stream's name of the BEST_TRAP game of this variant ('T' records keep it)
-    for e in R.GAMES:
-        if e[R.BEST] == R.BEST_TRAP and e[R.VARIANT] == variant:
-            return e[R.NAME]
+    for e in R.games():
+        if e[_BEST] == R.BEST_TRAP and e[_VARIANT] == variant:
+            return e[_NAME]
     return b""
 
 
@@ -220,7 +225,9 @@ def service(ev, job, g, serial):
         kind = R.BEST_NONE
         if job == 1 and g is not None:
             game = g.name
-            kind = R.GAMES[R.index_of_name(game)][R.BEST]
+            for e in R.games():
+                if e[_NAME] == game:
+                    kind = e[_BEST]
         if kind == R.BEST_TRAP:
             rounds = []
             for r in range(g.variant):

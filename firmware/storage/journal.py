@@ -48,6 +48,7 @@ HDR_LEN = const(17)         # the whole header record
 
 # the game in the header: a registry ID (games/registry.py), 0 for none
 G_NONE = const(0)
+_VARIANT = const(4)         # a registry line's field (games/registry.py)
 
 # what boot() found in the newest game's file
 S_NONE = const(0)           # no journal (or only empty files)
@@ -120,7 +121,7 @@ def header(data):
     if t != T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
         return -1
     g = data[p + 9]
-    if R.index(g) < 0:
+    if R.index(R.games(), g) < 0:
         return -1
     s = data[p + 5] | data[p + 6] << 8 | data[p + 7] << 16 | (data[p + 8] & 0x3F) << 24
     return s, g, data[p + 10], data[p + 11], data[p + 12]
@@ -185,7 +186,9 @@ def start_engine(engine, game, players, o1, o2):
     ev = engine.ev
     engine.ev = None
     try:
-        return R.start(R.index(game), engine, players, o1, o2)
+        games = R.games()
+        k = R.index(games, game)
+        return k >= 0 and engine.begin(games[k][_VARIANT], players, o1, o2)
     finally:
         engine.ev = ev
 
@@ -254,7 +257,7 @@ class Journal:
         self.status = st
         if st == S_DAMAGED:
             self._fault(F_DAMAGED, best)
-        engine = engines[R.index(self.game)]     # (header() knows the game)
+        engine = engines[R.index(R.games(), self.game)]      # (header() knows the game)
         if not start_engine(engine, self.game, self.players, self.o1, self.o2):
             self._fault(F_FOREIGN, best)
             return G_NONE

@@ -65,7 +65,7 @@ def live_state(sb):
 
 
 def engine_state(g, b, t):
-    if g != J.G_NONE and R.GAMES[R.index(g)][R.MODULE] == "games.bowling":
+    if g != J.G_NONE and R.games()[R.index(R.games(), g)][3] is Bowling:      # its ENGINE
         return "b%d%d:%s" % (b.players, b.shooter_end, bytes(b.log[:b.nlog]).hex())
     if g != J.G_NONE:
         return "t%d%d%d:%s" % (t.variant, t.first, 1 if t.coin else 0, bytes(t.log[:t.nlog]).hex())

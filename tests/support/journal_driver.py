@@ -90,7 +90,7 @@ def engines():
 
 
 def engine():
-    return engines()[R.index(cur["g"])] if cur["g"] != J.G_NONE else cur["b"]
+    return engines()[R.index(R.games(), cur["g"])] if cur["g"] != J.G_NONE else cur["b"]
 
 
 def state():
@@ -180,7 +180,7 @@ def run_op(op):
         wipe()
     elif k == "new":
         g = op["game"]
-        e = engines()[R.index(g)]
+        e = engines()[R.index(R.games(), g)]
         r = J.start_engine(e, g, op["players"], op["o1"], op["o2"])
         if r:
             cur["g"] = g
