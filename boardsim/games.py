@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from boardsim.geometry import ROOT
 
-SETUPS = {"SETUP_PLAYERS_END": "players_end", "SETUP_TRAPPER": "trapper"}
+SETUPS = {"_SETUP_PLAYERS_END": "players_end", "_SETUP_TRAPPER": "trapper"}
+FIELDS = ("ID", "NAME", "TITLE", "ENGINE", "VARIANT", "SETUP", "PLAYERS", "BEST", "OLED", "SEG")
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _read(fw, reg):
     rconst = _consts(rtree)
     modules = next(ast.literal_eval(n.value) for n in rtree.body
                    if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "MODULES")
-    fields = {k[1:]: v for k, v in rconst.items() if k.startswith("_")}
+    fields = {k: rconst["_" + k] for k in FIELDS}
     setups = {rconst[k]: v for k, v in SETUPS.items()}
     for m in modules:
         path = os.path.join(fw, *m.split(".")) + ".py"

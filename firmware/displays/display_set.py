@@ -8,8 +8,6 @@ import gc
 from tables import pins
 from micropython import const
 
-from games.registry import games as _games
-
 # a registry line's fields (games/registry.py): its screens
 _OLED = const(8)
 _SEG = const(9)
@@ -18,7 +16,7 @@ _SEG = const(9)
 class Displays:
     def __init__(self):
         self.uis = ()           # oled_screens.UI and/or seg_screens.SegUI
-        self.screens = ()       # per ui: per game (registry order) its screen, or None
+        self.screens = ()       # ui i's screen of game k at i * (games) + k (registry order), or None
         self.drivers = ()       # their drivers: service() / flush()
         self.oled = None
         self.seg = None
@@ -29,7 +27,8 @@ class Displays:
         from machine import Pin
         which = cfg.get("display")
         if games is None:
-            games = _games()
+            from games.registry import games as registry_games
+            games = registry_games()
         uis = []
         screens = []
         drivers = []
@@ -42,7 +41,7 @@ class Displays:
                       freq=pins.OLED_FREQ)
             self.oled = SSD1306(i2c, pins.OLED_ADDR)
             uis.append(ui.UI(self.oled))
-            screens.append(_screens(games, _OLED))
+            screens += _screens(games, _OLED)
             drivers.append(self.oled)
         if which == "sevenseg" or which == "both":
             from machine import SPI
@@ -54,7 +53,7 @@ class Displays:
             cs = Pin(pins.SPI_CS, Pin.OUT, value=1)
             self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
             uis.append(seg_ui.SegUI(self.seg))
-            screens.append(_screens(games, _SEG))
+            screens += _screens(games, _SEG)
             drivers.append(self.seg)
         self.uis = tuple(uis)
         self.screens = tuple(screens)
@@ -72,7 +71,7 @@ class Displays:
         # 1 right); held: the last shot's result (app.py holds it for RESULT_MS)
         uis = self.uis
         for i in range(len(uis)):
-            f = self.screens[i][k]
+            f = self.screens[i * (len(self.screens) // len(uis)) + k]
             if f is not None:
                 f(uis[i], game, setup, held)
 
@@ -102,4 +101,4 @@ def _screens(games, which):
             i = spec.rfind(".")
             f = getattr(__import__(spec[:i], None, None, (spec[i + 1:],)), spec[i + 1:])
         out.append(f)
-    return tuple(out)
+    return out

@@ -28,12 +28,26 @@ from micropython import const
 from displays.ssd1306 import COLS
 from tables.board_table import END_ZONES
 from displays.digits import Row
-from games.bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
-                           PROMPT_SHOOT, PROMPT_GAME_OVER, RES_STRIKE, RES_SPARE, RES_SINK9,
-                           RES_PINS, RES_GUTTER)
-from games.trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SHOOT as TP_SHOOT,
-                        PROMPT_SMALL_CENTER as TP_SMALL, PROMPT_BIG_CENTER as TP_BIG,
-                        PROMPT_BOTH_CENTER as TP_BOTH, PROMPT_GAME_OVER as TP_OVER)
+
+# the games' values these screens read, private copies (inlined, and the screens import no
+# game module; tests/test_registry.py checks them): games/bowling.py's
+_PROMPT_PLACE_POCKET = const(0)
+_PROMPT_PLACE_PIN_POCKET = const(1)
+_PROMPT_PLACE_CENTER = const(2)
+_PROMPT_SHOOT = const(3)
+_PROMPT_GAME_OVER = const(4)
+_RES_STRIKE = const(0)
+_RES_SPARE = const(1)
+_RES_SINK9 = const(2)
+_RES_PINS = const(3)
+_RES_GUTTER = const(4)
+# games/trap.py's _PROMPT_*
+_TP_SETUP = const(1)
+_TP_SHOOT = const(2)
+_TP_SMALL = const(3)
+_TP_BIG = const(4)
+_TP_BOTH = const(5)
+_TP_OVER = const(6)
 
 _STATUS = const(7)      # the bottom row: faults
 _PROMPT = const(1)
@@ -68,15 +82,15 @@ def trap(ui, t, setup, held):
 
 
 def _prompt_text(prompt):
-    if prompt == PROMPT_PLACE_POCKET:
+    if prompt == _PROMPT_PLACE_POCKET:
         return b"Place in pocket"
-    if prompt == PROMPT_PLACE_PIN_POCKET:
+    if prompt == _PROMPT_PLACE_PIN_POCKET:
         return b"Place in pin pocket"
-    if prompt == PROMPT_PLACE_CENTER:
+    if prompt == _PROMPT_PLACE_CENTER:
         return b"Place in centre"
-    if prompt == PROMPT_SHOOT:
+    if prompt == _PROMPT_SHOOT:
         return b"Shoot where it lies"
-    if prompt == PROMPT_GAME_OVER:
+    if prompt == _PROMPT_GAME_OVER:
         return b"Game over"
     return b""
 
@@ -198,14 +212,14 @@ class UI(Row):
             self._ball_result(game)
         elif over:
             self._game_over(game)
-        elif game.prompt == PROMPT_SHOOT and game.away >= 0:
+        elif game.prompt == _PROMPT_SHOOT and game.away >= 0:
             self._put_back(game.away)
         else:
             pr = game.prompt
             c = self._put(0, _prompt_text(pr))
-            if pr == PROMPT_PLACE_POCKET or pr == PROMPT_PLACE_PIN_POCKET:
+            if pr == _PROMPT_PLACE_POCKET or pr == _PROMPT_PLACE_PIN_POCKET:
                 # which end's pocket: the shooter's, or the pin side's
-                e = game.shooter_end if pr == PROMPT_PLACE_POCKET else 1 - game.shooter_end
+                e = game.shooter_end if pr == _PROMPT_PLACE_POCKET else 1 - game.shooter_end
                 ln[c + 1] = 97 + e
         self._show(_PROMPT, held)
         # the frames, two rows of five, marks over running totals
@@ -283,19 +297,19 @@ class UI(Row):
     def _ball_result(self, game):
         # the last ball's result in words, centred on the line being composed
         r = game.lres
-        if r == RES_PINS:
+        if r == _RES_PINS:
             v = game.lpins
             c = 7 if v > 1 else 8
             c = self._num(c, v, 1)
             self._put(c, b" pins" if v > 1 else b" pin")
             return
-        if r == RES_STRIKE:
+        if r == _RES_STRIKE:
             t = b"Strike!"
-        elif r == RES_SPARE:
+        elif r == _RES_SPARE:
             t = b"Split! Spare" if game.last_split else b"Spare!"
-        elif r == RES_SINK9:
+        elif r == _RES_SINK9:
             t = b"Sunk: 9 pins" if game.lfresh else b"Sunk, no Zenn: 9"
-        elif r == RES_GUTTER:
+        elif r == _RES_GUTTER:
             t = b"Gutter"
         else:
             t = b"No basket"
@@ -347,17 +361,17 @@ class UI(Row):
         # prompt
         self._blank()
         p = t.prompt
-        if p == TP_SETUP:
+        if p == _TP_SETUP:
             self._put(0, b"Set up the chips")
-        elif p == TP_SMALL:
+        elif p == _TP_SMALL:
             self._put(0, b"Small chip to centre")
-        elif p == TP_BIG:
+        elif p == _TP_BIG:
             self._put(0, b"Big chip to centre")
-        elif p == TP_BOTH:
+        elif p == _TP_BOTH:
             self._put(0, b"Chips to centre")
-        elif p == TP_OVER:
+        elif p == _TP_OVER:
             self._put(0, b"Game over")
-        elif p == TP_SHOOT:
+        elif p == _TP_SHOOT:
             ln[0] = 80
             c = self._num(1, t.player, 1)
             c = self._put(c, b" trap: shoot" if t.role == 0 else b" flee: shoot")

@@ -29,10 +29,23 @@ from micropython import const
 
 from displays.max7219 import DIGITS
 from displays.digits import Row
-from games.bowling import (PROMPT_PLACE_POCKET, PROMPT_PLACE_PIN_POCKET, PROMPT_PLACE_CENTER,
-                           PROMPT_SHOOT, RES_STRIKE, RES_SPARE, RES_SINK9, RES_PINS, RES_GUTTER)
-from games.trap import (PROMPT_SETUP as TP_SETUP, PROMPT_SMALL_CENTER as TP_SMALL,
-                        PROMPT_BIG_CENTER as TP_BIG, PROMPT_BOTH_CENTER as TP_BOTH)
+
+# the games' values these screens read, private copies (inlined, and the screens import no
+# game module; tests/test_registry.py checks them): games/bowling.py's
+_PROMPT_PLACE_POCKET = const(0)
+_PROMPT_PLACE_PIN_POCKET = const(1)
+_PROMPT_PLACE_CENTER = const(2)
+_PROMPT_SHOOT = const(3)
+_RES_STRIKE = const(0)
+_RES_SPARE = const(1)
+_RES_SINK9 = const(2)
+_RES_PINS = const(3)
+_RES_GUTTER = const(4)
+# games/trap.py's _PROMPT_*
+_TP_SETUP = const(1)
+_TP_SMALL = const(3)
+_TP_BIG = const(4)
+_TP_BOTH = const(5)
 
 _P = const(80)
 
@@ -267,28 +280,28 @@ class SegUI(Row):
             self._blank()
             pr = game.prompt
             r = game.lres if held else 0
-            if held and r == RES_PINS:
+            if held and r == _RES_PINS:
                 c = self._num(0, game.lpins, 1)
                 self._put(c + 1, b"PinS" if game.lpins > 1 else b"Pin")
-            elif held and r == RES_STRIKE:
+            elif held and r == _RES_STRIKE:
                 self._put(0, b"StriKE")
-            elif held and r == RES_SPARE and not game.last_split:
+            elif held and r == _RES_SPARE and not game.last_split:
                 self._put(0, b"SPArE")
-            elif held and r == RES_SINK9:
+            elif held and r == _RES_SINK9:
                 self._put(0, b"SUnK 9")
-            elif held and r == RES_GUTTER:
+            elif held and r == _RES_GUTTER:
                 self._put(0, b"GUttEr")
-            elif held and r != RES_SPARE:
+            elif held and r != _RES_SPARE:
                 self._put(0, b"no SPArE")
             elif game.last_split:
                 self._put(0, b"SPLit")
-            elif pr == PROMPT_PLACE_POCKET:
+            elif pr == _PROMPT_PLACE_POCKET:
                 self._put(0, b"PoCKEt")
-            elif pr == PROMPT_PLACE_PIN_POCKET:
+            elif pr == _PROMPT_PLACE_PIN_POCKET:
                 self._put(0, b"Pin PoCK")
-            elif pr == PROMPT_PLACE_CENTER:
+            elif pr == _PROMPT_PLACE_CENTER:
                 self._put(0, b"CEntEr")
-            elif pr == PROMPT_SHOOT:
+            elif pr == _PROMPT_SHOOT:
                 self._put(0, b"Shoot")
             self._show(2)
         self._rest(3)
@@ -358,13 +371,13 @@ class SegUI(Row):
                 self._num(1, t.round + 1, 1)
                 c = 3
             p = t.prompt
-            if p == TP_SETUP:
+            if p == _TP_SETUP:
                 c = self._put(c, b"SEtUP")
                 if setup == 1:
                     self._put(c + 1, b"oK")
                 elif setup == 0:
                     self._put(c + 1, b"no")
-            elif p == TP_SMALL or p == TP_BIG or p == TP_BOTH:
+            elif p == _TP_SMALL or p == _TP_BIG or p == _TP_BOTH:
                 self._put(c, b"CEntEr")
             elif t.lfoul:
                 self._put(c, b"FouL")

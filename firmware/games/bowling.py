@@ -14,13 +14,12 @@
 from micropython import const
 from array import array
 from tracking.shot import FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, KIND_SMALL
-from games.registry import SETUP_PLAYERS_END, BEST_TOTAL
 
 from tables.board_table import ZONE_NAMES, END_ZONES, Z_A_CUP, Z_A_POCKET, Z_CENTER, Z_OFF, N_ZONES
 
 MAX_PLAYERS = const(6)
 FRAMES = const(10)
-MAX_BALLS = const(21)       # per player: 9 frames x 2 + 3
+_MAX_BALLS = const(21)       # per player: 9 frames x 2 + 3
 
 # outcome kinds
 K_REST = const(0)           # at rest on the board
@@ -32,7 +31,7 @@ K_OFF = const(5)            # off the board
 K_GONE = const(6)           # vanished (lifted by hand, lost by the pads): counts as off the board
 K_MANUAL = const(7)         # set by hand (a correction): bits 0..4 the ball's pins
 OUT_SHIFT = const(5)
-OUT_ZONE = const(31)
+_OUT_ZONE = const(31)
 
 # results of one ball (the shot event's "result")
 RES_STRIKE = const(0)
@@ -40,8 +39,11 @@ RES_SPARE = const(1)
 RES_SINK9 = const(2)
 RES_PINS = const(3)
 RES_GUTTER = const(4)
-RES_NO_BASKET = const(5)
-RES_NAMES = (b'strike', b'spare', b'sink9', b'pins', b'gutter', b'no_basket')
+_RES_NO_BASKET = const(5)
+# their names in the event stream, in one bytes object (a tuple of bytes took an object each):
+# result r is _RES[_RES_AT[r]:_RES_AT[r + 1]]
+_RES = b'strikesparesink9pinsgutterno_basket'
+_RES_AT = b'\x00\x06\x0b\x10\x14\x1a\x23'
 _RES_MASK = const(7)
 _SPLIT = const(8)           # per-ball flag beside the result
 
@@ -58,7 +60,6 @@ PROMPT_NONE = const(5)               # no game started
 _PINS_PIN = b'\x05\x09\x09\x00\x07\x08\x08\x07\x09'
 _PINS_SHOOTER = b'\x01\x02\x02\x00\x04\x06\x06\x03\x02'
 
-_END_NAMES = (b'a', b'b')
 
 
 class Bowling:
@@ -71,10 +72,10 @@ class Bowling:
     def __init__(self, events):
         self.ev = events                    # events.EventWriter (or None: silent)
         self.name = GAMES[0][1]             # the event stream's "game"
-        self.log = bytearray(MAX_PLAYERS * MAX_BALLS)   # outcomes, in the order played
+        self.log = bytearray(MAX_PLAYERS * _MAX_BALLS)   # outcomes, in the order played
         self.nlog = 0
-        self.pins = bytearray(MAX_PLAYERS * MAX_BALLS)  # per player and ball: pins
-        self.bres = bytearray(MAX_PLAYERS * MAX_BALLS)  # per player and ball: RES_* | _SPLIT
+        self.pins = bytearray(MAX_PLAYERS * _MAX_BALLS)  # per player and ball: pins
+        self.bres = bytearray(MAX_PLAYERS * _MAX_BALLS)  # per player and ball: RES_* | _SPLIT
         self.fstart = bytearray(MAX_PLAYERS * FRAMES)   # per player and frame: its first ball
         self.nb = bytearray(MAX_PLAYERS)                # balls played, per player
         self.nf = bytearray(MAX_PLAYERS)                # frames started, per player
@@ -157,7 +158,7 @@ class Bowling:
             ev.begin(b'game')
             ev.str_(b'game', self.name)
             ev.int_(b'players', players)
-            ev.str_(b'shooter_end', _END_NAMES[shooter_end])
+            ev.str_(b'shooter_end', b'ab', shooter_end, 1)
             ev.end()
         return True
 
@@ -233,9 +234,9 @@ class Bowling:
         if self.players == 0 or self.over or code < 0 or code > 255:
             return False
         if (code >> OUT_SHIFT) == K_MANUAL:
-            if not self.manual_ok(code & OUT_ZONE):
+            if not self.manual_ok(code & _OUT_ZONE):
                 return False
-        elif (code & OUT_ZONE) >= N_ZONES:
+        elif (code & _OUT_ZONE) >= N_ZONES:
             return False
         self.log[self.nlog] = code
         self.nlog += 1
@@ -335,7 +336,7 @@ class Bowling:
 
     def _step(self, code):
         kind = code >> OUT_SHIFT
-        zone = code & OUT_ZONE
+        zone = code & _OUT_ZONE
         p = self.player
         f = self.frame
         b = self.ball
@@ -361,7 +362,7 @@ class Bowling:
             elif pins and pins == 9 - self.base:
                 r = RES_SINK9
             else:
-                r = RES_NO_BASKET
+                r = _RES_NO_BASKET
         elif self.fresh:
             if zenn:
                 pins = 10
@@ -389,8 +390,8 @@ class Bowling:
                 r = RES_SINK9
             else:
                 pins = 0                    # no basket: the first ball's pins stand
-                r = RES_NO_BASKET
-        i = p * MAX_BALLS + nb
+                r = _RES_NO_BASKET
+        i = p * _MAX_BALLS + nb
         self.pins[i] = pins
         self.bres[i] = r | split
         self.nb[p] = nb + 1
@@ -454,7 +455,7 @@ class Bowling:
         # the score of one frame, or -1 while it is not known yet
         if f >= self.ndone[p]:
             return -1
-        base = p * MAX_BALLS
+        base = p * _MAX_BALLS
         i = self.fstart[p * FRAMES + f]
         pins = self.pins
         if f == FRAMES - 1:
@@ -529,7 +530,7 @@ class Bowling:
         n = self.balls_in_frame(p, f)
         if n == 0:
             return 0
-        k = p * MAX_BALLS + self.fstart[p * FRAMES + f]
+        k = p * _MAX_BALLS + self.fstart[p * FRAMES + f]
         for j in range(n):
             buf[off + j] = self._mark(k + j)
         return n
@@ -539,7 +540,7 @@ class Bowling:
         n = self.balls_in_frame(p, f)
         if n == 0:
             return False
-        k = p * MAX_BALLS + self.fstart[p * FRAMES + f]
+        k = p * _MAX_BALLS + self.fstart[p * FRAMES + f]
         for j in range(n):
             if self.bres[k + j] & _SPLIT:
                 return True
@@ -558,9 +559,10 @@ class Bowling:
         ev.int_(b'ball', self.lb + 1)
         ev.int_(b'pins', self.lpins)
         m = self._m
-        m[0] = self._mark(p * MAX_BALLS + self.nb[p] - 1)
+        m[0] = self._mark(p * _MAX_BALLS + self.nb[p] - 1)
         ev.str_(b'mark', m, 0, 1)
-        ev.str_(b'result', RES_NAMES[self.lres])
+        a = _RES_AT[self.lres]
+        ev.str_(b'result', _RES, a, _RES_AT[self.lres + 1] - a)
         if self.lkind == K_GONE or self.lkind == K_MANUAL:
             ev.null_(b'zone')
         else:
@@ -601,6 +603,8 @@ class Bowling:
 
 
 # the game interface's table (games/registry.py lists this module): the one game Bowling plays.
+_SETUP_PLAYERS_END = const(0)       # (games/registry.py's values)
+_BEST_TOTAL = const(1)
 #  ID, NAME,      TITLE,           ENGINE,  VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
-GAMES = ((1, b'bowling', b'Zenn Bowling', Bowling, 0, SETUP_PLAYERS_END, MAX_PLAYERS, BEST_TOTAL,
+GAMES = ((1, b'bowling', b'Zenn Bowling', Bowling, 0, _SETUP_PLAYERS_END, MAX_PLAYERS, _BEST_TOTAL,
           'displays.oled_screens.bowling', 'displays.seg_screens.bowling'),)

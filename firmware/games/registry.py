@@ -16,7 +16,7 @@
 #            None: that display shows nothing of it
 # The menus, the journal, the displays, the best games and the simulator (boardsim/games.py)
 # take their list of games from here. A module that reads a line keeps its own private copy of
-# the field indices below (so that they stay inlined); tests/test_registry.py checks the copies.
+# the field indices below.
 from micropython import const
 
 MODULES = (
@@ -24,14 +24,16 @@ MODULES = (
     "games.trap",           # Trap Zenn 1 and 2
 )
 
+# The values below are private consts (inlined, nothing in a module's dict): a module that uses
+# one keeps its own copy, and tests/test_registry.py checks that every copy agrees with these.
 # start pages: what the menu asks before the game starts (o1, o2: the journal's header)
-SETUP_PLAYERS_END = const(0)    # "Players" 1 .. PLAYERS, "Shooter end" a / b: o1 the end (0, 1)
-SETUP_TRAPPER = const(1)        # two players, "Trapper" coin flip / P1 / P2 (after a flip the
+_SETUP_PLAYERS_END = const(0)   # "Players" 1 .. PLAYERS, "Shooter end" a / b: o1 the end (0, 1)
+_SETUP_TRAPPER = const(1)       # two players, "Trapper" coin flip / P1 / P2 (after a flip the
                                 # winner's choice): o1 the first trapper, o2 1 after a coin flip
 # the best games (best.zb)
-BEST_NONE = const(0)
-BEST_TOTAL = const(1)           # each player's total, the highest first ('B' records)
-BEST_TRAP = const(2)            # each trapped round's shots + penalty, the fewest first ('T')
+_BEST_NONE = const(0)
+_BEST_TOTAL = const(1)          # each player's total, the highest first ('B' records)
+_BEST_TRAP = const(2)           # each trapped round's shots + penalty, the fewest first ('T')
 
 # a line's fields
 _ID = const(0)

@@ -6,78 +6,82 @@
 #
 # Outcome byte (facts only; what they mean is decided by _step from the game state):
 #   bits 0..2  LOC_*: where the small chip is after the shot
-#   bit 3      O_BIG_OUT: a big chip sank or left the board (it goes to the center circle)
+#   bit 3      _O_BIG_OUT: a big chip sank or left the board (it goes to the center circle)
 #   bits 4..5  trapper shot: the tracker slot of the big chip that moved first
-#              fugitive shot: O_HIT_A / O_HIT_B, a big chip that moved lay at least partly in
+#              fugitive shot: _O_HIT_A / _O_HIT_B, a big chip that moved lay at least partly in
 #              backcourt a / b when the shot began
-#   bit 6      O_FUGITIVE: the small chip moved first (a fugitive shot); clear: a trapper shot
+#   bit 6      _O_FUGITIVE: the small chip moved first (a fugitive shot); clear: a trapper shot
 #   bit 7      a control entry: END_TURN (0x80) is the only one (the end-of-turn button)
 from micropython import const
 from array import array
 from tracking.shot import KIND_SMALL, KIND_BIG, FATE_REST, FATE_CUP_A, FATE_CUP_B, FATE_OFF, MAX_CHIPS
 from tables.board_table import (Z_A_BACK4, Z_A_CUP3, Z_A_POCKET, Z_A_ZLINE, Z_A_CUP,
                          Z_B_ZLINE, Z_CENTER, END_ZONES)
-from games.registry import SETUP_TRAPPER, BEST_TRAP
 
-TRAP1_SHOTS = const(15)     # Trap Zenn 1: the trapper's shots
-TURN_SHOTS = const(3)       # at most three big-chip shots per trapper turn
-PENALTY = const(5)          # Trap Zenn 2: a big chip knocking the small chip into a basket
-ROUNDS = const(2)           # Trap Zenn 2: each player traps once
+_TRAP1_SHOTS = const(15)     # Trap Zenn 1: the trapper's shots
+_TURN_SHOTS = const(3)       # at most three big-chip shots per trapper turn
+_PENALTY = const(5)          # Trap Zenn 2: a big chip knocking the small chip into a basket
+_ROUNDS = const(2)           # Trap Zenn 2: each player traps once
 LOG_SIZE = const(512)       # outcomes kept for undo; older ones are folded into the base
 
 # where the small chip is after a shot
-LOC_FIELD = const(0)        # on the board, not entirely inside a backcourt zone
-LOC_BACK_A = const(1)       # entirely inside the backcourt zone of end a
-LOC_BACK_B = const(2)       # entirely inside the backcourt zone of end b
-LOC_CUP = const(3)          # in either cup
-LOC_OFF = const(4)          # off the board
-LOC_NONE = const(5)         # not on the board when the shot began, or lifted during it
-LOC_NAMES = (b'field', b'a.backcourt', b'b.backcourt', b'cup', b'off', b'none')
+_LOC_FIELD = const(0)        # on the board, not entirely inside a backcourt zone
+_LOC_BACK_A = const(1)       # entirely inside the backcourt zone of end a
+_LOC_BACK_B = const(2)       # entirely inside the backcourt zone of end b
+_LOC_CUP = const(3)          # in either cup
+_LOC_OFF = const(4)          # off the board
+_LOC_NONE = const(5)         # not on the board when the shot began, or lifted during it
+# the event stream's words for these, each list in one bytes object (a tuple of bytes took an
+# object each): word i of _X is _X[_X_AT[i]:_X_AT[i + 1]], written without a slice (_name())
+_LOC = b'fielda.backcourtb.backcourtcupoffnone'
+_LOC_AT = b'\x00\x05\x10\x1b\x1e\x21\x25'
 
-O_LOC = const(7)
-O_BIG_OUT = const(8)
-O_SLOT_SHIFT = const(4)
-O_HIT_A = const(16)
-O_HIT_B = const(32)
-O_FUGITIVE = const(64)
+_O_LOC = const(7)
+_O_BIG_OUT = const(8)
+_O_SLOT_SHIFT = const(4)
+_O_HIT_A = const(16)
+_O_HIT_B = const(32)
+_O_FUGITIVE = const(64)
 END_TURN = const(128)
 
 # roles
-ROLE_TRAPPER = const(0)
-ROLE_FUGITIVE = const(1)
-ROLE_NAMES = (b'trapper', b'fugitive')
+_ROLE_TRAPPER = const(0)
+_ROLE_FUGITIVE = const(1)
+_ROLE = b'trapperfugitive'
+_ROLE_AT = b'\x00\x07\x0f'
 
 # why a game (Trap Zenn 1) or a round (Trap Zenn 2) ended; the contract's names
-R_NONE = const(0)
-R_STUCK = const(1)
-R_HIT = const(2)
-R_OFF = const(3)
-R_BASKET = const(4)
-R_OUT_OF_SHOTS = const(5)
-R_SANK_SMALL = const(6)
+_R_NONE = const(0)
+_R_STUCK = const(1)
+_R_HIT = const(2)
+_R_OFF = const(3)
+_R_BASKET = const(4)
+_R_OUT_OF_SHOTS = const(5)
+_R_SANK_SMALL = const(6)
 # what one shot decided (the shot event's "result"): a reason above, or one of these
-RES_ESCAPED = const(7)      # an escape shot that got out
-RES_PENALTY = const(8)      # Trap Zenn 2: a big chip sank the small chip, 5 penalty shots
-RESULT_NAMES = (b'play', b'trapped_stuck', b'trapped_hit', b'trapped_off', b'trapped_basket',
-                b'out_of_shots', b'trapper_sank_small', b'escaped', b'penalty')
+_RES_ESCAPED = const(7)      # an escape shot that got out
+_RES_PENALTY = const(8)      # Trap Zenn 2: a big chip sank the small chip, 5 penalty shots
+_RESULT = b'playtrapped_stucktrapped_hittrapped_offtrapped_basketout_of_shotstrapper_sank_smallescapedpenalty'
+_RESULT_AT = b'\x00\x04\x11\x1c\x27\x35\x41\x53\x5a\x61'
 
 # fouls of one shot (the shot event's "foul"; the UI's flag)
-FOUL_NONE = const(0)
-FOUL_SAME_CHIP = const(1)   # the same big chip shot twice in one turn: counts as a shot
-FOUL_OUT_OF_TURN = const(2) # shot by the player whose turn it was not: counts as that player's turn
-FOUL_NO_SHOTS = const(3)    # Trap Zenn 1: a big chip shot after the 15th shot: does not count
-FOUL_NAMES = (b'', b'same_chip', b'out_of_turn', b'no_shots_left')
+_FOUL_NONE = const(0)
+_FOUL_SAME_CHIP = const(1)   # the same big chip shot twice in one turn: counts as a shot
+_FOUL_OUT_OF_TURN = const(2) # shot by the player whose turn it was not: counts as that player's turn
+_FOUL_NO_SHOTS = const(3)    # Trap Zenn 1: a big chip shot after the 15th shot: does not count
+_FOUL = b'same_chipout_of_turnno_shots_left'
+_FOUL_AT = b'\x00\x00\x09\x14\x21'
 
 # what the players have to do before the next shot
-PROMPT_NONE = const(0)            # no game started
-PROMPT_SETUP = const(1)           # three big chips on the trapper's Zenn line, small chip in the center
-PROMPT_SHOOT = const(2)           # `player` shoots (`role`; `escape`: it must get out)
-PROMPT_SMALL_CENTER = const(3)    # put the small chip in the center circle, then shoot
-PROMPT_BIG_CENTER = const(4)      # put the sunk / off big chip in the center circle, then shoot
-PROMPT_BOTH_CENTER = const(5)     # both of the above
-PROMPT_GAME_OVER = const(6)
-PROMPT_NAMES = (b'none', b'setup', b'shoot', b'small_to_center', b'big_to_center',
-                b'both_to_center', b'game_over')
+_PROMPT_NONE = const(0)            # no game started
+_PROMPT_SETUP = const(1)           # three big chips on the trapper's Zenn line, small chip in the center
+_PROMPT_SHOOT = const(2)           # `player` shoots (`role`; `escape`: it must get out)
+_PROMPT_SMALL_CENTER = const(3)    # put the small chip in the center circle, then shoot
+_PROMPT_BIG_CENTER = const(4)      # put the sunk / off big chip in the center circle, then shoot
+_PROMPT_BOTH_CENTER = const(5)     # both of the above
+_PROMPT_GAME_OVER = const(6)
+_PROMPT = b'nonesetupshootsmall_to_centerbig_to_centerboth_to_centergame_over'
+_PROMPT_AT = b'\x00\x04\x09\x0e\x1d\x2a\x38\x41'
 
 _NEED_SMALL = const(1)
 _NEED_BIG = const(2)
@@ -126,24 +130,30 @@ _S_LSMALL = const(26)
 _S_N = const(27)
 
 
+def _name(ev, key, words, at, i):
+    # word i of a list above as the string field `key`
+    a = at[i]
+    ev.str_(key, words, a, at[i + 1] - a)
+
+
 def is_back(loc):
-    return loc == LOC_BACK_A or loc == LOC_BACK_B
+    return loc == _LOC_BACK_A or loc == _LOC_BACK_B
 
 
 def small_loc(fate, mask):
     # LOC_* of a small chip from its fate and its zone mask at rest
     if fate == FATE_CUP_A or fate == FATE_CUP_B:
-        return LOC_CUP
+        return _LOC_CUP
     if fate == FATE_OFF:
-        return LOC_OFF
+        return _LOC_OFF
     if fate != FATE_REST:
-        return LOC_NONE            # vanished where it lay: lifted by hand
+        return _LOC_NONE            # vanished where it lay: lifted by hand
     if mask != 0:
         if mask & ~BACK_A == 0:
-            return LOC_BACK_A
+            return _LOC_BACK_A
         if mask & ~BACK_B == 0:
-            return LOC_BACK_B
-    return LOC_FIELD
+            return _LOC_BACK_B
+    return _LOC_FIELD
 
 
 class Trap:
@@ -153,23 +163,23 @@ class Trap:
     CORRECTS = False
     BIG_CHIPS = 3
     TURN = END_TURN
+    players = 2                     # (Trap Zenn is a two-player game)
 
     def __init__(self, events, log_size=LOG_SIZE):
         self.ev = events                    # events.EventWriter (or None: silent)
         self.name = b''                     # the event stream's "game" (start(): trap1, trap2)
-        self.players = 0
         self.log = bytearray(log_size)      # outcomes and END_TURN, in the order played
         self.nlog = 0
         self.folded = 0                     # entries folded into the base (not undoable)
         self.base = array('i', [0] * _S_N)  # the state before log[0]
-        self.rshots = array('i', [0] * ROUNDS)   # per round: the trapper's shots
-        self.rpen = array('i', [0] * ROUNDS)     # per round: penalty shots (Trap Zenn 2)
-        self.rreason = bytearray(ROUNDS)         # per round: R_* once it ended
+        self.rshots = array('i', [0] * _ROUNDS)   # per round: the trapper's shots
+        self.rpen = array('i', [0] * _ROUNDS)     # per round: penalty shots (Trap Zenn 2)
+        self.rreason = bytearray(_ROUNDS)         # per round: R_* once it ended
         self.variant = 0                    # 1 or 2; 0: no game started
         self.first = 0                      # the player who traps first (round 1)
         self.coin = False                   # the first trapper was chosen by a coin flip
         # where the game stands. Players are numbered 1 and 2, as in the events; 0: nobody
-        self.role = ROLE_TRAPPER            # the role to shoot next
+        self.role = _ROLE_TRAPPER            # the role to shoot next
         self.player = 0                     # the player to shoot next
         self.trapper = 0                    # the trapper (of this round)
         self.round = 0                      # Trap Zenn 2: 0 or 1
@@ -177,25 +187,25 @@ class Trap:
         self.shots_left = -1                # Trap Zenn 1: 15 - shots; Trap Zenn 2: -1
         self.turn_shots = 0                 # shots in this trapper turn (0..3)
         self.turn_mask = 0                  # big chips (tracker slots, bits) shot this turn
-        self.small = LOC_FIELD              # where the small chip was left by the last shot
+        self.small = _LOC_FIELD              # where the small chip was left by the last shot
         self.need = 0                       # _NEED_* bits: chips to put in the center circle
         self.fresh = True                   # no shot yet in this game / round: set up
         self.escape = False                 # the fugitive's next shot is an escape shot
         self.escape_end = -1                # its backcourt: 0 end a, 1 end b
         self.over = False
         self.winner = 0                     # 1 or 2; 0 while playing and on a tie
-        self.reason = R_NONE                # R_* (Trap Zenn 2: that of the last round)
-        self.prompt = PROMPT_NONE
+        self.reason = _R_NONE                # R_* (Trap Zenn 2: that of the last round)
+        self.prompt = _PROMPT_NONE
         # the last entry played (for the events and the UI's flags)
         self.lp = 0                         # its player (0: an END_TURN, or nothing yet)
-        self.lrole = ROLE_TRAPPER
+        self.lrole = _ROLE_TRAPPER
         self.lslot = 0                      # the big chip's slot (trapper shots)
-        self.lfoul = FOUL_NONE
-        self.lres = R_NONE                  # RESULT_NAMES index
+        self.lfoul = _FOUL_NONE
+        self.lres = _R_NONE                  # RESULT_NAMES index
         self.lesc = False                   # it was an escape shot
         self.lpass = _PASS_NONE
         self.lturn = 0                      # trapper shots: its number in the turn (1..3)
-        self.lsmall = LOC_FIELD             # where it left the small chip
+        self.lsmall = _LOC_FIELD             # where it left the small chip
 
     # -- the game interface (app.py, journal.py: games/registry.py's start()) ----------------
     def begin(self, variant, players, o1, o2):
@@ -209,7 +219,7 @@ class Trap:
             return 0
         if self.lres:
             return self.lres
-        if self.lrole == ROLE_TRAPPER and is_back(self.lsmall):
+        if self.lrole == _ROLE_TRAPPER and is_back(self.lsmall):
             return 9
         return 0
 
@@ -218,7 +228,7 @@ class Trap:
 
     def setup_state(self, tracker):
         # before a round's first shot: 1 the chips are set up, 0 not yet; -1 no set-up now
-        if self.prompt != PROMPT_SETUP:
+        if self.prompt != _PROMPT_SETUP:
             return -1
         return 1 if self.setup_ok(tracker) else 0
 
@@ -230,9 +240,9 @@ class Trap:
         # game's end, a trap (Trap Zenn 2's first round), an escape
         if self.over:
             return T.GAME_OVER
-        if R_STUCK <= self.lres <= R_BASKET:
+        if _R_STUCK <= self.lres <= _R_BASKET:
             return T.TRAPPED
-        if self.lres == RES_ESCAPED:
+        if self.lres == _RES_ESCAPED:
             return T.ESCAPED
         return -1
 
@@ -242,7 +252,6 @@ class Trap:
             return False
         self.variant = variant
         self.name = GAMES[variant - 1][1]
-        self.players = 2
         self.first = trapper
         self.coin = True if coin_flipped else False
         self.nlog = 0
@@ -286,7 +295,7 @@ class Trap:
                 ns += 1
             else:
                 return False
-        return nb == TURN_SHOTS and ns == 1
+        return nb == _TURN_SHOTS and ns == 1
 
     def classify(self, res):
         # the outcome of a shot, or -1 when no chip moved
@@ -297,7 +306,7 @@ class Trap:
         if res.tied:
             # the pads could not tell which of these moved first (unsure, docs/rules.md): the
             # shot is taken for the player whose turn it is when one of his chips is among them
-            want = KIND_SMALL if self.role == ROLE_FUGITIVE else KIND_BIG
+            want = KIND_SMALL if self.role == _ROLE_FUGITIVE else KIND_BIG
             if mk != want:
                 for i in range(MAX_CHIPS):
                     if (res.tied & (1 << i)) and res.kind[i] == want:
@@ -306,7 +315,7 @@ class Trap:
                         break
         if mk != KIND_SMALL and mk != KIND_BIG:
             return -1
-        loc = LOC_NONE
+        loc = _LOC_NONE
         code = 0
         for i in range(MAX_CHIPS):
             k = res.kind[i]
@@ -315,16 +324,16 @@ class Trap:
             elif k == KIND_BIG:
                 f = res.fate[i]
                 if f == FATE_CUP_A or f == FATE_CUP_B or f == FATE_OFF:
-                    code |= O_BIG_OUT
+                    code |= _O_BIG_OUT
                 if mk == KIND_SMALL and res.moved[i]:
                     s = res.start_mask[i]
                     if s & PART_A:
-                        code |= O_HIT_A
+                        code |= _O_HIT_A
                     if s & PART_B:
-                        code |= O_HIT_B
+                        code |= _O_HIT_B
         if mk == KIND_SMALL:
-            return code | O_FUGITIVE | loc
-        return code | (m << O_SLOT_SHIFT) | loc
+            return code | _O_FUGITIVE | loc
+        return code | (m << _O_SLOT_SHIFT) | loc
 
     def on_shot(self, res):
         # a resolved shot: classify, apply, write its events. Returns the outcome, or -1 when
@@ -349,9 +358,9 @@ class Trap:
         if self.variant == 0 or self.over:
             return False
         if code == END_TURN:
-            if self.role != ROLE_TRAPPER or self.turn_shots == 0:
+            if self.role != _ROLE_TRAPPER or self.turn_shots == 0:
                 return False
-        elif code < 0 or code >= END_TURN or (code & O_LOC) > LOC_NONE:
+        elif code < 0 or code >= END_TURN or (code & _O_LOC) > _LOC_NONE:
             return False
         if self.nlog == len(self.log):
             self._fold()
@@ -371,7 +380,7 @@ class Trap:
             ev.begin(b'undo')
             ev.str_(b'game', self.name)
             ev.int_(b'player', self.player)
-            ev.str_(b'role', ROLE_NAMES[self.role])
+            _name(ev, b'role', _ROLE, _ROLE_AT, self.role)
             ev.int_(b'shots', self.shots)
             ev.bool_(b'escape', self.escape)
             ev.end()
@@ -392,11 +401,11 @@ class Trap:
     # -- the state machine ------------------------------------------------------------------
     def _new_round(self):
         """A round's start: the trapper to set up, no shots yet, the small chip to be placed."""
-        self.role = ROLE_TRAPPER
+        self.role = _ROLE_TRAPPER
         self.shots = 0
         self.turn_shots = 0
         self.turn_mask = 0
-        self.small = LOC_FIELD
+        self.small = _LOC_FIELD
         self.need = 0
         self.fresh = True
 
@@ -406,20 +415,20 @@ class Trap:
         self._new_round()
         self.over = False
         self.winner = 0
-        self.reason = R_NONE
-        for r in range(ROUNDS):
+        self.reason = _R_NONE
+        for r in range(_ROUNDS):
             self.rshots[r] = 0
             self.rpen[r] = 0
-            self.rreason[r] = R_NONE
+            self.rreason[r] = _R_NONE
         self.lp = 0
-        self.lrole = ROLE_TRAPPER
+        self.lrole = _ROLE_TRAPPER
         self.lslot = 0
-        self.lfoul = FOUL_NONE
-        self.lres = R_NONE
+        self.lfoul = _FOUL_NONE
+        self.lres = _R_NONE
         self.lesc = False
         self.lpass = _PASS_NONE
         self.lturn = 0
-        self.lsmall = LOC_FIELD
+        self.lsmall = _LOC_FIELD
 
     def _save(self):
         b = self.base
@@ -435,7 +444,7 @@ class Trap:
         b[_S_OVER] = 1 if self.over else 0
         b[_S_WINNER] = self.winner
         b[_S_REASON] = self.reason
-        for r in range(ROUNDS):
+        for r in range(_ROUNDS):
             b[_S_RSHOTS + r] = self.rshots[r]
             b[_S_RPEN + r] = self.rpen[r]
             b[_S_RREASON + r] = self.rreason[r]
@@ -463,7 +472,7 @@ class Trap:
         self.over = b[_S_OVER] != 0
         self.winner = b[_S_WINNER]
         self.reason = b[_S_REASON]
-        for r in range(ROUNDS):
+        for r in range(_ROUNDS):
             self.rshots[r] = b[_S_RSHOTS + r]
             self.rpen[r] = b[_S_RPEN + r]
             self.rreason[r] = b[_S_RREASON + r]
@@ -498,106 +507,106 @@ class Trap:
 
     def _step(self, code):
         self.lpass = _PASS_NONE
-        self.lfoul = FOUL_NONE
-        self.lres = R_NONE
+        self.lfoul = _FOUL_NONE
+        self.lres = _R_NONE
         self.lesc = False
         self.lturn = 0
         if code == END_TURN:
             self.lp = 0
-            self.lrole = ROLE_TRAPPER
+            self.lrole = _ROLE_TRAPPER
             self._to_fugitive()
         else:
             self.need = 0
-            if code & O_BIG_OUT:
+            if code & _O_BIG_OUT:
                 self.need = _NEED_BIG
             self.fresh = False
-            if code & O_FUGITIVE:
+            if code & _O_FUGITIVE:
                 self._fugitive_shot(code)
             else:
                 self._trapper_shot(code)
         self._derive()
 
     def _trapper_shot(self, code):
-        loc = code & O_LOC
-        slot = (code >> O_SLOT_SHIFT) & 3
+        loc = code & _O_LOC
+        slot = (code >> _O_SLOT_SHIFT) & 3
         self.lp = self.trapper
-        self.lrole = ROLE_TRAPPER
+        self.lrole = _ROLE_TRAPPER
         self.lslot = slot
         self.lsmall = loc
         counts = True
-        if self.role == ROLE_FUGITIVE:
-            if self.variant == 1 and self.shots >= TRAP1_SHOTS:
-                self.lfoul = FOUL_NO_SHOTS
+        if self.role == _ROLE_FUGITIVE:
+            if self.variant == 1 and self.shots >= _TRAP1_SHOTS:
+                self.lfoul = _FOUL_NO_SHOTS
                 counts = False
             else:
-                self.lfoul = FOUL_OUT_OF_TURN      # the fugitive's turn is passed over
-                self.role = ROLE_TRAPPER
+                self.lfoul = _FOUL_OUT_OF_TURN      # the fugitive's turn is passed over
+                self.role = _ROLE_TRAPPER
                 self.turn_shots = 0
                 self.turn_mask = 0
         if counts:
             if self.turn_mask & (1 << slot):
-                self.lfoul = FOUL_SAME_CHIP
+                self.lfoul = _FOUL_SAME_CHIP
             self.turn_mask |= 1 << slot
             self.turn_shots += 1
             self.shots += 1
             self.rshots[self.round] = self.shots
             self.lturn = self.turn_shots
         self.small = loc
-        if loc == LOC_CUP:
+        if loc == _LOC_CUP:
             if self.variant == 1:
-                self._trap1_over(R_SANK_SMALL)
+                self._trap1_over(_R_SANK_SMALL)
                 return
-            self.rpen[self.round] += PENALTY
-            self.lres = RES_PENALTY
+            self.rpen[self.round] += _PENALTY
+            self.lres = _RES_PENALTY
             self.need |= _NEED_SMALL
-        elif loc == LOC_OFF:
+        elif loc == _LOC_OFF:
             self.need |= _NEED_SMALL
         if not counts:
             # after the 15th shot: the escape shot is still owed unless this freed the small chip
             if not is_back(loc):
-                self._trap1_over(R_OUT_OF_SHOTS)
+                self._trap1_over(_R_OUT_OF_SHOTS)
             return
-        if self.turn_shots >= TURN_SHOTS or (self.variant == 1 and self.shots >= TRAP1_SHOTS):
+        if self.turn_shots >= _TURN_SHOTS or (self.variant == 1 and self.shots >= _TRAP1_SHOTS):
             self._to_fugitive()
 
     def _to_fugitive(self):
         # the trapper's turn is over
-        self.role = ROLE_FUGITIVE
+        self.role = _ROLE_FUGITIVE
         self.lpass = _PASS_TURN
-        if self.variant == 1 and self.shots >= TRAP1_SHOTS and not is_back(self.small):
-            self._trap1_over(R_OUT_OF_SHOTS)
+        if self.variant == 1 and self.shots >= _TRAP1_SHOTS and not is_back(self.small):
+            self._trap1_over(_R_OUT_OF_SHOTS)
 
     def _fugitive_shot(self, code):
-        loc = code & O_LOC
+        loc = code & _O_LOC
         self.lp = 3 - self.trapper
-        self.lrole = ROLE_FUGITIVE
+        self.lrole = _ROLE_FUGITIVE
         self.lsmall = loc
-        if self.role == ROLE_TRAPPER and self.turn_shots == 0:
-            self.lfoul = FOUL_OUT_OF_TURN          # the trapper's turn is passed over
-        esc = self.small if is_back(self.small) else LOC_FIELD
-        self.lesc = esc != LOC_FIELD
+        if self.role == _ROLE_TRAPPER and self.turn_shots == 0:
+            self.lfoul = _FOUL_OUT_OF_TURN          # the trapper's turn is passed over
+        esc = self.small if is_back(self.small) else _LOC_FIELD
+        self.lesc = esc != _LOC_FIELD
         self.small = loc
-        r = R_NONE
-        if loc == LOC_CUP:
-            r = R_BASKET
-        elif esc != LOC_FIELD:
-            if loc == LOC_OFF:
-                r = R_OFF
-            elif code & (O_HIT_A if esc == LOC_BACK_A else O_HIT_B):
-                r = R_HIT
+        r = _R_NONE
+        if loc == _LOC_CUP:
+            r = _R_BASKET
+        elif esc != _LOC_FIELD:
+            if loc == _LOC_OFF:
+                r = _R_OFF
+            elif code & (_O_HIT_A if esc == _LOC_BACK_A else _O_HIT_B):
+                r = _R_HIT
             elif loc == esc:
-                r = R_STUCK
-        if r != R_NONE:
+                r = _R_STUCK
+        if r != _R_NONE:
             self._trapped(r)
             return
-        if esc != LOC_FIELD:
-            self.lres = RES_ESCAPED
-        if loc == LOC_OFF:
+        if esc != _LOC_FIELD:
+            self.lres = _RES_ESCAPED
+        if loc == _LOC_OFF:
             self.need |= _NEED_SMALL
-        if self.variant == 1 and self.shots >= TRAP1_SHOTS:
-            self._trap1_over(R_OUT_OF_SHOTS)
+        if self.variant == 1 and self.shots >= _TRAP1_SHOTS:
+            self._trap1_over(_R_OUT_OF_SHOTS)
             return
-        self.role = ROLE_TRAPPER
+        self.role = _ROLE_TRAPPER
         self.turn_shots = 0
         self.turn_mask = 0
         self.lpass = _PASS_TURN
@@ -610,7 +619,7 @@ class Trap:
         rd = self.round
         self.rreason[rd] = r
         self.reason = r
-        if rd + 1 >= ROUNDS:
+        if rd + 1 >= _ROUNDS:
             self.over = True
             t0 = self.round_total(0)
             t1 = self.round_total(1)
@@ -631,42 +640,42 @@ class Trap:
         self.over = True
         self.reason = r
         self.rreason[0] = r
-        if self.lres == R_NONE:
+        if self.lres == _R_NONE:
             self.lres = r                  # an escape that ends the game keeps "escaped"
-        if r == R_OUT_OF_SHOTS or r == R_SANK_SMALL:
+        if r == _R_OUT_OF_SHOTS or r == _R_SANK_SMALL:
             self.winner = 3 - self.trapper
         else:
             self.winner = self.trapper
 
     def _derive(self):
         # the fields the UI reads that follow from the rest
-        if self.role == ROLE_TRAPPER:
+        if self.role == _ROLE_TRAPPER:
             self.player = self.trapper
         else:
             self.player = 3 - self.trapper
         if self.variant == 1:
-            self.shots_left = TRAP1_SHOTS - self.shots
+            self.shots_left = _TRAP1_SHOTS - self.shots
         else:
             self.shots_left = -1
-        self.escape = (not self.over) and self.role == ROLE_FUGITIVE and is_back(self.small)
+        self.escape = (not self.over) and self.role == _ROLE_FUGITIVE and is_back(self.small)
         if self.escape:
-            self.escape_end = self.small - LOC_BACK_A
+            self.escape_end = self.small - _LOC_BACK_A
         else:
             self.escape_end = -1
         if self.variant == 0:
-            self.prompt = PROMPT_NONE
+            self.prompt = _PROMPT_NONE
         elif self.over:
-            self.prompt = PROMPT_GAME_OVER
+            self.prompt = _PROMPT_GAME_OVER
         elif self.need == _NEED_SMALL | _NEED_BIG:
-            self.prompt = PROMPT_BOTH_CENTER
+            self.prompt = _PROMPT_BOTH_CENTER
         elif self.need == _NEED_SMALL:
-            self.prompt = PROMPT_SMALL_CENTER
+            self.prompt = _PROMPT_SMALL_CENTER
         elif self.need == _NEED_BIG:
-            self.prompt = PROMPT_BIG_CENTER
+            self.prompt = _PROMPT_BIG_CENTER
         elif self.fresh:
-            self.prompt = PROMPT_SETUP
+            self.prompt = _PROMPT_SETUP
         else:
-            self.prompt = PROMPT_SHOOT
+            self.prompt = _PROMPT_SHOOT
 
     # -- events -----------------------------------------------------------------------------
     def _emit_after(self):
@@ -689,35 +698,35 @@ class Trap:
         ev.begin(b'shot')
         ev.int_(b'player', self.lp)
         ev.str_(b'game', self.name)
-        ev.str_(b'role', ROLE_NAMES[self.lrole])
-        if self.lrole == ROLE_TRAPPER:
+        _name(ev, b'role', _ROLE, _ROLE_AT, self.lrole)
+        if self.lrole == _ROLE_TRAPPER:
             ev.str_(b'chip', b'big')
             ev.int_(b'slot', self.lslot)
         else:
             ev.str_(b'chip', b'small')
         ev.int_(b'shots', self.rshots[self.round if self.lpass != _PASS_ROUND else self.round - 1])
         if self.variant == 1:
-            ev.int_(b'left', TRAP1_SHOTS - self.shots)
+            ev.int_(b'left', _TRAP1_SHOTS - self.shots)
         else:
             rd = self.round if self.lpass != _PASS_ROUND else self.round - 1
             ev.int_(b'round', rd + 1)
             ev.int_(b'penalty', self.rpen[rd])
         ev.int_(b'turn_shot', self.lturn)
-        ev.str_(b'small', LOC_NAMES[self.lsmall])
+        _name(ev, b'small', _LOC, _LOC_AT, self.lsmall)
         ev.bool_(b'escape', self.lesc)
-        ev.str_(b'result', RESULT_NAMES[self.lres])
-        if self.lfoul == FOUL_NONE:
+        _name(ev, b'result', _RESULT, _RESULT_AT, self.lres)
+        if self.lfoul == _FOUL_NONE:
             ev.null_(b'foul')
         else:
-            ev.str_(b'foul', FOUL_NAMES[self.lfoul])
-        ev.str_(b'prompt', PROMPT_NAMES[self.prompt])
+            _name(ev, b'foul', _FOUL, _FOUL_AT, self.lfoul)
+        _name(ev, b'prompt', _PROMPT, _PROMPT_AT, self.prompt)
         ev.end()
 
     def _emit_turn(self):
         ev = self.ev
         ev.begin(b'turn')
         ev.int_(b'player', self.player)
-        ev.str_(b'role', ROLE_NAMES[self.role])
+        _name(ev, b'role', _ROLE, _ROLE_AT, self.role)
         ev.bool_(b'escape', self.escape)
         ev.int_(b'shots', self.shots)
         ev.end()
@@ -738,15 +747,15 @@ class Trap:
             ev.int_(b'winner', self.winner)
             ev.int_(b'trapper', self.trapper)
             ev.int_(b'shots', self.shots)
-            ev.str_(b'reason', RESULT_NAMES[self.reason])
+            _name(ev, b'reason', _RESULT, _RESULT_AT, self.reason)
         else:
             ev.arr(b'rounds')
-            for r in range(ROUNDS):
+            for r in range(_ROUNDS):
                 ev.obj(None)
                 ev.int_(b'trapper', self.round_trapper(r))
                 ev.int_(b'shots', self.rshots[r])
                 ev.int_(b'penalty', self.rpen[r])
-                ev.str_(b'reason', RESULT_NAMES[self.rreason[r]])
+                _name(ev, b'reason', _RESULT, _RESULT_AT, self.rreason[r])
                 ev.close_obj()
             ev.close_arr()
             if self.winner:
@@ -758,8 +767,10 @@ class Trap:
 
 # the game interface's table (games/registry.py lists this module): the two games Trap plays,
 # line v - 1 for variant v.
+_SETUP_TRAPPER = const(1)           # (games/registry.py's values)
+_BEST_TRAP = const(2)
 #  ID, NAME,    TITLE,          ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
-GAMES = ((2, b'trap1', b'Trap Zenn 1', Trap, 1, SETUP_TRAPPER, 2, BEST_TRAP,
+GAMES = ((2, b'trap1', b'Trap Zenn 1', Trap, 1, _SETUP_TRAPPER, 2, _BEST_TRAP,
           'displays.oled_screens.trap', 'displays.seg_screens.trap'),
-         (3, b'trap2', b'Trap Zenn 2', Trap, 2, SETUP_TRAPPER, 2, BEST_TRAP,
+         (3, b'trap2', b'Trap Zenn 2', Trap, 2, _SETUP_TRAPPER, 2, _BEST_TRAP,
           'displays.oled_screens.trap', 'displays.seg_screens.trap'))

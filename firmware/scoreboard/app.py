@@ -36,9 +36,11 @@ from sensing.fastin import FastInputs
 from panel.buttons import Buttons, NONE, LONG
 from sensing import faults as FA
 gc.collect()
-# the games (games/registry.py): their modules imported here, among the other code
-from games import registry as R
-_GAMES = R.games()
+# the games (games/registry.py): their modules imported here, among the other code. The
+# registry itself is read at boot only and dropped after it (boot(): _forget)
+from games import registry as _registry
+_GAMES = _registry.games()
+_registry = None
 gc.collect()
 from storage import journal as J
 from displays.display_set import Displays
@@ -159,6 +161,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         # the buzzer after the displays: its pin is SPI0's MISO too (pin map), which it takes
         # over; not configured, its code is not even imported
         self.buzzer = _open_buzzer() if cfg.get("buzzer") else None
+        from games import registry as R
         self.games = _GAMES         # the registry's games (games/registry.py), the menu's order
         self.engines = R.engines(_GAMES, self.ev)   # one per game, in the same order
         self.setup = -1          # the game's set-up check: -1 not known, 0 wrong, 1 right
@@ -196,6 +199,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         # uses nothing refers to them but sys.modules (each a dict of its submodules), so they
         # are dropped (issue 15: their heap, with the frozen image too); an import later makes
         # its package again
+        _forget("games.registry")          # boot only (journal.py, display_set.py read it too)
         for name in _PACKAGES:
             _forget(name)
         gc.collect()
@@ -207,6 +211,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         g = self.journal.boot(self.engines)
         j = self.journal
         if g != J.G_NONE:
+            from games import registry as R
             k = R.index(self.games, g)
             self.mode = GAME
             self.game_choice = k

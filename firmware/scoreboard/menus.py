@@ -7,7 +7,6 @@ import time
 
 from panel.buttons import LONG
 from scoreboard.heap import forget as _forget
-from games.registry import SETUP_PLAYERS_END
 
 # modes (app.py's MENU ... as module-private consts: tests/test_app_modules.py checks that the
 # values agree; each module keeps its own const()s so that they stay inlined, and out of its dict)
@@ -40,6 +39,7 @@ _TITLE = const(2)
 _VARIANT = const(4)
 _SETUP = const(5)
 _PLAYERS = const(6)
+_SETUP_PLAYERS_END = const(0)   # SETUP: "Players", "Shooter end" (else "Trapper", coin flip)
 
 # The menus' choices, each list in one bytes object (a tuple of bytes took an object each):
 # choice c of _X is _X[_X_AT[c]:_X_AT[c + 1]], drawn from there without a slice (_menu()).
@@ -107,7 +107,7 @@ class Menus:
                     self.start_tool(_CALIB if c == ng + _TOOL_CALIB else _SENSORS)
                     return
                 self.game_choice = c
-                if self.games[c][_SETUP] == SETUP_PLAYERS_END:
+                if self.games[c][_SETUP] == _SETUP_PLAYERS_END:
                     self.page = _PAGE_PLAYERS
                 else:
                     self.page = _PAGE_TRAPPER
@@ -198,6 +198,7 @@ class Menus:
         g = self.game if self.mode == _GAME else None
         lines, notice = best.service(self.ev, job, g, self.journal.serial)
         _forget("storage.best")
+        _forget("games.registry")          # (best.py reads it)
         if notice is not None:
             self.notice = notice
         if job == 2:

@@ -28,6 +28,8 @@ from games import registry as R
 _NAME = 1
 _VARIANT = 4
 _BEST = 7
+_BEST_TOTAL = 1
+_BEST_TRAP = 2
 
 FILE = "best.zb"
 TMP = "best.tmp"
@@ -207,7 +209,7 @@ def event(ev, b, game, new):
 def _trap_name(variant):
     # the event stream's name of the BEST_TRAP game of this variant ('T' records keep it)
     for e in R.games():
-        if e[_BEST] == R.BEST_TRAP and e[_VARIANT] == variant:
+        if e[_BEST] == _BEST_TRAP and e[_VARIANT] == variant:
             return e[_NAME]
     return b""
 
@@ -222,20 +224,20 @@ def service(ev, job, g, serial):
         b = Best().load()
         new = []
         game = None
-        kind = R.BEST_NONE
+        kind = 0                            # BEST_NONE
         if job == 1 and g is not None:
             game = g.name
             for e in R.games():
                 if e[_NAME] == game:
                     kind = e[_BEST]
-        if kind == R.BEST_TRAP:
+        if kind == _BEST_TRAP:
             rounds = []
             for r in range(g.variant):
                 why = g.rreason[r]
                 if 1 <= why <= 4:                   # trapped: stuck, hit, off, basket
                     rounds.append((r, g.round_trapper(r), g.round_total(r), why))
             new = b.add_traps(serial, g.variant, rounds)
-        elif kind == R.BEST_TOTAL:
+        elif kind == _BEST_TOTAL:
             new = b.add_bowling(serial, [g.total(p) for p in range(g.players)])
         elif job != 1:
             lines = lines_of(b)

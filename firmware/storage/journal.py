@@ -29,8 +29,6 @@ from micropython import const
 from array import array
 import sys
 
-from games import registry as R
-
 N_FILES = const(8)
 FILES = ("zj0.zj", "zj1.zj", "zj2.zj", "zj3.zj", "zj4.zj", "zj5.zj", "zj6.zj", "zj7.zj")
 FILE_NAMES = (b"zj0.zj", b"zj1.zj", b"zj2.zj", b"zj3.zj", b"zj4.zj", b"zj5.zj", b"zj6.zj", b"zj7.zj")
@@ -121,6 +119,7 @@ def header(data):
     if t != T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
         return -1
     g = data[p + 9]
+    from games import registry as R         # (boot only: app.py drops it after boot)
     if R.index(R.games(), g) < 0:
         return -1
     s = data[p + 5] | data[p + 6] << 8 | data[p + 7] << 16 | (data[p + 8] & 0x3F) << 24
@@ -186,6 +185,7 @@ def start_engine(engine, game, players, o1, o2):
     ev = engine.ev
     engine.ev = None
     try:
+        from games import registry as R
         games = R.games()
         k = R.index(games, game)
         return k >= 0 and engine.begin(games[k][_VARIANT], players, o1, o2)
@@ -257,6 +257,7 @@ class Journal:
         self.status = st
         if st == S_DAMAGED:
             self._fault(F_DAMAGED, best)
+        from games import registry as R
         engine = engines[R.index(R.games(), self.game)]      # (header() knows the game)
         if not start_engine(engine, self.game, self.players, self.o1, self.o2):
             self._fault(F_FOREIGN, best)

@@ -4,11 +4,12 @@
 # board (or lifted) 0. The highest total wins.
 from micropython import const
 from tracking.shot import FATE_REST, FATE_CUP_A, FATE_CUP_B
-from games.registry import SETUP_PLAYERS_END, BEST_NONE
 
 MAX_PLAYERS = const(2)
 ROUNDS = const(2)
 _MAX_SHOTS = const(4)           # MAX_PLAYERS * ROUNDS
+_SETUP_PLAYERS_END = const(0)   # games/registry.py's values
+_BEST_NONE = const(0)
 
 
 class Toy:
@@ -122,5 +123,5 @@ class Toy:
 
 
 #  ID, NAME, TITLE, ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
-GAMES = ((200, b"toy", b"Toy game", Toy, 0, SETUP_PLAYERS_END, MAX_PLAYERS, BEST_NONE,
+GAMES = ((200, b"toy", b"Toy game", Toy, 0, _SETUP_PLAYERS_END, MAX_PLAYERS, _BEST_NONE,
           "displays.toy_screens.oled", "displays.toy_screens.seg"),)
