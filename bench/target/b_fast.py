@@ -93,7 +93,7 @@ def pulses(j):
 
 
 def strike_result(r, n_before):
-    b = r.sb.bowling
+    b = r.sb.game                 # the engine of the game played (bowling here)
     if b.nlog <= n_before:
         return "none"
     return ("strike", "spare", "sink9", "pins", "gutter", "no_basket")[b.lres]
@@ -108,7 +108,7 @@ def cup_widths(j):
         tl = j["strike"]
         H.play(r, tl[:-1])
         r.run_ms(500)
-        n = r.sb.bowling.nlog
+        n = r.sb.game.nlog
         r.op(tl[-1])
         out[str(w)] = strike_result(r, n)
         r.power_cut()
@@ -150,7 +150,7 @@ def stall(j, ms, mode):
     H.play(r, tl[:-1])
     r.run_ms(500)
     sb = r.sb
-    n = sb.bowling.nlog
+    n = sb.game.nlog
     move = tl[-1]
     t0 = vclock.now_us()
     t_drop = t0 + int(move["moves"][0]["pts"][-1][2] * 1000)
