@@ -37,7 +37,7 @@ def per_call(fn, n):
         fn()
     return time.ticks_diff(time.ticks_us(), t0) * 1000 // n     # ns
 
-SPF = 16 // getattr(sc, "per_step", 1)   # loop turns a frame (hall: banks per step)
+SPF = 16 // (HS.PER_STEP_HW if getattr(sc, "hw", 0) else 1)   # loop turns a frame (hall: banks a step)
 
 def frame():
     for _ in range(SPF):

@@ -278,6 +278,69 @@ def test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip():
         probe.run_module("MS = 500\n" + bad, await_ms=3000)
 
 
+# -- the chip's own paths against their twins ------------------------------------------------------
+# On the RP2040 the hall scan reads the select pins and the ADC through the registers
+# (hall_scan.scan_rp2) where the unix port makes the same Pin.value() / read_u16() calls
+# (read_bank); both are run here, on the chip, over a whole frame of the same table: a chip lying
+# on it and a pad stuck at the top rail.
+HW_SCAN = r'''
+import json
+import time
+from tables import board_table as BT
+from sensing import hall_scan as HS
+out = {"hw": HS.HW and __main__.sb.scan.hw}
+del __main__.sb
+gc.collect()
+res = []
+for hw in (1, 0):
+    sc = HS.HallScanner()           # (its pins start at 0, as its counters)
+    sc.hw = hw
+    sc.SMOOTH = 0                   # the grid is then each pad's one reading less the baseline
+    t0 = time.ticks_us()
+    sc.scan_frame()                 # one frame: 16 banks (4 loop turns on the register path)
+    us = time.ticks_diff(time.ticks_us(), t0)
+    lows = 0
+    for _ in range(16):
+        sc.step()
+        for s in range(48):
+            v = sc.raw[s]
+            if (v & 15) != (v >> 12):   # read_u16()'s scaling of 12 bits
+                lows += 1
+    res.append(([sc.grid[g] for g in range(len(sc.grid))], lows, us))
+    sc = None
+    gc.collect()
+out["grid_hw"], out["lows_hw"], out["us_hw"] = res[0]
+out["grid_pin"], out["lows_pin"], out["us_pin"] = res[1]
+out["present"] = [g for g in range(len(BT.PAD_PRESENT)) if BT.PAD_PRESENT[g]]
+out["cols"], out["zero"] = BT.PAD_COLS, BT.ADC_ZERO
+print(json.dumps(out))
+'''
+
+
+@needs_chip
+def test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip():
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = Table("bowling", players=1).place("small", "a.pocket").fault(pad=[10, 20], mode="stuck_high")
+    before = [o for o in t.timeline()[1:] if o["op"] in ("put", "fault")] + [{"op": "wait", "ms": 200}]
+    r = probe.run_module(HW_SCAN, before=before, await_ms=30000, wait_ms=100)
+    out = r.events[-1]
+    assert out["hw"] is True              # the firmware on the chip runs the register path
+    hw, pin = out["grid_hw"], out["grid_pin"]
+    print(f"one frame's reads on the chip: registers {out['us_hw']} us, Pin/ADC calls {out['us_pin']} us")
+    assert out["lows_hw"] == 0 and out["lows_pin"] == 0
+    # the same pads, within the noise of two reads (+-138 each of 16 bits, 12-bit steps)
+    worst = max(abs(hw[g] - pin[g]) for g in out["present"])
+    assert worst <= 320, worst
+    stuck = 20 * out["cols"] + 10
+    assert hw[stuck] == pin[stuck] == 65535 - out["zero"]
+    # the chip's field: its peak under it and the pads around (10 x the noise and more), the
+    # same pads and signs both ways
+    under = [g for g in out["present"] if abs(pin[g]) > 400 and g != stuck]
+    assert len(under) >= 3 and max(abs(pin[g]) for g in under) > 2000, [pin[g] for g in under]
+    assert all((hw[g] > 0) == (pin[g] > 0) and abs(hw[g]) > 80 for g in under)
+
+
 # -- viper on armv6m against the plain references ------------------------------------------------
 def _target(test_module):
     import importlib
@@ -387,6 +450,45 @@ for ox, oy, nx, ny, r in ((-2350, -4750, -2340, -4740, 220), (2350, 4750, 2360, 
     win = array('i', [0, BT.PRES_COLS - 1, 0, BT.PRES_ROWS - 1, 0, 60, 1])
     res.append(LP.delta(0, nx, ny, 1, hx, hy, hr, usable, label, win))
 out["delta"] = res
+# take() (Locator._take's pass): readings across the 'h' grid's whole range (a viper ptr16 loads
+# them unsigned), the 12-bit ADC's steps (multiples of 16 less a baseline), both rails and the
+# thresholds either side; thresholds and rails up to 2**30 - 1 and negative; the candidate list
+# cut at 0, 1 and 64. The plain reference is the Python loop take() replaced.
+def take_ref(grid, usable, res, cand, cused, n, t, rail, most):
+    nc = 0
+    for g in range(n):
+        v = grid[g] if usable[g] else 0
+        if v >= rail or v <= -rail:
+            v = 0
+        res[g] = v
+        if (v > t or v < -t) and nc < most:
+            cand[nc] = g
+            cused[nc] = 0
+            nc += 1
+    return nc
+s = 12345
+def rnd():
+    global s
+    s = (s * 1103515245 + 12345) & 0x3FFFFFFF
+    return s >> 8
+edge = [0, 1, -1, 1199, 1200, 1201, -1200, -1201, 23999, 24000, 24001, -23999, -24000, -24001,
+        32767, -32768, -32767, 32766, 4095 * 16 - 32768, -(4095 * 16 - 32768), 16, -16]
+grid = array('h', [edge[g] if g < len(edge) else
+                   ((rnd() & 0xFFFF) - 32768 if g & 1 else ((rnd() & 4095) << 4) - 32768 + (rnd() & 255))
+                   for g in range(N)])
+usable = bytearray([0 if g % 7 == 3 else 1 for g in range(N)])
+res = []
+for t, rail, most in ((1200, 24000, 64), (0, 24000, 64), (1200, 24000, 1), (1200, 24000, 0),
+                      (32767, 32768, 64), (-1, 24000, 64), ((1 << 30) - 1, (1 << 30) - 1, 64),
+                      (300, -5, 64), (4095, 1 << 29, 64)):
+    got = []
+    for fn in (HS.take, take_ref):
+        r = array('i', [7] * N)
+        c = array('h', [9] * 64)
+        u = bytearray(b"\x05" * 64)
+        got.append([fn(grid, usable, r, c, u, N, t, rail, most), list(r), list(c), list(u)])
+    res.append([got[0] == got[1], got[0][0], sum(got[0][1]), got[0][2][:8]])
+out["take"] = res
 # setbytes(): every byte value, whole buffers
 fb = bytearray(1024)
 res = []
@@ -400,12 +502,53 @@ print(json.dumps(out))
 @needs_chip
 @ONE_BOOT
 def test_viper_functions_at_the_word_limits_match_the_plain_code(tmp_path, chip_references):
-    """settle(), delta() and setbytes() on values near 2**30 and 2**31: the RP2040's 32-bit viper
-    words against the same code as plain Python under CPython (unbounded ints)."""
+    """settle(), take(), delta() and setbytes() on values near 2**30 and 2**31 (take: the 'h'
+    grid's 16-bit range and the 12-bit ADC's steps): the RP2040's 32-bit viper words against the
+    same code as plain Python under CPython (unbounded ints), take() also against its plain
+    reference on the chip."""
     from conftest import run_script
     got = _chip_result(chip_references, "edges")
     want = run_script(EDGES, "edges_target.py", "cpython", {}, tmp_path)
+    assert all(r[0] for r in got["take"]), got["take"]
     assert got == want
+
+
+def test_the_frozen_images_native_code_is_word_aligned():
+    """Every viper function frozen into the image starts on a 4-byte boundary. The armv6m
+    emitter loads large constants and far jumps' offsets pc-relative assuming it (MicroPython
+    v1.28's mpy-tool.py aligns them to 2 only; tools/build_image.align_native): off by 2, the
+    frozen faults._pads jumped into the boot ROM and the image hit the watchdog at every boot."""
+    import shutil
+    from tools import build_image
+    elf = os.path.join(images.cache_dir(), images.FROZEN_IMAGE)
+    if not os.path.exists(elf):
+        pytest.skip(f"no frozen image at {elf} (make image)")
+    if shutil.which("arm-none-eabi-nm") is None:
+        pytest.skip("no arm-none-eabi-nm (apt-get install gcc-arm-none-eabi)")
+    native = _frozen_native(elf)
+    assert native, "no frozen native code found in the image"
+    assert build_image.misaligned_native(elf) == []
+
+
+def _frozen_native(elf):
+    """The frozen native functions' names in an ELF (fun_data_* in .text)."""
+    import subprocess
+    r = subprocess.run(["arm-none-eabi-nm", elf], capture_output=True, text=True, check=True)
+    return [ln.split()[2] for ln in r.stdout.splitlines()
+            if len(ln.split()) == 3 and ln.split()[1] in "tT" and ln.split()[2].startswith("fun_data_")]
+
+
+def test_frozen_native_code_is_realigned_in_frozen_content(tmp_path):
+    """align_native() turns mpy-tool's 2-byte alignment of native code into 4 and leaves the
+    rest of frozen_content.c as it was."""
+    from tools import build_image
+    c = tmp_path / "frozen_content.c"
+    body = ("static const byte fun_data_a[8] __attribute__((section(\".text\"))) "
+            "__attribute__ ((aligned (2))) = {0};\nstatic const byte fun_data_b[4] = {1};\n")
+    c.write_text(body)
+    assert build_image.align_native(str(c)) is True
+    assert c.read_text() == body.replace("aligned (2)", "aligned (4)")
+    assert build_image.align_native(str(c)) is False
 
 
 # -- the tools around the image (no emulator needed) ---------------------------------------------

@@ -87,6 +87,49 @@ def write_uf2(elf, out, family=0xE48BFF56):
     return len(flash)
 
 
+# Frozen native code (viper) must start on a 4-byte boundary on the RP2040: MicroPython's armv6m
+# emitter (py/asmthumb.c) loads a 32-bit constant that no 16-bit move makes (0x4004C000, the ADC's
+# registers) and a jump beyond 2 KB (a viper function over 2 KB: faults._pads) from a word beside
+# the code with `ldr rX, [pc, #0]`, padding to the word by the code's offset from its start, so it
+# assumes the start is word-aligned; mpy-tool.py (v1.28) freezes armv6m code aligned to 2 only.
+# Frozen at an address 2 mod 4 such a load reads half an instruction and half the word: a wrong
+# constant, or a jump into the boot ROM's `wfi` loop (the image that hit the watchdog at every
+# boot on the emulated chip, issue 13; docs/rp2040.md). A .mpy imported from the flash is copied
+# into the heap (16-byte aligned), so only frozen code met it.
+NATIVE_ALIGN_2 = "__attribute__ ((aligned (2)))"
+NATIVE_ALIGN_4 = "__attribute__ ((aligned (4)))"
+
+
+def align_native(frozen_c):
+    """Every frozen native function in frozen_content.c aligned to 4 bytes. True when it changed
+    the file."""
+    try:
+        with open(frozen_c) as f:
+            text = f.read()
+    except OSError:
+        return False
+    if NATIVE_ALIGN_2 not in text:
+        return False
+    with open(frozen_c, "w") as f:
+        f.write(text.replace(NATIVE_ALIGN_2, NATIVE_ALIGN_4))
+    return True
+
+
+def misaligned_native(elf):
+    """The frozen native functions (fun_data_* in .text) of an ELF that do not start on a word
+    boundary: [(address, name)]; None when arm-none-eabi-nm is not there."""
+    nm = shutil.which("arm-none-eabi-nm")
+    if nm is None:
+        return None
+    r = subprocess.run([nm, elf], capture_output=True, text=True, check=True)
+    bad = []
+    for ln in r.stdout.splitlines():
+        p = ln.split()
+        if len(p) == 3 and p[1] in "tT" and p[2].startswith("fun_data_") and int(p[0], 16) & 3:
+            bad.append((int(p[0], 16), p[2]))
+    return bad
+
+
 def build(mpy_dir, board, jobs, manifest=MANIFEST):
     build_dir = os.path.join(zenn_cache(), "build", f"rp2-{board}")
     env = dict(os.environ)
@@ -131,6 +174,10 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
             shutil.rmtree(os.path.join(build_dir, "frozen_mpy"), ignore_errors=True)
         if r.returncode == 0:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
+        if r.returncode == 0 and align_native(os.path.join(build_dir, "frozen_content.c")):
+            # compiled and linked again with the aligned native code (make takes the edited
+            # frozen_content.c as newer than what it was made from: it is not made again)
+            r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode:
         with open(log) as f:
             tail = f.read()[-4000:]
@@ -170,6 +217,11 @@ def main(argv=None):
     os.makedirs(out_dir, exist_ok=True)
     name = ("stock-" if a.stock else "zenn-") + a.board
     out_elf = os.path.join(out_dir, name + ".elf")
+    bad = misaligned_native(elf)
+    if bad:
+        print("frozen native code off a word boundary (armv6m literal loads would read "
+              "garbage):\n  " + "\n  ".join(f"{a:08x} {n}" for a, n in bad), file=sys.stderr)
+        return 1
     shutil.copy(elf, out_elf)
     from boardsim.rp2040 import images
     if not a.stock:                 # what was frozen, so that a later firmware/ is not taken for it

@@ -398,7 +398,23 @@ function runUntil(tEnd) {
       }
     }
     if (wdt.forced) { wdt.forced = false; reset('reset'); mcu = chip; continue; }
-    if (wdt.enabled && clock.nanos >= wdt.fedNs + wdt.load * 500) { reset('watchdog'); mcu = chip; continue; }
+    if (wdt.enabled && clock.nanos >= wdt.fedNs + wdt.load * 500) {
+      if (process.env.ZENN_PICO_WDT_TRACE) {
+        const r = core.registers;
+        fs.appendFileSync(process.env.ZENN_PICO_WDT_TRACE, `watchdog: pc ${core.PC.toString(16)} lr ${r[14].toString(16)} sp ${r[13].toString(16)} r0-7 ${Array.from(r.slice(0, 8)).map((x) => x.toString(16)).join(' ')}\n`);
+        const words = [];
+        for (let a = r[13]; a < r[13] + 96; a += 4) words.push(mcu.readUint32(a).toString(16));
+        fs.appendFileSync(process.env.ZENN_PICO_WDT_TRACE, `watchdog: stack ${words.join(' ')} vtor ${core.VTOR.toString(16)} xpsr ${core.xPSR.toString(16)}\n`);
+        const seen = new Map();
+        for (let k = 0; k < 20000 && !core.waiting; k++) {
+          const pc = core.PC;
+          seen.set(pc, (seen.get(pc) || 0) + 1);
+          clock.tick(core.executeInstruction() * NS_PER_CYCLE);
+        }
+        fs.appendFileSync(process.env.ZENN_PICO_WDT_TRACE, 'watchdog: pcs ' + [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40).map(([a, n]) => a.toString(16) + ':' + n).join(' ') + '\n');
+      }
+      reset('watchdog'); mcu = chip; continue;
+    }
   }
 }
 

@@ -43,6 +43,7 @@ from tables.board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, P
                                 NOISE_LSB, R_BIG)
 from tracking.shot import KIND_SMALL, KIND_BIG
 from sensing import hall_fit, hall_seed, hall_follow
+from sensing.hall_scan import take as take_pads     # (viper; issue 13: 50 ms a fit in Python on the chip)
 
 MAX_FOUND = const(8)       # chips reported at most
 MAX_CAND = const(64)       # candidate pads at most
@@ -380,16 +381,8 @@ class Locator:
         cand = self.cand
         cused = self.cused
         t = self.THRESHOLD
-        nc = 0
-        for g in range(N_GRID):
-            v = grid[g] if usable[g] else 0
-            if v >= _RAIL or v <= -_RAIL:
-                v = 0           # at a rail: no magnet reads that, a fault does (faults.py)
-            res[g] = v
-            if (v > t or v < -t) and nc < MAX_CAND:
-                cand[nc] = g
-                cused[nc] = 0
-                nc += 1
+        # every pad: at a rail 0 (no magnet reads that, a fault does: faults.py)
+        nc = take_pads(grid, usable, res, cand, cused, N_GRID, t, _RAIL, MAX_CAND)
         tl = t
         if self.n_near:
             tl = self.near_threshold

@@ -31,6 +31,15 @@
 # Python (ptr8/16/32 are the arrays themselves). tests/test_scan_step.py checks the step against
 # a plain reference on random readings under both runtimes.
 #
+# On the RP2040 itself (HW: the rp2 port with its own machine module) a step scans PER_STEP_HW = 4
+# banks in one viper call, scan_rp2(): the select pins through SIO's GPIO_OUT_SET / _CLR and each
+# conversion through the ADC's CS and RESULT registers (the same pins moved in the same order, the
+# same 12-bit reading scaled as read_u16() scales it), then settle(). Python calls are the costly
+# part there (about 30 us each on the emulated chip), so the step's own Python and the loop
+# turn's (app.step) are paid 4 times a frame instead of 16. Everywhere else (the unix port, the
+# simulator, CPython, the chip running the simulator's stand-in) a step is one bank as above.
+# tests/test_rp2040.py runs both paths on the chip over the same table.
+#
 # RAM: grid 2 B + baseline 2 B + fitted reference 2 B + running average 4 B per grid cell (722
 # cells: 7.2 KB); raw 96 B,
 # tables 768 B.
@@ -128,6 +137,85 @@ def read_bank(t0: int, chp, r0, r1, r2, raw: ptr16):
         t += 1
 
 
+# The RP2040's own registers (RP2040 datasheet 2.3.1.7, 4.9.6): the chip path of a bank's reads
+_SIO_BASE = const(0xD0000000)   # words: GPIO_OUT_SET [5], GPIO_OUT_CLR [6]
+_ADC_BASE = const(0x4004C000)   # words: CS [0], RESULT [1]
+_CS_START = const(0x5)          # CS.EN | CS.START_ONCE (| AINSEL << 12)
+_CS_READY = const(0x100)
+
+
+@micropython.viper
+def scan_rp2(pos: int, bank: int, n: int, hwp: ptr8, raw, base, acc, grid, jump: int, sh: int,
+             ref, drift: int) -> int:
+    """Up to n banks (to the end of the frame) on the RP2040, through its registers, from Gray
+    position pos with the bank pins at code bank. Per bank: the bank pin that moves, then
+    read_bank()'s reads without a runtime call: each channel pin through SIO's GPIO_OUT_SET / _CLR
+    (hwp: the channel pins' GPIO numbers [0:4], the bank pins' [4:8], the ADCs' inputs [8:11]),
+    each conversion started in the ADC's CS (AINSEL: the input) and waited for, RESULT scaled to
+    16 bits as read_u16() scales it (12 bits: r << 4 | r >> 8); then settle(). Returns settle()'s
+    count summed << 8 | the bank code << 4 | the next position (no array for them: heap).
+    One call a loop turn: the Python around a bank's two calls cost as much as the reads
+    (docs/performance.md)."""
+    gray = ptr8(GRAY)
+    flip = ptr8(FLIP)
+    sp = ptr8(SEQ_PIN)
+    ss = ptr8(SEQ_SLOT)
+    sm = ptr8(SEQ_MASK)
+    sio = ptr32(_SIO_BASE)
+    adc = ptr32(_ADC_BASE)
+    rw = ptr16(raw)
+    c0 = _CS_START | (int(hwp[8]) << 12)
+    c1 = _CS_START | (int(hwp[9]) << 12)
+    c2 = _CS_START | (int(hwp[10]) << 12)
+    nj = 0
+    while n > 0:
+        code = int(gray[pos])
+        if code != bank:
+            b = int(flip[pos])
+            bank ^= 1 << b
+            if (bank >> b) & 1:
+                sio[5] = 1 << int(hwp[4 + b])
+            else:
+                sio[6] = 1 << int(hwp[4 + b])
+        # (a real board: the muxes settle here, see HallScanner.step)
+        t = pos << 4
+        end = t + 16
+        while t < end:
+            f = int(sp[t])
+            if f != NO_PIN:
+                if f & 1:
+                    sio[5] = 1 << int(hwp[f >> 1])
+                else:
+                    sio[6] = 1 << int(hwp[f >> 1])
+            i = int(ss[t])
+            m = int(sm[t])
+            if m & 1:
+                adc[0] = c0
+                while (adc[0] & _CS_READY) == 0:
+                    pass
+                v = adc[1]
+                rw[i] = (v << 4) | (v >> 8)
+            if m & 2:
+                adc[0] = c1
+                while (adc[0] & _CS_READY) == 0:
+                    pass
+                v = adc[1]
+                rw[i + 1] = (v << 4) | (v >> 8)
+            if m & 4:
+                adc[0] = c2
+                while (adc[0] & _CS_READY) == 0:
+                    pass
+                v = adc[1]
+                rw[i + 2] = (v << 4) | (v >> 8)
+            t += 1
+        nj += int(settle(raw, code * _SLOTS, base, acc, grid, jump, sh, ref, drift))
+        pos = (pos + 1) & 15
+        n -= 1
+        if pos == 0:
+            break
+    return (nj << 8) | (bank << 4) | pos
+
+
 @micropython.viper
 def settle(raw: ptr16, row: int, base: ptr16, acc: ptr32, grid: ptr16, jump: int, sh: int,
            ref: ptr16, drift: int) -> int:
@@ -165,6 +253,30 @@ def settle(raw: ptr16, row: int, base: ptr16, acc: ptr32, grid: ptr16, jump: int
 
 
 @micropython.viper
+def take(grid: ptr16, usable: ptr8, res: ptr32, cand: ptr16, cused: ptr8, n: int, t: int, rail: int,
+         most: int) -> int:
+    """A frame into the locator's residual (locate.Locator._take's pass over every pad, in
+    machine code: in plain Python its 722 pads cost about 50 ms a fit on the RP2040): res[g] =
+    grid[g] on a usable pad, 0 elsewhere and at a rail (|reading| >= rail: a fault, no magnet);
+    each pad beyond +-t listed in cand (its cused cleared), `most` at most. Returns how many."""
+    nc = 0
+    g = 0
+    while g < n:
+        v = 0
+        if usable[g]:
+            v = ((int(grid[g]) + 0x8000) & 0xFFFF) - 0x8000    # signed (a viper ptr16 loads unsigned)
+            if v >= rail or v <= 0 - rail:
+                v = 0
+        res[g] = v
+        if (v > t or v < 0 - t) and nc < most:
+            cand[nc] = g
+            cused[nc] = 0
+            nc += 1
+        g += 1
+    return nc
+
+
+@micropython.viper
 def mark(grid: ptr16, ref: ptr16, n: int):
     """ref[g] = grid[g] + REF_BIAS for every cell: the readings the locator fits now."""
     g = 0
@@ -174,6 +286,12 @@ def mark(grid: ptr16, ref: ptr16, n: int):
 
 
 SEQ_PIN, SEQ_SLOT, SEQ_MASK = _tables()
+_ADC_PIN0 = const(26)           # GPIO 26..29: ADC inputs 0..3
+PER_STEP_HW = const(4)          # banks a step() on the register path
+# the register path where the firmware runs on the RP2040 with its own machine module (the
+# tests' reference scripts run it on the chip behind the simulator's stand-in, which has no
+# mem32); read_bank() everywhere else
+HW = sys.platform == "rp2" and hasattr(machine, "mem32")
 
 
 class HallScanner:
@@ -189,6 +307,12 @@ class HallScanner:
         self.rd0 = a[0].read_u16      # bound once here: making one in step() would allocate
         self.rd1 = a[1].read_u16
         self.rd2 = a[2].read_u16
+        # on the RP2040 itself (not the unix port, nor the chip running the simulator's machine
+        # stand-in in the tests' reference scripts) the reads go through the registers
+        self.hw = HW
+        # scan_rp2's pins: channel select GPIOs, bank select GPIOs, ADC inputs (11 bytes)
+        self.hwpins = bytes(tuple(pins.MUX_CHANNEL_SELECT) + tuple(pins.MUX_BANK_SELECT)
+                            + tuple(p - _ADC_PIN0 for p in pins.MUX_ADC))
         self.raw = array('H', bytes(2 * _SLOTS))     # the bank's readings, by slot
         self.grid = array('h', bytes(2 * N_GRID))
         self.baseline = array('H', (ADC_ZERO for _ in range(N_GRID)))
@@ -202,13 +326,29 @@ class HallScanner:
         self.drift = 3 * NOISE_LSB
         self.pos = 0          # Gray position of the bank scanned next (0..15)
         self.bank = 0         # the bank code the bank pins select now
-        self.ch = 0           # the channel code the channel pins select now
         self.frame = 0        # complete frames so far (wraps at 2**30)
-        self.bank_steps = 0   # banks scanned in the frame under way
         self.jumps = 0        # pad readings that jumped so far (wraps at 2**30)
 
     def step(self):
-        """Scan one bank. True when that completed a frame (all 16 banks)."""
+        """Scan one bank (PER_STEP_HW of them on the register path). True when that completed a frame
+        (all 16 banks)."""
+        if self.hw:
+            # banks a step: on the chip a loop turn's own Python (app.step: buttons, displays,
+            # journal, watchdog) costs about what a bank costs, so a turn scans 4 of the 16 banks
+            # and the turn's cost is paid 4 times a frame, not 16 (docs/performance.md)
+            r = scan_rp2(self.pos, self.bank, PER_STEP_HW, self.hwpins, self.raw, self.baseline,
+                         self.acc, self.grid, self.jump, self.SMOOTH, self.ref, self.drift)
+            nj = r >> 8
+            if nj:
+                self.jumps = (self.jumps + nj) & 0x3FFFFFFF
+            pos = r & 15
+            self.pos = pos
+            self.bank = (r >> 4) & 15
+            if pos == 0:
+                self.frame = (self.frame + 1) & 0x3FFFFFFF
+                return True
+            return False
+        raw = self.raw
         pos = self.pos
         code = GRAY[pos]
         if code != self.bank:
@@ -218,9 +358,7 @@ class HallScanner:
         # A real board needs the second-level mux and the sensor's output to settle here (a few
         # us: the RP2040's ADC samples a 1 pF cap through the two muxes' on-resistance), and
         # after each channel pin in read_bank(). In the simulator nothing needs to settle.
-        raw = self.raw
         read_bank(pos << 4, self.ch_pins, self.rd0, self.rd1, self.rd2, raw)
-        self.ch = GRAY[0] if pos & 1 else GRAY[15]
         nj = settle(raw, code * _SLOTS, self.baseline, self.acc, self.grid, self.jump, self.SMOOTH,
                     self.ref, self.drift)
         if nj:
