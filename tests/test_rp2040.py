@@ -598,3 +598,19 @@ def test_the_rp2040_runtime_says_why_it_cannot_run(tmp_path, monkeypatch):
     with pytest.raises(runtime.RuntimeFailure, match="no RP2040 image") as e:
         runtime.command("rp2040", "timeline.jsonl")
     assert e.value.status == 2
+
+
+def test_misaligned_native_names_code_off_a_word_boundary(tmp_path):
+    """The image check itself: a function at 2 mod 4 is named, one on a word is not."""
+    import shutil
+    import subprocess
+    from tools import build_image
+    gas = shutil.which("arm-none-eabi-as")
+    if gas is None or shutil.which("arm-none-eabi-nm") is None:
+        pytest.skip("no arm-none-eabi binutils (apt-get install gcc-arm-none-eabi)")
+    src = tmp_path / "f.s"
+    src.write_text(".thumb\n.text\n.balign 4\nfun_data_on_word:\n.hword 0\nfun_data_off_word:\n"
+                   ".hword 0\n.balign 4\nfun_data_next:\n.hword 0\n")
+    obj = tmp_path / "f.o"
+    subprocess.run([gas, "-o", str(obj), str(src)], check=True)
+    assert build_image.misaligned_native(str(obj)) == [(2, "fun_data_off_word")]
