@@ -183,12 +183,21 @@ def board_table(board, pinmap, src):
     w(f"PAD_PRESENT = (\n{fmt_bytes(bytes(1 if p else 0 for p in present), 38)}\n)\n")
     w(f"\n# scan: slot (bank * {CHANNELS} + channel) * N_ADC + adc -> grid index, -1 where no pad\n")
     w(f"N_ADC = const({n_adc})\nBANKS = const({BANKS})\nCHANNELS = const({CHANNELS})\n")
-    w(f"SCAN_GRID = array('h', (\n{fmt_bytes(le16(slot_grid))}\n))\n")
+    w(f"_SCAN_GRID = (\n{fmt_bytes(le16(slot_grid))}\n)\n")
     w("\n# hall sensors: what a magnet on the surface gives at a pad, against rho^2\n")
     w(f"MAGNET_H = const({tenth(h)})\nADC_ZERO = const({int(board.pads['adc_zero'])})\n")
     w(f"ADC_PEAK = const({int(board.pads['adc_peak'])})\nNOISE_LSB = const({int(board.pads['noise_lsb'])})\n")
     w(f"FIELD_BIN = const({FIELD_BIN})\nFIELD_SCALE = const({FIELD_SCALE})\nFIELD_REACH2 = const({tenth(reach) ** 2})\n")
-    w(f"FIELD = array('h', (\n{fmt_bytes(le16(ftab))}\n))\n")
+    w(f"_FIELD = (\n{fmt_bytes(le16(ftab))}\n)\n")
+    w("\n\n# SCAN_GRID and FIELD as array('h'), made the first time a module asks for one (the hall\n"
+      "# pads' modules, at their import): a board with the presence pads never holds them (3 KB of\n"
+      "# heap on the RP2040, where the frozen bytes above stay in flash; issue 13)\n"
+      "def __getattr__(name):\n"
+      "    if name == \"SCAN_GRID\" or name == \"FIELD\":\n"
+      "        a = array('h', _SCAN_GRID if name == \"SCAN_GRID\" else _FIELD)\n"
+      "        globals()[name] = a\n"
+      "        return a\n"
+      "    raise AttributeError(name)\n\n\n")
     w("\n# presence pads (config front_end \"shift\", docs/sensing.md): a square grid of IR reflective\n")
     w("# pads, cell = row * PRES_COLS + col, read as a matrix: one row strobe at a time, its\n")
     w("# PRES_COLS columns through PRES_SR 74HC165s (byte k, bit 7 - j: column 8k + j).\n")
