@@ -182,15 +182,16 @@ def test_a_power_cut_mid_game_on_the_chip_loses_nothing():
 
 
 # -- memory on the chip ---------------------------------------------------------------------------
-# The issue's target for the frozen image is >= 180 KB free after boot in every configuration:
-# met with hall pads (181.6 KB) and, for a while, presence pads (180.9 KB; docs/rp2040.md), so a
-# change that costs heap on the chip fails here. The app split's base classes and issue 12's
-# tracker then took both to 179.1 KB (hall 183,360 B, presence 183,392 B): the target is missed by
-# 0.9 KB (issue 13 open), and this floor holds today's figure so that nothing costs more unseen. With a stock
-# image (.mpy files) the floor is what any configuration needs to run at all.
+# The issue's target for the frozen image is >= 180 KB free after boot in every configuration,
+# held here as the floor, so a change that costs heap on the chip fails here. (The app split's base
+# classes and issue 12's tracker had taken both to 179.1 KB, hall 183,360 B, presence 183,392 B;
+# then the journal's CRC table as a 16-entry constant, the rp2 module _boot.py leaves imported
+# dropped by main.py, and board_table's hall-only arrays made on first use: hall 185,296 B
+# (181.0 KB), presence 188,352 B (183.9 KB), 2026-12-01, docs/rp2040.md.) With a stock image
+# (.mpy files) the floor is what any configuration needs to run at all.
 HEAP_FLOOR = {
-    "hall, OLED": ({}, 179 * 1024),
-    "presence, OLED": ({"front_end": "shift"}, 179 * 1024),
+    "hall, OLED": ({}, 180 * 1024),
+    "presence, OLED": ({"front_end": "shift"}, 180 * 1024),
 }
 
 
