@@ -13,6 +13,11 @@ of the process's own, removed when it ends, so that no launcher's working direct
 repository) gets the firmware's files. Files survive power cuts; a write is never torn there,
 so power-cut tests that tear writes run under MicroPython only.
 
+Flash(directory=D) (runner.py --lean: tools/hil on a Pico, whose heap cannot hold a RAM flash)
+is such a plain directory under MicroPython too, on the device's own flash (littlefs there):
+emptied when the run starts, kept across power cuts, never torn nor failed (those ops are
+ignored, as under CPython).
+
 Block size and count are the simulator's: 4 KB erase blocks as on the RP2040's flash, 64 of
 them (256 KB; the Pico's filesystem has about 1.4 MB). Nothing here allocates in a read or a
 write (the firmware writes with the heap locked); mounting does.
@@ -113,14 +118,19 @@ class BlockDevice:
 class Flash:
     """Power on mounts the flash and makes it the working directory; a cut unmounts it."""
 
-    def __init__(self):
-        self.storage = Storage() if MICROPYTHON else None
+    def __init__(self, directory=None):
+        self.plain = not MICROPYTHON or directory is not None     # a directory, no littlefs of ours
+        self.storage = None if self.plain else Storage()
         self.bd = None
         self.formatted = False
-        self.dir = None if MICROPYTHON else _cpython_dir()
+        self.dir = None
+        if directory is not None:
+            self.dir = _emptied(directory)
+        elif not MICROPYTHON:
+            self.dir = _cpython_dir()
 
     def power_on(self):
-        if not MICROPYTHON:
+        if self.plain:
             os.chdir(self.dir)
             return
         s = self.storage
@@ -138,7 +148,7 @@ class Flash:
         os.chdir(MOUNT)
 
     def power_cut(self):
-        if not MICROPYTHON or self.bd is None:
+        if self.plain or self.bd is None:
             return
         self.bd.kill()
         self.bd = None
@@ -149,7 +159,7 @@ class Flash:
             pass
 
     def powered(self):
-        return self.bd is not None or not MICROPYTHON
+        return self.bd is not None or self.plain
 
     # -- a hand on the flash (tests): write or damage a file while the firmware is off ------
     def write_file(self, name, data):
@@ -179,9 +189,20 @@ class Flash:
         return True
 
     def _mounted(self):
-        if not MICROPYTHON:
+        if self.plain:
             os.chdir(self.dir)
         return _Mounted(self)
+
+
+def _emptied(d):
+    # the run's flash starts empty (a file left by an earlier run would be restored)
+    try:
+        os.mkdir(d)
+    except OSError:
+        pass
+    for name in os.listdir(d):
+        os.remove(d + "/" + name)       # (the firmware writes no folders)
+    return d
 
 
 def _cpython_dir():
@@ -202,7 +223,7 @@ class _Mounted:
         self.temp = False
 
     def __enter__(self):
-        if MICROPYTHON and self.flash.bd is None:
+        if not self.flash.plain and self.flash.bd is None:
             self.flash.power_on()
             self.temp = True
         return self

@@ -5,6 +5,9 @@
 
 --config FILE: the firmware's config.json (firmware/storage/config.py) is FILE instead of config.json
 in the current directory; the simulated seven-segment chain has as many modules as it asks.
+--lean (tools/hil on a Pico, docs/hil.md): only the pad model of the front end FILE chooses, and
+the firmware's flash a directory ("flash" here) on the device's own flash instead of a littlefs
+on a RAM block device: the Pico's heap holds neither beside the firmware.
 
 The firmware's flash (flash.py) is its working directory: a littlefs on a RAM block device
 under MicroPython, the run's temporary directory (boardsim/runtime.py) under CPython. It keeps
@@ -55,9 +58,9 @@ class CPythonOut:
 
 
 class Runner:
-    def __init__(self, display=False, config=None):
+    def __init__(self, display=False, config=None, lean=False):
         self.config = config
-        self.world = World(_seg_modules(config))
+        self.world = World(_seg_modules(config), _front_end(config) if lean else None)
         machine.attach(self.world)
         self.display = display
         self.sb = None
@@ -69,7 +72,8 @@ class Runner:
         self.heap_after_boot = None
         self.snapshots = []
         self.lines_before = 0     # event lines written by firmware runs before the last boot
-        self.flash = flash.Flash()  # the firmware's working directory (flash.py)
+        # the firmware's working directory (flash.py)
+        self.flash = flash.Flash(_here() + "/flash" if lean else None)
         self.fit_frame = -1         # the frame and pad changes FIT_US was last charged for
         self.busy_until = 0         # the firmware's fit runs until then (virtual us)
         self.fit_seen = -1
@@ -294,6 +298,24 @@ def _hex(b):
     return binascii.hexlify(bytes(b)).decode()
 
 
+def _front_end(path):
+    # the front end config.json chooses ("hall" when it says nothing valid, as config.py)
+    if path is not None:
+        try:
+            with open(path) as f:
+                fe = json.loads(f.read()).get("front_end", "hall")
+            if fe in ("hall", "shift"):
+                return fe
+        except (OSError, ValueError, AttributeError):
+            pass
+    return "hall"
+
+
+def _here():
+    import os
+    return os.getcwd()
+
+
 def _seg_modules(path):
     # the chain length config.json asks for (3, the default, when it says nothing valid)
     if path is not None:
@@ -372,7 +394,8 @@ def main(argv):
     if len(argv) < 2:
         fail(2, "usage: runner.py TIMELINE [--display]")
     r = Runner(display="--display" in argv,
-               config=argv[argv.index("--config") + 1] if "--config" in argv else None)
+               config=argv[argv.index("--config") + 1] if "--config" in argv else None,
+               lean="--lean" in argv)
     global FIT_US
     FIT_US = int(_getenv("BOARDSIM_FIT_MS") or 0) * 1000
     trace_dir = _getenv("BOARDSIM_TRACE")

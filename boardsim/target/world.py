@@ -83,7 +83,11 @@ class Move:
 
 
 class World:
-    def __init__(self, seg_modules=3):
+    def __init__(self, seg_modules=3, front_end=None):
+        # front_end (config.json's "hall" or "shift"): only that pad model is made, the other
+        # is None (tools/hil on a Pico: the heap holds the firmware and one model, and the
+        # presence model's arrays alone take some 37 KB); None: both, as a scenario may break
+        # pads of either grid and the firmware reads the one it is configured for
         pm = T.PINMAP
         self.chips = {}
         for name, kind in (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big"),
@@ -94,7 +98,7 @@ class World:
         self.pulses = []        # [pin, start_us, end_us, phase]
         self.timers = []
         self.watchdog = None
-        self.hall = HallModel(T)
+        self.hall = HallModel(T) if front_end != "shift" else None
         self.oled = SSD1306Model()
         self.oled_addr = pm["oled_i2c"]["addr"]
         # MAX7219 modules on the SPI bus, latched by its chip select (machine.watch)
@@ -103,14 +107,17 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
-        self.adc_read_u16 = _fast_adc(self)     # machine.ADC.read_u16 (None: World.adc_read)
+        # machine.ADC.read_u16 (None: World.adc_read)
+        self.adc_read_u16 = _fast_adc(self) if self.hall is not None else None
         # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
         # taking in a row on the falling edge of the load pin
         sh = pm["shift"]
-        self.pres = PresenceModel(T)
-        self.pres._levels = machine._level
-        self.pres.row_sel = tuple(sh["row_select"])
-        self.pres.prepare()
+        self.pres = None
+        if front_end != "hall":
+            self.pres = PresenceModel(T)
+            self.pres._levels = machine._level
+            self.pres.row_sel = tuple(sh["row_select"])
+            self.pres.prepare()
         self.shift_bus = sh["bus"]
         self.shift_load = sh["load"]
         machine.watch(sh["load"], self._load_edge)
@@ -169,7 +176,7 @@ class World:
         b = self.sel_bank
         pad = _PAD_AT[((channel * _BANKS + (lv[b[0]] | (lv[b[1]] << 1) | (lv[b[2]] << 2) | (lv[b[3]] << 3)))
                        * _CHANNELS) + (lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3))]
-        if pad < 0:
+        if pad < 0 or self.hall is None:
             return _ADC_ZERO
         return self.hall.read(pad)
 
@@ -196,14 +203,14 @@ class World:
             self.seg.spi_write(buf)
 
     def spi_readinto(self, bus, buf):
-        if bus == self.shift_bus:
+        if bus == self.shift_bus and self.pres is not None:
             self.pres.read(buf)
             return
         for i in range(len(buf)):
             buf[i] = 0
 
     def _load_edge(self, pin, level):
-        if level == 0:
+        if level == 0 and self.pres is not None:
             self.pres.latch()
 
     # -- the scenario's actions (heap unlocked) ------------------------------------------
@@ -312,12 +319,12 @@ class World:
 
     def _update_models(self, hall, pres):
         on = [c for c in self.chips.values() if c.state == BOARD and c.amp > 0]
-        if hall:
+        if hall and self.hall is not None:
             self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in on])
             self.hall_stale = False
         else:
             self.hall_stale = True
-        if pres:
+        if pres and self.pres is not None:
             self.pres.update([(c.x, c.y, c.r, c.amp) for c in on], [(h[0], h[1]) for h in self.hands])
             self.pres_stale = False
         else:
@@ -411,9 +418,13 @@ class World:
           {"clear": true}                  everything mended
         """
         mode = o.get("mode", "ok")
+        h = self.hall
+        pm = self.pres
         if "clear" in o:
-            self.hall.clear_faults()
-            self.pres.clear_faults()
+            if h is not None:
+                h.clear_faults()
+            if pm is not None:
+                pm.clear_faults()
             self.chatter = [0, 0]
         elif "pad" in o or "at" in o:
             if "pad" in o:
@@ -421,24 +432,24 @@ class World:
                 pc, pr = o["pad"]
             else:
                 x, y = int(round(o["at"][0] * 10)), int(round(o["at"][1] * 10))
-                hc, hr = _nearest(x, y, self.hall.x0, self.hall.y0, self.hall.pitch)
-                pc, pr = _nearest(x, y, self.pres.x0, self.pres.y0, self.pres.pitch)
-            if 0 <= hc < self.hall.cols and 0 <= hr < self.hall.rows:
-                pad = self.hall.cell[hr * self.hall.cols + hc]
+                hc, hr = (-1, -1) if h is None else _nearest(x, y, h.x0, h.y0, h.pitch)
+                pc, pr = (-1, -1) if pm is None else _nearest(x, y, pm.x0, pm.y0, pm.pitch)
+            if h is not None and 0 <= hc < h.cols and 0 <= hr < h.rows:
+                pad = h.cell[hr * h.cols + hc]
                 if pad >= 0:
-                    self.hall.set_fault(pad, _hall_mode(mode))
-            if 0 <= pc < self.pres.cols and 0 <= pr < self.pres.rows:
-                self.pres.set_fault(pr * self.pres.cols + pc, _pres_mode(mode))
+                    h.set_fault(pad, _hall_mode(mode))
+            if pm is not None and 0 <= pc < pm.cols and 0 <= pr < pm.rows:
+                pm.set_fault(pr * pm.cols + pc, _pres_mode(mode))
         elif "mux" in o:
             n = o["mux"]
             first = 16 * n
-            for pad in range(first, min(first + 16, self.hall.n)):
+            for pad in range(first, min(first + 16, h.n if h is not None else 0)):
                 if mode == "same":
-                    self.hall.set_fault(pad, HM.FAULT_ALIAS - first if pad != first else HM.FAULT_NONE)
+                    h.set_fault(pad, HM.FAULT_ALIAS - first if pad != first else HM.FAULT_NONE)
                 else:
-                    self.hall.set_fault(pad, _hall_mode(mode))
-            if 0 <= n < self.pres.nsr:
-                self.pres.set_sr_fault(n, _pres_mode(mode))
+                    h.set_fault(pad, _hall_mode(mode))
+            if pm is not None and 0 <= n < pm.nsr:
+                pm.set_sr_fault(n, _pres_mode(mode))
         elif "cup" in o:
             end = 0 if o["cup"] == "a" else 1
             self.chatter[end] = now_us + 1000 if mode == "chatter" else 0

@@ -16,9 +16,12 @@ for _m in ("machine", "time"):
 status = 0
 try:
     import runner
-    args = ["runner.py", "timeline.jsonl"]
+    # --lean: one pad model and the firmware's files in hil/flash on this flash (runner.py): a
+    # RAM flash and both models do not fit in the Pico's heap beside the firmware. The config
+    # by its absolute path: the runner makes hil/flash the working directory
+    args = ["runner.py", "timeline.jsonl", "--lean"]
     if "config.json" in os.listdir():
-        args += ["--config", "config.json"]
+        args += ["--config", os.getcwd() + "/config.json"]
     runner.main(args)
 except SystemExit as e:
     status = e.args[0] if e.args else 0
