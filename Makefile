@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test test-rp2040 image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-stock rp2040js bootrom
+.PHONY: all venv sim test test-rp2040 image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-stock image-hil rp2040js bootrom
 
 all: test
 
@@ -98,6 +98,11 @@ MPY_DIR ?= $(HOME)/.cache/zenn/src/micropython
 BOARD   ?= RPI_PICO
 image: $(STAMP)
 	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board $(BOARD)
+
+# tools/hil's image (hil-RPI_PICO.elf): the firmware without main.py and boardsim/target frozen,
+# so that both fit in the Pico's heap for a HIL run (docs/hil.md)
+image-hil: $(STAMP)
+	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board $(BOARD) --hil
 
 # the same MicroPython without the firmware (stock-RPI_PICO.elf): the .mpy rows of make bench
 image-stock: $(STAMP)

@@ -85,6 +85,51 @@ def test_scenario_on_the_unix_port_standing_in_for_the_pico(tmp_path, monkeypatc
     assert sorted(os.listdir(flash)) == ["hil"]       # nothing outside hil/ touched
 
 
+def test_presence_pads_on_the_unix_port_standing_in_for_the_pico(tmp_path, monkeypatch):
+    # the device's runner makes only the pad model config.json chooses and keeps the firmware's
+    # files in hil/flash (runner.py --lean: the Pico's heap holds neither a RAM flash nor both
+    # models beside the firmware); the presence pads' events are still the desktop's, and the
+    # hall model is not made
+    exe, flash = fake_mpremote(tmp_path)
+    monkeypatch.setenv("FAKE_PICO_ROOT", str(flash))
+    monkeypatch.setenv("FAKE_PICO_MICROPYTHON", MICROPYTHON)
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"front_end": "shift"}')
+    out = tmp_path / "out"
+    rc = hil.main([os.path.join(ROOT, "examples", "contract_example.json"), "--arch", "x64",
+                   "--mpremote", exe, "--port", "/dev/ttyACM0", "--config", str(cfg),
+                   "--out", str(out)])
+    assert rc == 0, (out / "pico.log").read_text() + (out / "diff.txt").read_text()
+    pico = (out / "pico.jsonl").read_text().splitlines()
+    assert pico == (out / "desktop.jsonl").read_text().splitlines() and len(pico) > 5
+    assert sorted(os.listdir(flash / "hil" / "flash")) != []     # the firmware's journal there
+
+
+def test_lean_world_makes_one_pad_model(tmp_path):
+    script = tmp_path / "lean.py"
+    script.write_text("import sys\nimport vclock\nsys.modules['time'] = vclock\n"
+                      "from world import World\n"
+                      "for fe in (None, 'hall', 'shift'):\n"
+                      "    w = World(3, fe)\n"
+                      "    print(fe, w.hall is not None, w.pres is not None)\n")
+    env = dict(os.environ, MICROPYPATH=os.path.join(ROOT, "boardsim", "target"))
+    r = subprocess.run([MICROPYTHON, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split("\n")[:3] == ["None True True", "hall True False", "shift False True"]
+
+
+def test_staged_files_for_the_hil_image(tmp_path):
+    # make image-hil froze the firmware and boardsim/target: only the run's own files go over
+    tl = hil.timeline_of(os.path.join(ROOT, "examples", "contract_example.json"))
+    cfg = tmp_path / "config.json"
+    cfg.write_text('{"front_end": "shift"}')
+    files = hil.stage(tl, str(tmp_path / "stage"), "armv6m", str(cfg), frozen=True)
+    names = sorted(os.path.relpath(f, tmp_path / "stage") for f in files)
+    assert names == ["config.json", "machine.mpy", "simmachine.mpy", "timeline.jsonl"]
+    cmds = hil.commands(files, "/dev/ttyACM0", "mpremote")
+    assert len(cmds) == 3 and cmds[1][-1] == ":hil/"
+
+
 def test_a_difference_is_reported(tmp_path, monkeypatch, capsys):
     # the device writes one event differently: exit 1 and a diff naming it
     exe, flash = fake_mpremote(tmp_path)

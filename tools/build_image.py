@@ -26,6 +26,8 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "tools", "image", "manifest.py")
+# tools/hil's image: the firmware without main.py and the simulated table frozen (docs/hil.md)
+MANIFEST_HIL = os.path.join(ROOT, "tools", "image", "manifest_hil.py")
 FLASH_BASE = 0x10000000
 FS_BASE = 0xA0000                     # where the RPI_PICO's filesystem starts (640 KB)
 NEEDS = ("ports/rp2/Makefile", "lib/pico-sdk/src/rp2_common", "lib/tinyusb/src",
@@ -206,16 +208,18 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--stock", action="store_true",
                     help="build the stock image (no firmware frozen in) as stock-BOARD.elf")
+    ap.add_argument("--hil", action="store_true",
+                    help="build tools/hil's image (firmware without main.py, boardsim/target frozen) as hil-BOARD.elf")
     ap.add_argument("--no-heap", action="store_true", help="skip the heap measurement on the emulated Pico")
     a = ap.parse_args(argv)
     why = check(a.mpy_dir)
     if why:
         print("cannot build the image:\n  " + "\n  ".join(why), file=sys.stderr)
         return 1
-    elf = build(a.mpy_dir, a.board, a.jobs, None if a.stock else MANIFEST)
+    elf = build(a.mpy_dir, a.board, a.jobs, None if a.stock else MANIFEST_HIL if a.hil else MANIFEST)
     out_dir = os.path.join(zenn_cache(), "rp2040")
     os.makedirs(out_dir, exist_ok=True)
-    name = ("stock-" if a.stock else "zenn-") + a.board
+    name = ("stock-" if a.stock else "hil-" if a.hil else "zenn-") + a.board
     out_elf = os.path.join(out_dir, name + ".elf")
     bad = misaligned_native(elf)
     if bad:
@@ -224,7 +228,11 @@ def main(argv=None):
         return 1
     shutil.copy(elf, out_elf)
     from boardsim.rp2040 import images
-    if not a.stock:                 # what was frozen, so that a later firmware/ is not taken for it
+    if a.hil:                       # (tools/hil takes it only while its digest is the tree's)
+        from tools import hil
+        with open(out_elf + ".digest", "w") as f:
+            f.write(hil.frozen_digest() + "\n")
+    elif not a.stock:               # what was frozen, so that a later firmware/ is not taken for it
         with open(images.digest_path(out_elf), "w") as f:
             f.write(images.firmware_digest() + "\n")
     size = write_uf2(out_elf, os.path.join(out_dir, name + ".uf2"))
@@ -233,7 +241,7 @@ def main(argv=None):
           f"the filesystem at {FS_BASE // 1024} KB" + ("" if size <= FS_BASE else "  -- DOES NOT FIT"))
     if size > FS_BASE:
         return 1
-    if not a.no_heap:
+    if not a.no_heap and not a.hil:
         free, why = heap_after_boot(out_elf)
         if free is not None:
             print(f"heap free after boot (emulated Pico, default config.json, gc.mem_free()): "

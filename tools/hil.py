@@ -26,6 +26,12 @@ Steps:
 image on rp2040js) through the same serial path: its USB console on a pseudo-terminal
 (boardsim/rp2040/serial_bridge.py) that mpremote opens as it opens /dev/ttyACM0.
 
+--frozen: the Pico runs tools/hil's image (`make image-hil`: the firmware without main.py and
+boardsim/target frozen into MicroPython), so only the run's own files are copied (the HIL
+machine, the stand-in as simmachine, the timeline, config.json). Both as .mpy files do not fit
+in the Pico's heap beside their objects (a MemoryError importing the firmware); frozen, their
+code stays in flash. --emulated takes that image when `make image-hil` made it from this tree.
+
 The Pico keeps its own main.py; the run lives in hil/ and does not touch it (mpremote stops a
 running main.py first). `--arch x64 --mpremote FAKE` runs the same steps against the unix
 port standing in for the device (tests/test_hil.py).
@@ -77,8 +83,36 @@ def desktop_events(timeline, config=None):
     return out.getvalue().splitlines()
 
 
-def stage(timeline, dest, arch="armv6m", config=None):
-    """The files to copy to the device, in `dest`. Returns their paths."""
+def frozen_digest():
+    """A digest of what tools/image/manifest_hil.py freezes (firmware/ and boardsim/target's
+    files, names and contents): `make image-hil` writes it beside the image, and --emulated takes
+    the image only while it is the tree's."""
+    from tools.build_firmware import firmware_files
+    h = hashlib.sha256()
+    for root, names in ((FIRMWARE, firmware_files(FIRMWARE)),
+                        (TARGET, sorted(n for n in os.listdir(TARGET) if n.endswith(".py")))):
+        for n in names:
+            h.update(n.encode() + b"\0")
+            with open(os.path.join(root, n), "rb") as f:
+                h.update(f.read() + b"\0")
+    return h.hexdigest()
+
+
+def hil_image():
+    """tools/hil's image in the emulator's cache (`make image-hil`) when it holds this tree's
+    firmware and simulated table, else None."""
+    from boardsim.rp2040 import images
+    p = os.path.join(images.cache_dir(), "hil-RPI_PICO.elf")
+    try:
+        with open(p + ".digest") as f:
+            return p if f.read().strip() == frozen_digest() else None
+    except OSError:
+        return None
+
+
+def stage(timeline, dest, arch="armv6m", config=None, frozen=False):
+    """The files to copy to the device, in `dest`. Returns their paths. frozen: the device's
+    image holds the firmware and boardsim/target (make image-hil): only the run's own files."""
     os.makedirs(dest, exist_ok=True)
     files = []
 
@@ -104,10 +138,10 @@ def stage(timeline, dest, arch="armv6m", config=None):
 
     from tools.build_firmware import firmware_files
     for name in firmware_files(FIRMWARE):      # in their folders (sensing/, tracking/ ...)
-        if name not in FIRMWARE_SKIP:
+        if name not in FIRMWARE_SKIP and not frozen:
             compile_(os.path.join(FIRMWARE, name), name)
     for name in sorted(os.listdir(TARGET)):
-        if name.endswith(".py") and name not in HOST_ONLY:
+        if name.endswith(".py") and name not in HOST_ONLY and (name == "machine.py" or not frozen):
             compile_(os.path.join(TARGET, name), "simmachine.py" if name == "machine.py" else name)
     compile_(os.path.join(DEVICE, "machine.py"), "machine.py")
     tl = os.path.join(dest, "timeline.jsonl")
@@ -189,6 +223,8 @@ def main(argv=None):
     ap.add_argument("--dry-run", action="store_true", help="print the mpremote commands, run nothing on the device")
     ap.add_argument("--emulated", action="store_true",
                     help="the emulated Pico (boardsim/rp2040) on a pseudo-terminal instead of a real one")
+    ap.add_argument("--frozen", action="store_true",
+                    help="the Pico runs tools/hil's image (make image-hil): copy only the run's own files")
     ap.add_argument("--slow", type=float, default=None,
                     help="multiply mpremote's time limits (default 1, with --emulated 20: the emulated "
                          "chip runs at 1/2 to 1/20 of real time, the less the busier the machine)")
@@ -196,14 +232,17 @@ def main(argv=None):
     if a.slow is None:
         a.slow = 20.0 if a.emulated else 1.0
     if a.emulated and not a.dry_run:
-        with emulated_pico() as port:
+        with emulated_pico() as (port, frozen):
             a.port = port
+            a.frozen = a.frozen or frozen
             return _run(a)
     return _run(a)
 
 
 def emulated_pico():
-    """A context: the emulated Pico's console on a pty, its path; the chip runs in a thread."""
+    """A context: (the emulated Pico's console on a pty, whether its image is tools/hil's own
+    frozen one); the chip runs in a thread. The image: RP2040_IMAGE, else tools/hil's (make
+    image-hil, when it is this tree's), else the stock one, else the frozen scoreboard."""
     import contextlib
     import threading
     from boardsim.rp2040 import images, serial_bridge
@@ -211,9 +250,13 @@ def emulated_pico():
     @contextlib.contextmanager
     def ctx():
         why = images.missing()
-        image = os.environ.get("RP2040_IMAGE") or images.find_image("stock") or images.find_image("frozen")
+        image = os.environ.get("RP2040_IMAGE") or hil_image() or images.find_image("stock") \
+            or images.find_image("frozen")
         if image is None or (why and "image" not in why):
             raise SystemExit(f"no emulated Pico: {why}")
+        frozen = image == hil_image()
+        print(f"emulated Pico: {image}" + (" (firmware and simulated table frozen)" if frozen else ""),
+              flush=True)
         master, slave, path = serial_bridge.open_pty()
         done = threading.Event()
         err = []
@@ -226,7 +269,7 @@ def emulated_pico():
         t = threading.Thread(target=run, daemon=True)
         t.start()
         try:
-            yield path
+            yield path, frozen
         finally:
             done.set()
             t.join(timeout=30)
@@ -241,7 +284,7 @@ def _run(a):
     timeline = timeline_of(a.scenario)
     stage_dir = tempfile.mkdtemp(prefix="zenn-hil-")
     try:
-        files = stage(timeline, stage_dir, a.arch, a.config)
+        files = stage(timeline, stage_dir, a.arch, a.config, a.frozen)
         cmds = commands(files, a.port, a.mpremote)
         if a.dry_run:
             for c in cmds:
