@@ -49,7 +49,10 @@ class HallModel:
         # under MicroPython): nraw the byte sums (0..1020), nbuf them scaled by noise_lsb, nbit
         # bit 8 of the state after each (a flickering pad's coin). ctl: [the next one to use,
         # how many pads have a fault] (an array: the world's fast ADC read shares it).
-        self.state = seed & _MASK32 or 1                     # after the last value drawn
+        # the state after the last value drawn, in an array: a 32-bit state returned from viper
+        # as an int is a heap object on the RP2040 (ints past 2**30), which the heap-locked
+        # loop turn of a HIL run on a Pico cannot make
+        self.rng = array('I', (seed & _MASK32 or 1,))
         self.nraw = array('H', bytes(2 * NB))
         self.nbit = bytearray(NB)
         # ctl, nbuf and clean (base + field: the noiseless reading) are views of one array, so
@@ -221,8 +224,12 @@ class HallModel:
         for i in range(self.ctl[0], NB):
             self.nbuf[i] = self.ntab[self.nraw[i]]
 
+    @property
+    def state(self):
+        return self.rng[0]
+
     def _draw(self):
-        self.state = _draw(self.nraw, self.nbuf, self.nbit, NB, self.state, self.ntab)
+        _draw(self.nraw, self.nbuf, self.nbit, NB, self.rng, self.ntab)
         self.ctl[0] = 0
 
     # -- the ADC's side (heap locked) ---------------------------------------------------------
@@ -377,9 +384,9 @@ if sys.implementation.name == "micropython":
             j += 1
 
     @micropython.viper
-    def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, s0: uint, tab: ptr16) -> uint:
-        """n values of the noise from state s0 (xorshift32); the state after the last."""
-        s = s0
+    def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, st: ptr32, tab: ptr16):
+        """n values of the noise from the state st[0] (xorshift32), left there after the last."""
+        s = uint(st[0])
         i = 0
         while i < n:
             s ^= (s << 13) & uint(0xFFFFFFFF)
@@ -393,12 +400,13 @@ if sys.implementation.name == "micropython":
             buf[i] = v
             bit[i] = int((s >> 8) & 1)
             i += 1
-        return s
+        st[0] = s
 else:
     _refield = None     # CPython: update() runs the same steps as Python
 
-    def _draw(raw, buf, bit, n, s, tab):
+    def _draw(raw, buf, bit, n, st, tab):
         """The same in plain Python (CPython)."""
+        s = st[0]
         for i in range(n):
             s ^= (s << 13) & _MASK32
             s ^= s >> 17
@@ -407,4 +415,4 @@ else:
             raw[i] = u
             buf[i] = tab[u]
             bit[i] = (s >> 8) & 1
-        return s
+        st[0] = s
