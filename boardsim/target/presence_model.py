@@ -70,7 +70,10 @@ class PresenceModel:
         self.sr_fault = bytearray(self.nsr)   # per shift register
         self.nfault = 0                       # cells and registers with a fault (fast path)
         self.latched = bytearray(self.nsr)    # what the 165s took in at the last load
-        self.rng = seed & _MASK32 or 1
+        # the ragged rims' and flickering pads' coin (xorshift32), its state in an array: a
+        # 32-bit int is a heap object on the RP2040, which the heap-locked loop turn of a HIL
+        # run on a Pico cannot make (_bit in viper there)
+        self._rs = array('I', (seed & _MASK32 or 1,))
         self.things = ()                      # (x, y, seen radius) of what covers pads
         self.mark = array('i', (0 for _ in range(n)))
         self.stamp = 0
@@ -164,12 +167,19 @@ class PresenceModel:
                 n += 1
         self.nfault = n
 
+    @property
+    def rng(self):
+        return self._rs[0]
+
     def _bit(self):
-        s = self.rng
+        if _bit_viper is not None:
+            return _bit_viper(self._rs)
+        st = self._rs
+        s = st[0]
         s ^= (s << 13) & _MASK32
         s ^= s >> 17
         s ^= (s << 5) & _MASK32
-        self.rng = s
+        st[0] = s
         return (s >> 7) & 1
 
     # -- the firmware's side (heap locked) ------------------------------------------------------
@@ -266,5 +276,16 @@ if sys.implementation.name == "micropython":
                 j += 1
             out[k] = v
             k += 1
+
+    @micropython.viper
+    def _bit_viper(st: ptr32) -> int:
+        """_bit(): one xorshift32 step of the state st[0] (32-bit words on every port)."""
+        s = uint(st[0])
+        s ^= (s << 13) & uint(0xFFFFFFFF)
+        s ^= s >> 17
+        s ^= (s << 5) & uint(0xFFFFFFFF)
+        st[0] = s
+        return int((s >> 7) & 1)
 else:
     _latch_viper = None     # CPython: latch() as written
+    _bit_viper = None
