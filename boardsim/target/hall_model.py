@@ -312,6 +312,7 @@ if sys.implementation.name == "micropython":
         reach2 = int(ctx[9])
         fbin = int(ctx[10])
         div = int(ctx[11])
+        kk = div // 1000                # (div is 1000 * FIELD_SCALE: update())
         if gx0 >> 31:
             gx0 -= w32
         if gy0 >> 31:
@@ -372,7 +373,16 @@ if sys.implementation.name == "micropython":
                                     f0 -= w32
                                 if f1 >> 31:
                                     f1 -= w32
-                                f += m * (f0 + (f1 - f0) * (d2 - b * fbin) // fbin) // div
+                                t = f0 + (f1 - f0) * (d2 - b * fbin) // fbin
+                                # m * t // div within 32-bit words (viper's ints on the
+                                # RP2040, where m * t reaches 2**38): div = 1000 * kk and
+                                # m = q * 1000 + r, q * t = u * kk + v, so the quotient is
+                                # u + (v * 1000 + r * t) // div, exactly
+                                q = m // 1000
+                                r = m - q * 1000
+                                qt = q * t
+                                u = qt // kk
+                                f += u + ((qt - u * kk) * 1000 + r * t) // div
                             k += 1
                         field[pad] = f
                         v = int(base[pad])
