@@ -155,8 +155,11 @@ class Runner:
             micropython.heap_unlock()
             self.power_cut()          # a torn flash write: the power is gone (until "power on")
             return 0
-        except MemoryError:
+        except MemoryError as e:
             micropython.heap_unlock()
+            if hasattr(sys, "print_exception"):
+                # where (the innermost frames: the emergency exception buffer's, on a Pico)
+                sys.print_exception(e, sys.stderr)
             fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
         micropython.heap_unlock()
         if _trace is not None:
