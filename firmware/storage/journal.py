@@ -26,6 +26,7 @@
 # it under heap_lock), opening a file does, so the app calls service() outside its loop turn
 # whenever need_open is set.
 from micropython import const
+from array import array
 import sys
 
 N_FILES = const(8)
@@ -66,18 +67,18 @@ _PEND = const(64)           # records waiting for the next moment at rest
 
 _MP = sys.implementation.name == "micropython"
 
-# CRC-16/CCITT-FALSE half a byte at a time: a constant tuple of 16 is frozen into the image's
-# flash with the code, where the byte-wise table (512 B, built at import) took heap (issue 13)
-_CRC4 = (0x0000, 0x1021, 0x2042, 0x3063, 0x4084, 0x50A5, 0x60C6, 0x70E7,
-         0x8108, 0x9129, 0xA14A, 0xB16B, 0xC18C, 0xD1AD, 0xE1CE, 0xF1EF)
+_CRC = array("H", [0] * 256)
+for _i in range(256):
+    _c = _i << 8
+    for _k in range(8):
+        _c = ((_c << 1) ^ 0x1021) if _c & 0x8000 else (_c << 1)
+    _CRC[_i] = _c & 0xFFFF
 
 
 def crc16(buf, off, n, crc=0xFFFF):
-    t = _CRC4
+    t = _CRC
     for k in range(off, off + n):
-        b = buf[k]
-        crc = ((crc << 4) & 0xFFF0) ^ t[(crc >> 12) ^ (b >> 4)]
-        crc = ((crc << 4) & 0xFFF0) ^ t[(crc >> 12) ^ (b & 0xF)]
+        crc = ((crc << 8) & 0xFF00) ^ t[((crc >> 8) ^ buf[k]) & 0xFF]
     return crc
 
 
