@@ -27,7 +27,14 @@ def attach(world):
     _world[0] = world
     # ADC.read_u16: the world's own (a function of the ADC: under MicroPython one viper call,
     # world.py) or the plain one below
-    ADC.read_u16 = getattr(world, "adc_read_u16", None) or _read_u16
+    ADC.read_u16 = _adc_fast[0] = getattr(world, "adc_read_u16", None) or _read_u16
+    # ... and a reader per ADC to bind in its place (world.adc_reader: one closure, no bound
+    # method and no global lookups at every read), used while ADC.read_u16 is the world's own
+    # (simtrace.py wraps the method: then the wrapper is bound, as before)
+    _adc_fast[1] = getattr(world, "adc_reader", None)
+
+
+_adc_fast = [None, None]     # (ADC.read_u16 as attach() set it, the world's adc_reader or None)
 
 
 def detach_all():
@@ -179,7 +186,10 @@ class ADC:
             w.adc_open(self.channel)      # the world keeps the hall pads' readings up to date
         # bound here, once: adc.read_u16() then allocates nothing whatever function it is (a
         # viper function looked up through the class would make a bound method at every call)
-        self.read_u16 = self.read_u16
+        rd = None
+        if _adc_fast[1] is not None and ADC.read_u16 is _adc_fast[0]:
+            rd = _adc_fast[1](self.channel)
+        self.read_u16 = rd or self.read_u16
 
     def read_u16(self):
         return _world[0].adc_read(self.channel)

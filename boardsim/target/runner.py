@@ -21,7 +21,13 @@ locked under MicroPython: an allocation in the loop stops the run with exit stat
 """
 import sys
 
-import vclock
+# The interpreter puts this script's own folder first on the module path; MICROPYPATH lists it
+# again, after the same folders compiled to .mpy (boardsim/mpycache.py), which the first entry
+# would hide: every target module compiled from source at every start (some 60 ms of CPU)
+if len(sys.path) > 1 and sys.path[0] in sys.path[1:]:
+    sys.path.pop(0)
+
+import vclock  # noqa: E402
 
 sys.modules["time"] = vclock      # the firmware's `time` is the virtual clock
 import json                        # noqa: E402
@@ -113,12 +119,32 @@ class Runner:
         w = self.world
         now_us = vclock._now_us          # the clock itself: one step is a few Python calls fewer
         advance_to = w.advance_to
+        # _step() written out below unless a subclass has its own: MicroPython takes the frame
+        # of a call to _step() (its three exception handlers) from the heap, with the heap
+        # unlocked: a search of the heap for free blocks, and garbage, at every step
+        own = type(self)._step is not Runner._step
+        lock = micropython.heap_lock
+        unlock = micropython.heap_unlock
         while now_us[0] < t_end:
             advance_to(now_us[0])
             if self.sb is None or now_us[0] < self.busy_until:
                 now_us[0] += STEP_US      # (busy: the world goes on, beams and all, in steps)
                 continue
-            idle_ms = self._step()
+            if own:
+                idle_ms = self._step()
+            else:
+                lock()
+                try:
+                    idle_ms = self.sb.step()
+                except Exception as e:
+                    unlock()
+                    idle_ms = self._step_failed(e)
+                else:
+                    unlock()
+                    if _trace is not None:
+                        _trace.frame(self.sb)
+                    if getattr(self.sb, "need_service", 0):
+                        idle_ms = self._service(idle_ms)
             self.steps += 1
             now_us[0] += STEP_US + idle_ms * 1000
             if FIT_US and self.sb is not None:
@@ -143,34 +169,43 @@ class Runner:
         return FIT_US if self.sb.loc.n else 0
 
     def _step(self):
+        """One loop turn of the firmware, the heap locked (run_until() has it written out)."""
         micropython.heap_lock()
         try:
             idle = self.sb.step()
-        except machine.ResetRequested:
+        except Exception as e:
             micropython.heap_unlock()
-            self.power_cut()
-            self.boot(machine.PWRON_RESET)
-            return 0
-        except flash.PowerLost:
-            micropython.heap_unlock()
-            self.power_cut()          # a torn flash write: the power is gone (until "power on")
-            return 0
-        except MemoryError as e:
-            micropython.heap_unlock()
-            if hasattr(sys, "print_exception"):
-                # where (the innermost frames: the emergency exception buffer's, on a Pico)
-                sys.print_exception(e, sys.stderr)
-            fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
+            return self._step_failed(e)
         micropython.heap_unlock()
         if _trace is not None:
             _trace.frame(self.sb)     # the locator's and tracker's results (simtrace.py)
         if getattr(self.sb, "need_service", 0):
-            # work the firmware keeps out of its locked loop turn (opening a journal file)
-            try:
-                self.sb.service()
-            except flash.PowerLost:
-                self.power_cut()
-                return 0
+            return self._service(idle)
+        return idle
+
+    def _step_failed(self, e):
+        """The loop turn raised e (the heap unlocked again): the idle ms to give."""
+        if isinstance(e, machine.ResetRequested):
+            self.power_cut()
+            self.boot(machine.PWRON_RESET)
+            return 0
+        if isinstance(e, flash.PowerLost):
+            self.power_cut()          # a torn flash write: the power is gone (until "power on")
+            return 0
+        if isinstance(e, MemoryError):
+            if hasattr(sys, "print_exception"):
+                # where (the innermost frames: the emergency exception buffer's, on a Pico)
+                sys.print_exception(e, sys.stderr)
+            fail(3, "the firmware allocated memory inside its loop (heap locked) at t=%d ms" % vclock.now_ms())
+        raise e
+
+    def _service(self, idle):
+        # work the firmware keeps out of its locked loop turn (opening a journal file)
+        try:
+            self.sb.service()
+        except flash.PowerLost:
+            self.power_cut()
+            return 0
         return idle
 
     def _watchdog(self):
