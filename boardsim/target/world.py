@@ -107,8 +107,10 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
-        # machine.ADC.read_u16 (None: World.adc_read)
+        # machine.ADC.read_u16 (None: World.adc_read); the readers bound per ADC in its place
+        # (adc_reader); a world without hall pads (runner --lean, presence) has neither
         self.adc_read_u16 = _fast_adc(self) if self.hall is not None else None
+        self.adc_readers = _adc_readers(self) if self.hall is not None else []
         # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
         # taking in a row on the falling edge of the load pin
         sh = pm["shift"]
@@ -158,7 +160,7 @@ class World:
 
     def adc_reader(self, channel):
         """machine.ADC's read_u16 for that channel, fast (MicroPython; None: the plain one)."""
-        return _adc_reader(self, channel)
+        return self.adc_readers[channel] if 0 <= channel < len(self.adc_readers) else None
 
     def adc_open(self, channel):
         self.hall_used = True
@@ -567,42 +569,44 @@ if sys.implementation.name == "micropython":
         return (v << 4) | (v >> 8)
 
 
-def _adc_reader(world, channel):
-    """A zero-argument read_u16 for ADC `channel` (MicroPython; None elsewhere): machine.ADC
-    binds it in the ADC object's place. The same reading as _adc_viper(adc), but a closure over
-    one array that holds the addresses of the pin levels and the hall model's arrays and the
-    tables: no global looked up and no bound method made at each of the firmware's some 44
-    reads a step (a global costs a dictionary lookup each time: about 4/5 of the read's time)."""
-    if sys.implementation.name != "micropython" or not 0 <= channel < _N_ADC:
-        return None
+def _adc_readers(world):
+    """Zero-argument read_u16 functions, one per ADC channel (MicroPython; [] elsewhere), which
+    machine.ADC binds in the ADC object's place: the same reading as _adc_viper(adc), but each a
+    closure over one array that holds the addresses of the pin levels and of the hall model's
+    arrays, and the tables: no global looked up and no bound method at each of the firmware's
+    some 44 reads a step (a global costs a dictionary lookup in viper: most of the read's time).
+    Made with the world, before the firmware boots: the firmware's heap does not hold them."""
+    if sys.implementation.name != "micropython":
+        return []
     import uctypes
     ctx = array('I', bytes(4 * (_CTX_PAD_AT + len(_PAD_AT))))
     lv = uctypes.addressof(_level)
     fa = uctypes.addressof(world.hall.fast)
-    for i, v in enumerate((channel, _BANKS, _CHANNELS, _NB, _ADC_ZERO, lv & 0xFFFFFFFF, lv >> 32,
+    for i, v in enumerate((0, _BANKS, _CHANNELS, _NB, _ADC_ZERO, lv & 0xFFFFFFFF, lv >> 32,
                            fa & 0xFFFFFFFF, fa >> 32) + world.sel_ch + world.sel_bank):
         ctx[i] = v
     for i, p in enumerate(_PAD_AT):
         ctx[_CTX_PAD_AT + i] = p & 0xFFFFFFFF
-    return _adc_closure(ctx, _ATTACHED, world)
+    return [_adc_closure(ctx, ch, _ATTACHED, world) for ch in range(_N_ADC)]
 
 
-_CTX_PAD_AT = 17        # adc_reader's array: 9 numbers, the 4 channel and 4 bank select pins, PAD_AT
+_CTX_PAD_AT = 17        # _adc_readers' array: 9 numbers, the 4 channel and 4 bank select pins, PAD_AT
 
 
 if sys.implementation.name == "micropython":
-    def _adc_closure(ctx, attached, world):
+    def _adc_closure(ctx, channel, attached, world):
         # (world: the hall model's arrays stay alive as long as the reader; attached: a bench
         # may put a Replay in the world's place, which then answers, as _adc_viper does)
         @micropython.viper
         def read_u16() -> int:
             s = ptr32(ctx)
+            c = int(channel)
             if attached[0] is not world:
-                return int(attached[0].adc_read(int(s[0])))
+                return int(attached[0].adc_read(c))
             lv = ptr8(int(s[5]) | (int(s[6]) << 32))
             bank = lv[s[13]] | (lv[s[14]] << 1) | (lv[s[15]] << 2) | (lv[s[16]] << 3)
             ch = lv[s[9]] | (lv[s[10]] << 1) | (lv[s[11]] << 2) | (lv[s[12]] << 3)
-            pad = int(s[17 + (int(s[0]) * int(s[1]) + bank) * int(s[2]) + ch])
+            pad = int(s[17 + (c * int(s[1]) + bank) * int(s[2]) + ch])
             if pad >> 31:                   # -1: no pad at that address
                 return int(s[4])            # ADC_ZERO
             f = ptr32(int(s[7]) | (int(s[8]) << 32))    # HallModel.fast: ctl, nbuf, clean
