@@ -136,7 +136,7 @@ class Runner:
                 lock()
                 try:
                     idle_ms = self.sb.step()
-                except Exception as e:
+                except BaseException as e:   # (flash.PowerLost is one)
                     unlock()
                     idle_ms = self._step_failed(e)
                 else:
@@ -173,7 +173,7 @@ class Runner:
         micropython.heap_lock()
         try:
             idle = self.sb.step()
-        except Exception as e:
+        except BaseException as e:   # (flash.PowerLost is one)
             micropython.heap_unlock()
             return self._step_failed(e)
         micropython.heap_unlock()
