@@ -562,10 +562,119 @@ def _trap_job(job):
     return [record(r, "trap") for r in judge_trap([g], [run_trap_game(g, front_end, runtime)], TrapTruth(_board()))]
 
 
+# -- presence pads: which unseen moves no firmware could see (issue 12, task of the pad layout) --
+_PADS = []
+
+
+def _pad_table():
+    if not _PADS:
+        tgt = os.path.join(ROOT, "boardsim", "target")
+        if tgt not in sys.path:
+            sys.path.insert(0, tgt)
+        import world_table as W
+        _PADS.append(W)
+    return _PADS[0]
+
+
+def pads_covered(kind, x, y):
+    """The presence pads a chip resting at (x, y) mm covers, by the simulator's own rule
+    (boardsim/target/presence_model.py: a pad's centre within the chip's radius less the rim,
+    plus that pad's reach; pads that do not exist left out): a set of cells."""
+    W = _pad_table()
+    r = W.R[kind] - W.PRES_RIM
+    xs, ys = x * 10.0, y * 10.0
+    p = W.PRES_PITCH
+    out = set()
+    c0 = max(int((xs - r - 20 - W.PRES_X0) // p), 0)
+    c1 = min(int((xs + r + 20 - W.PRES_X0) // p) + 1, W.PRES_COLS - 1)
+    r0 = max(int((ys - r - 20 - W.PRES_Y0) // p), 0)
+    r1 = min(int((ys + r + 20 - W.PRES_Y0) // p) + 1, W.PRES_ROWS - 1)
+    for row in range(r0, r1 + 1):
+        for col in range(c0, c1 + 1):
+            g = row * W.PRES_COLS + col
+            if not (W.PRES_PRESENT[g >> 3] >> (g & 7)) & 1:
+                continue
+            lim = r + W.PRES_REACH[g]
+            dx = W.PRES_X0 + col * p - xs
+            dy = W.PRES_Y0 + row * p - ys
+            if dx * dx + dy * dy <= lim * lim:
+                out.add(g)
+    return out
+
+
+# the largest move of a chip that changes no pad on the 10 mm square grid (docs/sensing.md,
+# bench/presence_cells.py): below it a move may be invisible to any firmware
+PAD_BLIND_MM = {"small": 6.4, "big": 5.6}
+
+
+def unseen_moves(r):
+    """The chips a record's shot moved 3 mm or more, replayed through the physics from its
+    scenario: [(chip, kind, mm moved, pads changed from start to rest)] (chips that left the
+    board or dropped into a cup are left out: those are no small moves)."""
+    board = _board()
+    sc = r["scenario"]
+    pos = {}
+    out = []
+    if "example" in r:
+        kind, x, y, speed, angle = r["example"][-1]
+        pos = {"small": ("small", x, y)}
+        flicks = [("small", (round(speed * math.cos(angle), 1), round(speed * math.sin(angle), 1)))]
+        want = 0
+    else:
+        pos = {n: ("small" if n == "small" else "big", p["x"], p["y"]) for n, p in sc["steps"][0]["place"].items()}
+        flicks = [(st["flick"], tuple(st["v"])) for st in sc["steps"][1:] if "flick" in st]
+        want = 0 if r["kind"] == "trapper" else 1
+    for k, (mover, v) in enumerate(flicks):
+        _moves, final = simulate_flick(board, pos, mover, v)
+        after = dict(pos)
+        for c, f in final.items():
+            if f[0] == "board":
+                after[c] = (pos[c][0], f[1], f[2])
+            else:
+                after.pop(c)
+        if k == want:
+            for c, (kd, x0, y0) in pos.items():
+                f = final.get(c)
+                if f is None or f[0] != "board":
+                    continue
+                d = math.hypot(f[1] - x0, f[2] - y0)
+                if d >= SEEN_MM:
+                    out.append((c, kd, d, len(pads_covered(kd, x0, y0) ^ pads_covered(kd, f[1], f[2]))))
+            break
+        pos = after
+    return out
+
+
+def pad_report(records, out=sys.stdout):
+    """Presence pads: the moves of 3 mm or more of the shots not seen, by what the pads could
+    show of them (no pad changed between where the chip lay and where it rests; one or two, as
+    a pad flickering at its threshold also gives; more) and whether they are within the largest
+    move the 10 mm grid can miss (6.4 mm small, 5.6 mm big)."""
+    rows = []
+    for r in records:
+        if r.get("must") and r.get("n_events") == 0:
+            for c, kd, d, flips in unseen_moves(r):
+                rows.append((r, c, kd, d, flips))
+    out.write(f"\npresence pads: {len(rows)} moves of 3 mm or more in {sum(1 for r in records if r.get('must') and r.get('n_events') == 0)} shots not seen\n")
+    if not rows:
+        return rows
+    out.write("| chip | moved (mm) | within the grid's blind move | pads changed, start to rest | shot |\n|---|---|---|---|---|\n")
+    for r, c, kd, d, flips in sorted(rows, key=lambda t: t[3]):
+        out.write(f"| {c} ({kd}) | {d:.2f} | {'yes' if d < PAD_BLIND_MM[kd] else 'NO'} | {flips} | {r['what']} |\n")
+    n0 = sum(1 for t in rows if t[4] == 0)
+    n12 = sum(1 for t in rows if 1 <= t[4] <= 2)
+    inside = sum(1 for t in rows if t[3] < PAD_BLIND_MM[t[2]])
+    out.write(f"no pad changed: {n0}; one or two pads: {n12}; more: {len(rows) - n0 - n12}; "
+              f"within the grid's blind move (6.4 mm small, 5.6 mm big): {inside} of {len(rows)}\n")
+    return rows
+
+
 def report(records, front_end, head, out=sys.stdout):
     out.write(head + "\n")
     table(records, front_end, out)
     bad = failures(records)
+    if front_end == "shift":
+        pad_report(records, out)
     out.write(f"\n{len(bad)} failures\n")
     for why, r in bad:
         out.write(f"- {r['what']}: {'; '.join(why)}\n  {json.dumps(r['scenario'], separators=(',', ':'))}\n")
