@@ -128,11 +128,12 @@ class Locator:
     UNC_BADFIT = 150
     # ... and on an uncalibrated board (no calib.py zeros: bad_err still OUTLIER_UNCALIBRATED)
     # this more: the sensors' own zeros, some 300 LSB apart, pull a still chip's fit by up to
-    # 2.7 mm (bench/sensing_accuracy.py --uncalibrated, 800 chips alone: 95 % 1.3 mm), where
-    # UNC_ALONE holds for calibrated zeros only. A small chip fitted 1.3 mm off, its rim 0.2 mm
-    # from the centre line, was a sure 7 for a 3 (the shot bench, seed 31; issue 12). In unc
-    # only, not in wander: the offsets are the same every frame, so moves are seen as before
-    UNC_UNCALIBRATED = 25
+    # 3.5 mm (bench/sensing_accuracy.py --uncalibrated, 2800 chips alone: 95 % 1.3 mm, 99 %
+    # 1.8 mm), where UNC_ALONE holds for calibrated zeros only. A small chip fitted 1.3 mm off,
+    # its rim 0.2 mm from the centre line, was a sure 7 for a 3 (the shot bench, seed 31; issue
+    # 12). In unc only, not in wander: the offsets are the same every frame, so moves are seen
+    # as before
+    UNC_UNCALIBRATED = 35
     BLIND_PAIR = 7      # quarters of one chip's strength: a pair beside dead pads weaker is one
     # a chip about still (within OUTLIER_STILL of a chip of the frame before) fitting worse than
     # this (mean |residual|, LSB; about 10 normally) is fitted again without a suspect pad
