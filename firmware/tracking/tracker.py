@@ -652,6 +652,7 @@ class Tracker:
         slid = False          # a chip at rest now moved (shot: one vanished as in a shot)
         placed = False
         taken = False
+        self._reclaim(n)
         for i in range(MAX):
             if not self.present[i]:
                 continue
@@ -949,6 +950,43 @@ class Tracker:
                 self.grazed[k] = 1
 
     PLACE_NUDGE = 100      # 10 mm: how far a chip beside one put down may seem to move
+
+    def _reclaim(self, n):
+        """A chip put down beside a still one (no beam fired) whose fit pulled the still one's
+        slot over to it: the slot "moved" onto the new chip, and a new chip shows up where the
+        slot's chip lay. The slot takes that one back; the one it followed is the new chip.
+        (Hall pads, the shot bench, seed 33: big3 put down 2.4 mm from big1, their fields
+        merged as it faded in, and big1's slot went 41 mm: a shot during a Trap Zenn set-up.)"""
+        if self.fast.total:
+            return
+        loc = self.loc
+        m = n if n < 8 else 8
+        reach = 2 * B.R_BIG + self.PLACE_NUDGE
+        for i in range(MAX):
+            if not self.present[i] or not self.seen[i] or not self.moved[i] or \
+                    not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], reach):
+                continue
+            back = -1
+            held = -1
+            for j in range(m):
+                if loc.kind[j] != self.kind[i]:
+                    continue
+                if self.claimed[j]:
+                    if loc.x[j] == self.tx[i] and loc.y[j] == self.ty[i]:
+                        held = j
+                elif _near(self.x[i], self.y[i], loc.x[j], loc.y[j], self.move_tol + loc.wander[j]):
+                    back = j
+            if back < 0 or held < 0:
+                continue
+            self.claimed[held] = 0
+            self.claimed[back] = 1
+            self.tx[i] = loc.x[back]
+            self.ty[i] = loc.y[back]
+            self.ts[i] = loc.strength[back]
+            self.tunc[i] = loc.unc[back]
+            self.tw[i] = loc.wander[back]
+            self.moved[i] = 0
+            self.move_order[i] = 0
 
     def _nudged_by_placing(self, n):
         """A chip appeared (one the locator sees that no slot claimed), no beam fired, and every
