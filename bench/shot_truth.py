@@ -28,7 +28,11 @@ may not count as moved: either verdict is exact then.
     .venv/bin/python -m boardsim run FAILURE.json    # a failure's scenario, printed below it
 
 Prints a table per kind of shot (start, speed) and each failure with a scenario (CONTRACT
-section 2 plus the simulator's flick step) that replays it.
+section 2 plus the simulator's flick step) that replays it. On presence pads (--front-end
+shift, also with --report) each move of 3 mm or more not seen is replayed through the physics
+and the pads that differ between where the chip lay and where it rests are counted (the pads'
+own model): a move that changes no pad, or one or two (what a pad flickering at its threshold
+also gives), is one the 10 mm grid cannot see (docs/sensing.md).
 """
 import argparse
 import json
