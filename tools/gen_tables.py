@@ -54,6 +54,37 @@ def scan_layout(board, n_adc):
     return slot_grid, pad_slots
 
 
+# the 4-bit Gray code of the banks' and channels' select lines: position i -> code
+GRAY = (0, 1, 3, 2, 6, 7, 5, 4, 12, 13, 15, 14, 10, 11, 9, 8)
+
+
+def scan_sequence(slot_grid, n_adc):
+    """hall_scan's step tables, per bank position pos (0..15) and read j (0..15), index
+    t = pos * 16 + j: SEQ_PIN[t] = channel pin bit * 2 + its new level before the read (255:
+    none moves), SEQ_SLOT[t] = the read's slot in the bank (channel code * n_adc), SEQ_MASK[t] =
+    the ADCs with a pad there (bit k: ADC k). Even banks run the channel code forwards (0 to 8),
+    odd ones backwards (8 to 0), so a bank starts on the channel the last one ended on: one
+    select pin moves between reads. Made here, so that the firmware holds them as constants (in
+    flash when frozen: 816 B of heap on the RP2040 when they were built at import; issue 13)."""
+    pin, slot, mask = bytearray(256), bytearray(256), bytearray(256)
+    for pos in range(16):
+        code = GRAY[pos]
+        prev = GRAY[0] if pos & 1 == 0 else GRAY[15]
+        for j in range(16):
+            c = GRAY[15 - j] if pos & 1 else GRAY[j]
+            t = pos * 16 + j
+            if c == prev:
+                pin[t] = 255
+            else:
+                b = (c ^ prev).bit_length() - 1
+                pin[t] = b * 2 + ((c >> b) & 1)
+            prev = c
+            slot[t] = c * n_adc
+            mask[t] = sum(1 << k for k in range(n_adc)
+                          if slot_grid[(code * CHANNELS + c) * n_adc + k] >= 0)
+    return bytes(pin), bytes(slot), bytes(mask)
+
+
 def field_table(board, max_rho_mm):
     n = int((max_rho_mm * 10) ** 2 // FIELD_BIN) + 2
     out = []
@@ -184,6 +215,12 @@ def board_table(board, pinmap, src):
     w(f"\n# scan: slot (bank * {CHANNELS} + channel) * N_ADC + adc -> grid index, -1 where no pad\n")
     w(f"N_ADC = const({n_adc})\nBANKS = const({BANKS})\nCHANNELS = const({CHANNELS})\n")
     w(f"_SCAN_GRID = (\n{fmt_bytes(le16(slot_grid))}\n)\n")
+    seq_pin, seq_slot, seq_mask = scan_sequence(slot_grid, n_adc)
+    w("# hall_scan's step, per bank position and read (tools/gen_tables.scan_sequence): the select\n"
+      "# pin that moves before the read (bit * 2 + level, 255: none), its slot, the ADCs with a pad\n")
+    w(f"SEQ_PIN = (\n{fmt_bytes(seq_pin)}\n)\n")
+    w(f"SEQ_SLOT = (\n{fmt_bytes(seq_slot)}\n)\n")
+    w(f"SEQ_MASK = (\n{fmt_bytes(seq_mask)}\n)\n")
     w("\n# hall sensors: what a magnet on the surface gives at a pad, against rho^2\n")
     w(f"MAGNET_H = const({tenth(h)})\nADC_ZERO = const({int(board.pads['adc_zero'])})\n")
     w(f"ADC_PEAK = const({int(board.pads['adc_peak'])})\nNOISE_LSB = const({int(board.pads['noise_lsb'])})\n")

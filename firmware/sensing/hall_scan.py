@@ -25,8 +25,8 @@
 # order: channel code * 3 + ADC) through the same Pin.value() and ADC.read_u16() calls as
 # Python would make, in the same order; settle() does the baseline, clamp, smoothing and jump
 # count of the bank's 48 pads over the arrays. Which pin moves before each read, where its
-# reading goes and which ADCs have a pad there are tables made once (SEQ_*, per Gray position
-# of the bank and read). In plain Python the loop around the calls cost more than the calls
+# reading goes and which ADCs have a pad there are constant tables (SEQ_*, per Gray position
+# of the bank and read; tools/gen_tables.scan_sequence writes them into tables/board_table.py). In plain Python the loop around the calls cost more than the calls
 # (about 3 ms a step on the Pico); in viper it is machine code. Under CPython both run as plain
 # Python (ptr8/16/32 are the arrays themselves). tests/test_scan_step.py checks the step against
 # a plain reference on random readings under both runtimes.
@@ -42,7 +42,7 @@
 #
 # RAM: grid 2 B + baseline 2 B + fitted reference 2 B + running average 4 B per grid cell (722
 # cells: 7.2 KB); raw 96 B,
-# tables 768 B.
+# the SEQ_* tables constants (flash, when frozen).
 # Allocation-free after construction, except calibrate_empty() (boot only).
 import sys
 from array import array
@@ -52,7 +52,7 @@ from micropython import const
 
 from tables import pins
 from tables.board_table import (PAD_COLS, PAD_ROWS, N_ADC, BANKS, CHANNELS, SCAN_GRID, ADC_ZERO,
-                         PAD_PRESENT, NOISE_LSB)
+                         PAD_PRESENT, NOISE_LSB, SEQ_PIN, SEQ_SLOT, SEQ_MASK)
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: read_bank() and settle() run as plain Python
@@ -74,41 +74,11 @@ ACC_BIAS = const(1 << 20)
 REF_BIAS = const(0x8000)
 
 # The 4-bit Gray code: position i -> code, and which bit flips to reach position i from i - 1
-# (cyclically: from 15 back to 0 flips bit 3). BIT: a one-bit difference -> that bit's number.
-GRAY = bytes((0, 1, 3, 2, 6, 7, 5, 4, 12, 13, 15, 14, 10, 11, 9, 8))
-FLIP = bytes((3, 0, 1, 0, 2, 0, 1, 0, 3, 0, 1, 0, 2, 0, 1, 0))
-BIT = bytes((0, 0, 1, 0, 2, 0, 0, 0, 3))
-NO_PIN = const(255)
-
-
-def _tables():
-    """Per bank position pos (0..15) and read j (0..15), index t = pos * 16 + j: SEQ_PIN[t] =
-    channel pin bit * 2 + its new level before the read (NO_PIN: none moves), SEQ_SLOT[t] = the
-    read's slot in the bank (channel code * N_ADC), SEQ_MASK[t] = the ADCs with a pad there (bit k:
-    ADC k). Even banks run the channel code forwards (0 to 8), odd ones backwards (8 to 0), so
-    a bank starts on the channel the last one ended on: one select pin moves between reads."""
-    pin = bytearray(256)
-    slot = bytearray(256)
-    mask = bytearray(256)
-    for pos in range(16):
-        code = GRAY[pos]
-        prev = GRAY[0] if pos & 1 == 0 else GRAY[15]
-        for j in range(16):
-            c = GRAY[15 - j] if pos & 1 else GRAY[j]
-            t = pos * 16 + j
-            if c == prev:
-                pin[t] = NO_PIN
-            else:
-                b = BIT[c ^ prev]
-                pin[t] = b * 2 + ((c >> b) & 1)
-            prev = c
-            slot[t] = c * N_ADC
-            m = 0
-            for k in range(N_ADC):
-                if SCAN_GRID[(code * CHANNELS + c) * N_ADC + k] >= 0:
-                    m |= 1 << k
-            mask[t] = m
-    return bytes(pin), bytes(slot), bytes(mask)
+# (cyclically: from 15 back to 0 flips bit 3).
+# (Literals, not bytes((...)): a constant stays in flash when frozen, a built one takes heap.)
+GRAY = b'\x00\x01\x03\x02\x06\x07\x05\x04\x0c\x0d\x0f\x0e\x0a\x0b\x09\x08'
+FLIP = b'\x03\x00\x01\x00\x02\x00\x01\x00\x03\x00\x01\x00\x02\x00\x01\x00'
+NO_PIN = const(255)     # SEQ_PIN: no select pin moves before the read
 
 
 @micropython.viper
@@ -285,7 +255,6 @@ def mark(grid: ptr16, ref: ptr16, n: int):
         g += 1
 
 
-SEQ_PIN, SEQ_SLOT, SEQ_MASK = _tables()
 _ADC_PIN0 = const(26)           # GPIO 26..29: ADC inputs 0..3
 PER_STEP_HW = const(4)          # banks a step() on the register path
 # the register path where the firmware runs on the RP2040 with its own machine module (the
