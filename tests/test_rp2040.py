@@ -187,7 +187,10 @@ def test_a_power_cut_mid_game_on_the_chip_loses_nothing():
 # classes and issue 12's tracker had taken both to 179.1 KB, hall 183,360 B, presence 183,392 B;
 # then the rp2 module _boot.py leaves imported dropped by main.py, and board_table's hall-only
 # arrays made on first use: hall 184,736 B (180.4 KB: 416 B of room), presence 187,792 B
-# (183.4 KB), 2026-12-01, docs/performance.md.) With a stock image
+# (183.4 KB); after the games registry and the register scan 184,320 B (hall, no room) and
+# 187,472 B; with hall_scan's step tables and the journal's CRC table constants in flash
+# hall 185,872 B (181.5 KB: 1,552 B of room), presence 187,968 B (183.6 KB), 2026-12-01,
+# docs/performance.md.) With a stock image
 # (.mpy files) the floor is what any configuration needs to run at all.
 HEAP_FLOOR = {
     "hall, OLED": ({}, 180 * 1024),
