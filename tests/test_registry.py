@@ -13,6 +13,7 @@ import pytest
 from boardsim import games as G
 from boardsim.scenario import ScenarioError, parse
 from boardsim.testing import Table
+from records import journal_record
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
@@ -121,19 +122,6 @@ def test_a_toy_game_comes_back_after_a_power_cut(toy):
     r.assert_event("game_over", game="toy", totals=[2, 3])
 
 
-def _record(t, payload):
-    # a journal record as storage/journal.py writes it (docs/persistence.md): type, len,
-    # payload, CRC-16/CCITT-FALSE over type, len and payload, little-endian
-    data = bytes([t, len(payload)]) + payload
-    crc = 0xFFFF
-    for b in data:
-        crc ^= b << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
-        crc &= 0xFFFF
-    return data + bytes([crc & 0xFF, crc >> 8])
-
-
 @pytest.mark.parametrize("game,gid,players,o1,o2,codes", [
     ("bowling", 1, 2, 0, 0, [14, 14, 9]),       # P1: b.e2, then no basket; P2: b.back4
     ("trap2", 3, 2, 2, 1, [1 << 4, 2 << 4, 128]),   # P2 traps first (coin): two shots, end of turn
@@ -142,9 +130,9 @@ def test_a_game_saved_before_the_registry_is_restored(game, gid, players, o1, o2
     # the journal's game byte is the game's ID, as before: a file written by the firmware before
     # the registry (header and entries byte for byte as docs/persistence.md has them) loads
     serial = 5
-    data = _record(0x47, b"ZNJ1" + bytes([1]) + serial.to_bytes(4, "little") + bytes([gid, players, o1, o2]))
+    data = journal_record(0x47, b"ZNJ1" + bytes([1]) + serial.to_bytes(4, "little") + bytes([gid, players, o1, o2]))
     for c in codes:
-        data += _record(0x4F, bytes([c]))
+        data += journal_record(0x4F, bytes([c]))
     r = Table(game, players=2).run(flash={"zj%d.zj" % (serial % 8): data})
     r.assert_event("restored", game=game, entries=len(codes), torn=False)
     assert not [e for e in r.events_of("fault") if e.get("what") == "journal"], r.events

