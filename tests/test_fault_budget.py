@@ -14,7 +14,6 @@ No wall-clock time is asserted. Bounds: a healthy frame is about 80 lines (hall)
 (presence); 10 - 20 us a line on the RP2040 (the chip's measured frame over these counts)."""
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 
@@ -25,6 +24,7 @@ for _d in ("firmware", os.path.join("boardsim", "target")):
     if os.path.join(ROOT, _d) not in sys.path:
         sys.path.append(os.path.join(ROOT, _d))
 from tables import board_table as BT  # noqa: E402
+from runtimes import run_target  # noqa: E402
 
 MAX_FRAME_LINES = {"hall": 200, "shift": 260}   # measured 181 / 236 at the worst frame
 MAX_REPORT_LINES = 260                          # measured 235 (a pad's event line and text)
@@ -47,28 +47,13 @@ micropython.viper = _tag
 
 import runner as R      # noqa: E402  (boardsim/target: the clock, the world, the firmware)
 from sensing import faults as FA     # noqa: E402
+from driver import EventLines        # noqa: E402  (tests/support)
 
 job = json.loads(sys.stdin.readline())
 
 
-class Lines:
-    def __init__(self):
-        self.lines = []
-        self.cur = bytearray()
-
-    def write(self, buf, off=0, n=-1):
-        if n < 0:
-            n = len(buf) - off
-        self.cur += bytes(buf[off:off + n])
-        while b"\n" in self.cur:
-            i = self.cur.index(b"\n")
-            self.lines.append(json.loads(bytes(self.cur[:i])))
-            del self.cur[:i + 1]
-        return n
-
-
 r = R.Runner(config=job.get("config"))
-out = Lines()
+out = EventLines()
 r.out = out
 r.op({"op": "boot"})
 fm = r.sb.faults
@@ -137,14 +122,8 @@ def run(job, tmp_path, front_end="hall"):
         cfg = tmp_path / "config.json"
         cfg.write_text(json.dumps({"front_end": "shift"}))
         job = dict(job, config=str(cfg))
-    script = tmp_path / "fault_budget_target.py"
-    script.write_text(TARGET)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(os.path.join(ROOT, d) for d in ("firmware", os.path.join("boardsim", "target")))
-    p = subprocess.run([sys.executable, str(script)], input=json.dumps(job) + "\n", capture_output=True,
-                       text=True, env=env, cwd=str(tmp_path), timeout=900)
-    assert p.returncode == 0, p.stderr[-2000:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_target(TARGET, "cpython", job, name="fault_budget_target.py", tmp_path=tmp_path,
+                      timeout=900, cwd=str(tmp_path))[0]
 
 
 def hall_muxes():

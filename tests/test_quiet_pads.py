@@ -4,13 +4,12 @@ of 12 bits reads one value again and again, which the fault monitor must not tak
 sensor (on the emulated Pico, with the loop run flat out, it flagged such pads pad_stuck within
 seconds; issue 13). One that stays frozen while a chip comes and goes beside it is found.
 """
-import json
 import os
-import subprocess
 import sys
 
+from runtimes import run_target
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target"))
 
 
 QUIET = r'''
@@ -18,28 +17,13 @@ import sys
 import json
 import runner as R
 import world_table as T
+from driver import EventLines
 
 job = json.loads(sys.stdin.readline())
 
 
-class Lines:
-    def __init__(self):
-        self.lines = []
-        self.cur = b""
-
-    def write(self, buf, off=0, n=-1):
-        if n < 0:
-            n = len(buf) - off
-        self.cur += bytes(buf[off:off + n])
-        while b"\n" in self.cur:
-            i = self.cur.index(b"\n")
-            self.lines.append(json.loads(self.cur[:i]))
-            self.cur = self.cur[i + 1:]
-        return n
-
-
 r = R.Runner()
-out = Lines()
+out = EventLines()
 r.out = out
 r.op({"op": "boot"})
 w = r.world
@@ -75,14 +59,9 @@ print(json.dumps({"faults": [e for e in out.lines if e.get("ev") == "fault"], "l
 
 
 def quiet_run(job, tmp_path):
-    script = tmp_path / "quiet_target.py"
-    script.write_text(QUIET)
     # under CPython (the firmware's event lines are kept by a writer that allocates)
-    p = subprocess.run([sys.executable, str(script)], input=json.dumps(job) + "\n",
-                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PATH),
-                       cwd=str(tmp_path), timeout=600)
-    assert p.returncode == 0, p.stderr[-1500:]
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    return run_target(QUIET, "cpython", job, name="quiet_target.py", tmp_path=tmp_path, timeout=600,
+                      cwd=str(tmp_path))[0]
 
 
 def test_quiet_pads_on_a_12_bit_adc_are_not_taken_for_frozen(tmp_path):

@@ -146,3 +146,23 @@ def run_cases(cases):
             unlock_all()
             res[name] = {"error": repr(e)}
     print(json.dumps(res))
+
+
+class EventLines:
+    """A stream for the runner's `out` that keeps every event line the firmware writes, decoded,
+    in `lines` (allocates: for the one-shot scripts that look at a whole run's events after it,
+    test_fault_budget.py's and test_quiet_pads.py's)."""
+
+    def __init__(self):
+        self.lines = []
+        self.cur = b""
+
+    def write(self, buf, off=0, n=-1):
+        if n < 0:
+            n = len(buf) - off
+        self.cur += bytes(buf[off:off + n])
+        while b"\n" in self.cur:
+            i = self.cur.index(b"\n")
+            self.lines.append(json.loads(self.cur[:i]))
+            self.cur = self.cur[i + 1:]
+        return n
