@@ -19,7 +19,7 @@
 #                     "ev": [line, ...]}, ...],
 #          "final": {"marks": [[str]*10]*players, "cum": [[int]*10], "total": [int], "split": [[bool]*10]}}
 import micropython
-from driver import Sink, locked, rules_op, serve, unlock_all
+from driver import Sink, locked, rules_op, run_ops, serve
 from array import array
 from tracking.shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
 from scoreboard.events import EventWriter
@@ -145,14 +145,9 @@ def run_op(op):
 
 
 def run_case(case):
-    steps = []
-    for i in range(len(case["ops"])):
-        try:
-            steps.append(run_op(case["ops"][i]))
-        except Exception as e:
-            unlock_all()
-            sink.n = 0
-            return {"error": "op %d: %s: %s" % (i, type(e).__name__, e), "steps": steps}
+    steps, err = run_ops(case["ops"], run_op, sink)
+    if err is not None:
+        return err
     micropython.heap_lock()
     snap_final()
     micropython.heap_unlock()

@@ -166,3 +166,18 @@ class EventLines:
             self.lines.append(json.loads(self.cur[:i]))
             self.cur = self.cur[i + 1:]
         return n
+
+
+def run_ops(ops, run_op, sink):
+    """A rules case's ops through the driver's run_op, in order (bowling_driver.py,
+    trap_driver.py): (their answers, None); at the first op that raises, (the answers before it,
+    the error answer naming the op), the heap unlocked and the sink emptied for the next case."""
+    steps = []
+    for i in range(len(ops)):
+        try:
+            steps.append(run_op(ops[i]))
+        except Exception as e:
+            unlock_all()
+            sink.n = 0
+            return steps, {"error": "op %d: %s: %s" % (i, type(e).__name__, e), "steps": steps}
+    return steps, None

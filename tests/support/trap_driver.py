@@ -17,7 +17,7 @@
 #   {"op": "setup", "chips": [[kind, zones], ...]}     setup_ok on a tracker stand-in
 #   {"op": "alloc"}                                    allocates under the lock (harness check)
 # Result: {"steps": [{"r": ret, "st": {...}, "ev": [line, ...]}, ...]}
-from driver import Sink, locked, rules_op, serve, unlock_all
+from driver import Sink, locked, rules_op, run_ops, serve
 from array import array
 from tracking.shot import ShotResult, KIND_SMALL, KIND_BIG, MAX_CHIPS
 from scoreboard.events import EventWriter
@@ -136,14 +136,9 @@ def run_case(case):
     global game
     sink.n = 0
     game = RT.Trap(ew, case.get("log_size", RT.LOG_SIZE))
-    steps = []
-    for i in range(len(case["ops"])):
-        try:
-            steps.append(run_op(case["ops"][i]))
-        except Exception as e:
-            unlock_all()
-            sink.n = 0
-            return {"error": "op %d: %s: %s" % (i, type(e).__name__, e), "steps": steps}
+    steps, err = run_ops(case["ops"], run_op, sink)
+    if err is not None:
+        return err
     return {"steps": steps}
 
 
