@@ -124,6 +124,20 @@ def errors(drv, sets):
     return errs
 
 
+def errors_and_misses(drv, sets, noise):
+    """Located in one frame at this noise: every chip's error (mm) over the sets found as placed,
+    the sets that were not (with what was found), and the (set, found) pairs that were."""
+    errs, missed, matched = [], [], []
+    for s, found in zip(sets, locate(drv, sets, noise=noise)):
+        e = match(s, found)
+        if e is None:
+            missed.append((s, found))
+        else:
+            errs += e
+            matched.append((s, found))
+    return errs, missed, matched
+
+
 def test_single_chips_anywhere(drv):
     rng = random.Random(21)
     sets = [[resting_spot(rng, k) + (k,)] for k in ("small", "big") for _ in range(60)]
@@ -178,14 +192,7 @@ def test_three_chips_touching(drv):
     about NOISE_LSB / 2.6."""
     rng = random.Random(32)
     sets = [touching(rng, [rng.choice(("small", "big")) for _ in range(3)]) for _ in range(60)]
-    errs = []
-    missed = []
-    for s, found in zip(sets, locate(drv, sets, noise=15)):
-        e = match(s, found)
-        if e is None:
-            missed.append((s, found))
-        else:
-            errs += e
+    errs, missed, _ = errors_and_misses(drv, sets, noise=15)
     assert len(missed) <= 2, missed       # the fit can end in a false minimum (docs/sensing.md)
     errs.sort()
     assert errs[int(0.95 * len(errs))] < 1.5, errs[-10:]
@@ -204,14 +211,8 @@ def test_three_big_chips_across_the_zenn_line(drv):
                 x, y = B.to_board(end, u + i * (2 * B.chip_radius("big") + rng.uniform(0.05, 1.0)), v + rng.uniform(-1, 1))
                 row.append((tenth(x), tenth(y), "big"))
             sets.append(row)
-    errs = []
-    missed = []
-    for s, found in zip(sets, locate(drv, sets, noise=15)):
-        e = match(s, found)
-        if e is None:
-            missed.append((s, found))
-            continue
-        errs += e
+    errs, missed, matched = errors_and_misses(drv, sets, noise=15)
+    for s, found in matched:
         for f in found:
             assert names(f[5]) & {"a.zline", "b.zline"}, (s, found)    # every chip is on the line
     assert len(missed) <= 1, missed
