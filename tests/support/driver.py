@@ -7,6 +7,9 @@
 # one interpreter process per runtime. A driver calls the firmware with the heap locked: under
 # MicroPython an allocation raises MemoryError. An exception a case lets out comes back as
 # {"error": "Type: message"} and the heap is unlocked for the next case.
+#
+# Also the one-shot case scripts' runner (run_cases, heap_locked: test_display.py,
+# test_sevenseg.py), the rules drivers' op loop (run_ops) and an event-line writer (EventLines).
 import sys
 import json
 import micropython

