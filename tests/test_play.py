@@ -251,6 +251,9 @@ def test_a_person_starts_a_trap_game_from_the_form_and_cuts_the_power(page):
     pg.click("#power")
     pg.wait_for_function("!document.getElementById('clock').innerText.includes('power off')")
     wait_text(pg, "Trap")                               # it boots and goes on with the game
+    # the OLED and the event list are polled apart: the second boot line may come a poll later
+    pg.wait_for_function("document.querySelectorAll('#events .event[data-ev=boot]').length >= 2",
+                         timeout=20000)
     assert len(pg.locator("#events .event[data-ev=boot]").all()) == 2
     assert not pg.errors
 
