@@ -289,8 +289,8 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
     from hall_model import HallModel
     from tables import board_table as BT
     from array import array
-    loc_mod = load_checked("sensing/hall_locate",
-                            ("sensing/hall_fit", "sensing/hall_seed", "sensing/hall_follow"))
+    loc_mod = load_checked("sensing/hall_locate", ("sensing/zones", "sensing/hall_fit",
+                                                   "sensing/hall_seed", "sensing/hall_follow"))
     # the seams' code is the checked code (bound as the locator's methods)
     assert loc_mod.Locator._fit_group.__globals__["chk"] is chk
     assert loc_mod.Locator._follow.__globals__["chk"] is chk
@@ -324,6 +324,49 @@ def test_no_intermediate_leaves_the_rp2040s_small_ints():
     for x in (-9999, -2600, 0, 2600, 9999):
         for y in (-9999, -4900, 0, 4900, 9999):
             zones_mod.disc_mask(x, y, 195)
+
+
+ISQRT_SCRIPT = """
+from sensing.zones import isqrt
+import json
+# around every square up to 2**30 (Newton's stopping point), then a spread of others
+out = []
+k = 0
+while k * k <= (1 << 30):
+    for n in (k * k - 1, k * k, k * k + 1):
+        if 0 <= n < (1 << 30):
+            out.append(isqrt(n))
+    k += 1
+n = 7
+while n < (1 << 30):
+    out.append(isqrt(n))
+    n = n * 3 // 2 + 1
+print(json.dumps([isqrt(0), isqrt(-5), isqrt((1 << 30) - 1)] + out))
+"""
+
+
+def test_the_one_isqrt_is_math_isqrt_under_micropython(tmp_path):
+    """zones.isqrt, which the tracker, the hall locator and the calibration import (one copy,
+    issue 15), is floor(sqrt(n)) over the ints it is used with (0 <= n < 2**30) under the
+    unix port, checked against CPython's math.isqrt; below 0 it gives 0."""
+    from runtimes import run_target
+    got, _ = run_target(ISQRT_SCRIPT, "micropython", tmp_path=tmp_path)
+    want = [0, 0, math.isqrt((1 << 30) - 1)]
+    k = 0
+    while k * k <= 1 << 30:
+        want += [math.isqrt(n) for n in (k * k - 1, k * k, k * k + 1) if 0 <= n < 1 << 30]
+        k += 1
+    n = 7
+    while n < 1 << 30:
+        want.append(math.isqrt(n))
+        n = n * 3 // 2 + 1
+    assert len(got) == len(want) > 3 * 32768
+    bad = [(i, g, w) for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    assert not bad, bad[:5]
+    # and it is defined once: the others import it
+    defs = [str(p.relative_to(ROOT)) for p in (ROOT / "firmware").rglob("*.py")
+            if "def isqrt(" in p.read_text() or "def _isqrt(" in p.read_text()]
+    assert defs == ["firmware/sensing/zones.py"], defs
 
 
 def test_both_runtimes_give_the_same_numbers():

@@ -29,6 +29,7 @@ from array import array
 
 from storage.journal import crc16
 from tracking.shot import KIND_SMALL, KIND_BIG
+from sensing.zones import isqrt as _isqrt
 
 CALIB_FILE = "calib.bin"
 MAGIC = b"ZCAL"
@@ -271,15 +272,6 @@ class Calibration:
         if n != 1 or loc.kind[0] != kind or not _near_centre(loc.x[0], loc.y[0]):
             return 0
         return 100 * loc.group_cells(0)
-
-
-def _isqrt(n):
-    x = n
-    y = (x + 1) >> 1
-    while y < x:
-        x = y
-        y = (x + n // x) >> 1
-    return x
 
 
 def _near_centre(x, y):

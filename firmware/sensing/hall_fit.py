@@ -353,18 +353,6 @@ def restore(self, i):
         self.sub[i] = 0
 
 
-def _isqrt(n):
-    """floor(sqrt(n)) for 0 <= n < 2**30."""
-    if n <= 0:
-        return 0
-    x = n
-    y = (x + 1) >> 1
-    while y < x:
-        x = y
-        y = (x + n // x) >> 1
-    return x
-
-
 def _scaled(v, e, lim):
     """v * 2**e, rounded, limited to +-lim (lim < 2**20)."""
     if e >= 0:

@@ -11,7 +11,8 @@
 from micropython import const
 from tables.board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, FIELD_SCALE, ADC_PEAK,
     R_SMALL, R_BIG)
-from sensing.hall_fit import _isqrt, _profile
+from sensing.hall_fit import _profile
+from sensing.zones import isqrt as _isqrt
 
 MAX_FOUND = const(8)       # chips reported at most
 MAX_GROUP = const(4)       # chips fitted jointly at most

@@ -83,7 +83,9 @@ def point_mask(x, y):
     return m
 
 
-def _isqrt(n):
+def isqrt(n):
+    # floor(sqrt(n)) for 0 <= n < 2**30, without floats (Newton from above); the one copy:
+    # the tracker, the locator and the calibration import it
     if n <= 0:
         return 0
     x = n
@@ -127,7 +129,7 @@ def _segments():
         add(u, u, POCKET_V0, POCKET_V1)
     for u in (-STRIP_U, 0, STRIP_U):                            # between the strips
         au = -u if u < 0 else u
-        v1 = HALF_L - _isqrt(CENTER_R2 - u * u) if au < CENTER_R else HALF_L
+        v1 = HALF_L - isqrt(CENTER_R2 - u * u) if au < CENTER_R else HALF_L
         add(u, u, ZLINE_V, v1)
     if CENTER_R < HALF_W:                                       # the centre line, outside the circle
         s.extend((-HALF_W, -CENTER_R, 0, 0, CENTER_R, HALF_W, 0, 0))
@@ -173,7 +175,7 @@ def disc_mask(x, y, r):
         lo = 0
     if lo * lo < d2 < (CENTER_R + r) * (CENTER_R + r):
         m |= CENTER
-        d = _isqrt(d2)
+        d = isqrt(d2)
         if d > 0:
             # what lies just outside the circle on the way to the centre of the disc
             m |= point_mask(x * _CIRCLE_OUT // d, y * _CIRCLE_OUT // d)

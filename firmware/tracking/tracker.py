@@ -19,6 +19,7 @@ from tables import board_table as B
 from tracking import shot as S
 from sensing import fastin as F
 from sensing import zones
+from sensing.zones import isqrt as _isqrt
 
 MAX = const(4)            # slots: one small and three big chips at most
 
@@ -1036,18 +1037,6 @@ def _cup_unwatched(fast, x, y):
         if x * x + (y - cy) * (y - cy) <= lim:
             return S.FATE_CUP_A if end == 0 else S.FATE_CUP_B
     return -1
-
-
-def _isqrt(n):
-    """floor(sqrt(n)) for 0 <= n < 2**30, without floats (Newton from above)."""
-    if n <= 0:
-        return 0
-    x = n
-    y = (x + 1) >> 1
-    while y < x:
-        x = y
-        y = (x + n // x) >> 1
-    return x
 
 
 def _edge_distance(x, y):
