@@ -3,6 +3,13 @@ module's GAMES table), read from the source on the host, so that the scenarios (
 and the menu presses (compile.py) know every game the firmware plays without a list of their own.
 
     for g in games():  g.name, g.title, g.setup ("players_end" | "trapper"), g.players (most)
+    title("trap1")     "Trap Zenn 1" (the menu's title; an unknown name as it is)
+    as_json()          [{"name", "title", "setup", "players"}]: the play page's and the HTML
+                       replay's list (boardsim/serve.py's api/board, render.py)
+
+Host-side viewers (render.py, web/board.js, tools/scoremon.py) take every game's name and title
+from here; what they draw of one game's own events (a bowling sheet, a trap game's rounds) is
+keyed by the contract's name for it, and a game without a sheet of its own reads in words.
 
 The firmware folder is the repository's, or $BOARDSIM_FIRMWARE (runtime.firmware_dir()): a test
 plays a game added to a copy of the firmware that way (tests/test_registry.py).
@@ -11,7 +18,7 @@ import ast
 import os
 from dataclasses import dataclass
 
-from boardsim.geometry import ROOT
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # (no shapely: tools/scoremon)
 
 SETUPS = {"_SETUP_PLAYERS_END": "players_end", "_SETUP_TRAPPER": "trapper"}
 FIELDS = ("ID", "NAME", "TITLE", "ENGINE", "VARIANT", "SETUP", "PLAYERS", "BEST", "OLED", "SEG")
@@ -46,6 +53,18 @@ def games(firmware=None):
 
 def by_name(firmware=None):
     return {g.name: g for g in games(firmware)}
+
+
+def title(name, firmware=None):
+    """The game's title on the menu (its registry line's TITLE); a name the registry does not
+    list, as it is."""
+    g = by_name(firmware).get(name)
+    return g.title if g else str(name)
+
+
+def as_json(firmware=None):
+    return [{"name": g.name, "title": g.title, "setup": g.setup, "players": g.players}
+            for g in games(firmware)]
 
 
 def names_text(names):

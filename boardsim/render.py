@@ -12,6 +12,7 @@ import html
 import json
 import os
 
+from boardsim import games as _games
 from boardsim import live
 from boardsim.draw import Painter, board_description
 
@@ -24,7 +25,6 @@ EVERY_MS = 50
 SECTION = {"back4": "4-point section", "cup3": "3-point section by the cup", "pocket": "pocket",
            "zline": "Zenn line", "z3": "Z strip", "e2": "E strip", "n2": "inner N strip",
            "n3": "outer N strip", "cup": "cup"}
-GAME_NAMES = {"bowling": "Zenn Bowling", "trap1": "Trap Zenn 1", "trap2": "Trap Zenn 2"}
 TRAP_RESULT = {
     "trapped_stuck": "Trapped! The small chip did not get out of the backcourt",
     "trapped_hit": "Trapped! The small chip hit a big chip in its backcourt",
@@ -90,7 +90,11 @@ def _fields(e):
 
 
 BEST_FAULT = {"io": "the flash could not be read or written: not saved"}
-TRAP_VARIANT = {"trap1": "Trap Zenn 1", "trap2": "Trap Zenn 2"}
+
+
+def _title(name):
+    # the game's title from the firmware's registry (boardsim/games.py), as board.js's title()
+    return _games.title(_js(name))
 
 
 def _best_games(e):
@@ -100,7 +104,7 @@ def _best_games(e):
     bowl = ", ".join(f"{_js(r.get('rank'))}. {_js(r.get('score'))} by P{_js(r.get('player'))} (game {_js(r.get('game'))})"
                      for r in e.get("bowling") or [])
     trap = ", ".join(f"{_js(r.get('rank'))}. {_plural(r.get('shots'), 'shot')} by P{_js(r.get('player'))} "
-                     f"({TRAP_VARIANT.get(r.get('variant'), _js(r.get('variant')))}, game {_js(r.get('game'))})"
+                     f"({_title(r.get('variant'))}, game {_js(r.get('game'))})"
                      for r in e.get("trap") or [])
     head = f"New best! {news} in {table}. " if news else ("No new best. " if e.get("game") else "")
     return f"{head}Best bowling: {bowl or 'none yet'}; quickest traps: {trap or 'none yet'}"
@@ -138,17 +142,17 @@ def describe_event(e):
         elif c == "missing":
             s += "; pads not calibrated (defaults)"
         return s
-    if ev == "game":
-        if e.get("game") == "bowling":
-            return (f"New game: Zenn Bowling, {_plural(e.get('players'), 'player')}, "
-                    f"shooting from end {_js(e.get('shooter_end'))}")
-        return (f"New game: {GAME_NAMES.get(e.get('game'), _js(e.get('game')))}, P{_js(e.get('trapper'))} traps first"
-                + (" (coin flip)" if e.get("coin") else ""))
+    if ev == "game":        # what its start pages asked (its registry line's SETUP)
+        if "trapper" in e:
+            return (f"New game: {_title(e.get('game'))}, P{_js(e.get('trapper'))} traps first"
+                    + (" (coin flip)" if e.get("coin") else ""))
+        return (f"New game: {_title(e.get('game'))}, {_plural(e.get('players'), 'player')}"
+                + (f", shooting from end {_js(e['shooter_end'])}" if "shooter_end" in e else ""))
     if ev == "coin":
         return f"Coin flip: P{_js(e.get('winner'))} won"
     if ev == "restored":
         how = "a watchdog restart" if e.get("reset") == "watchdog" else "a power cut"
-        return (f"Game restored after {how}: {GAME_NAMES.get(e.get('game'), _js(e.get('game')))}, "
+        return (f"Game restored after {how}: {_title(e.get('game'))}, "
                 f"{_plural(e.get('entries'), 'entry', 'entries')} played back"
                 + (" (the last write was torn)" if e.get("torn") else ""))
     if ev == "shot":
@@ -160,23 +164,27 @@ def describe_event(e):
             s += f": small chip {SMALL_AT.get(e.get('small'), _js(e.get('small')))}"
             if e.get("result") in TRAP_RESULT:
                 s += f". {TRAP_RESULT[e['result']]}"
-            if e.get("game") == "trap2":
+            if "round" in e:
                 s += (f". Round {_js(e.get('round'))}: {_plural(e.get('shots'), 'trapper shot')}"
                       + (f" + {e['penalty']} penalty" if e.get("penalty") else ""))
             else:
-                s += f". {_plural(e.get('shots'), 'trapper shot')} of 15"
+                s += f". {_plural(e.get('shots'), 'trapper shot')} of {_js(e.get('shots', 0) + e.get('left', 0))}"
             if e.get("foul"):
                 s += f"; {FOULS.get(e['foul'], e['foul'])}"
             if e.get("prompt") in PROMPTS:
                 s += f"; next: {PROMPTS[e['prompt']]}"
-        else:
+        elif "frame" in e:
             s = f"{P}, frame {_js(e.get('frame'))}, ball {_js(e.get('ball'))}: {_bowling_result(e)}"
             if e.get("manual"):
                 s += ", set by hand"
+        else:
+            s = f"{P} shot: {_fields({k: v for k, v in e.items() if k not in ('player', 'game')})}"
         if e.get("sure") is False:
             s += " (the pads were unsure: check the chips)"
         return s
     if ev == "undo":
+        if "frame" not in e and not e.get("role"):
+            return f"Shot taken back: {P} plays again"
         if e.get("role"):
             return f"Shot taken back: {P} ({e['role']}) plays again, {_plural(e.get('shots'), 'trapper shot')} so far"
         return (f"Shot taken back: {P} plays frame {_js(e.get('frame'))}, ball {_js(e.get('ball'))} again"
@@ -194,7 +202,7 @@ def describe_event(e):
     if ev == "refused":
         return f"{_js(e.get('button'))} refused: {REFUSED.get(e.get('why'), _js(e.get('why')))}"
     if ev == "game_over":
-        if e.get("game") == "bowling":
+        if isinstance(e.get("players"), list):
             ps = e.get("players", [])
             t = ", ".join(f"P{i + 1} {p['total']}" for i, p in enumerate(ps))
             if len(ps) < 2:
@@ -202,10 +210,12 @@ def describe_event(e):
             best = max(p["total"] for p in ps)
             w = [f"P{i + 1}" for i, p in enumerate(ps) if p["total"] == best]
             return f"Game over: {t}. " + (f"A tie ({', '.join(w)})" if len(w) > 1 else f"{w[0]} wins")
-        if e.get("game") == "trap1":
+        if "reason" in e:
             return (f"Game over: P{_js(e.get('winner'))} wins. "
                     + TRAP_RESULT.get(e.get("reason"), _js(e.get("reason")))
                     + f" (P{_js(e.get('trapper'))} trapped, {_plural(e.get('shots'), 'shot')})")
+        if not e.get("rounds"):
+            return f"Game over: {_fields({k: v for k, v in e.items() if k != 'game'})}"
         rs = ", ".join(f"round {i + 1}: P{r['trapper']} {_plural(r['shots'] + r['penalty'], 'shot')}"
                        + (f" ({r['penalty']} penalty)" if r["penalty"] else "")
                        for i, r in enumerate(e.get("rounds") or []))
@@ -254,7 +264,7 @@ def passes_turn(shot):
     no shot passed is a turn ended by the button, an entry undo takes back as it takes a shot
     (web/board.js passesTurn)."""
     return bool(shot) and (shot.get("role") == "fugitive" or shot.get("turn_shot", 0) >= 3
-                           or (shot.get("game") == "trap1" and shot.get("shots", 0) >= 15))
+                           or shot.get("left") == 0)
 
 
 def entry_kinds(events):
@@ -344,7 +354,8 @@ def render_html(frames, events, out, title="Zenn scoreboard replay", desc=None):
         board_js = f.read()
     with open(os.path.join(WEB, "replay.html"), encoding="utf-8") as f:
         page = f.read()
-    data = {"board": desc or board_description(), "frames": frames, "events": events}
+    data = {"board": desc or board_description(), "frames": frames, "events": events,
+            "games": _games.as_json()}
     blob = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     page = (page.replace("/*BOARD_JS*/", board_js.replace("</", "<\\/"))
                 .replace("/*DATA*/null", blob)

@@ -10,7 +10,8 @@ buttons and cuts the power.
 
 The HTTP API (JSON), used by web/play.html:
     GET  /                  the page (web/play.html, web/board.js)
-    GET  /api/board         the board description (boardsim/draw.py) and the physics limits
+    GET  /api/board         the board description (boardsim/draw.py), the physics limits and
+                            the firmware's games (boardsim/games.py as_json(): the page's form)
     GET  /api/tunes         the buzzer's tunes, sound/tunes.json's "tunes" ({name: [[hz, ms]]},
                             hz 0 a rest), or {"tunes": {}, "error": why}
     GET  /api/state?frame=F&ev=E&epoch=N   the latest state line; the OLED only when its
@@ -454,7 +455,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._json({"board": board_description(self.session.board),
                                "decel": p.decel, "max_speed": min(p.max_speed, FLICK_MAX),
                                "jump_speed": p.jump_speed, "buttons": list(BUTTONS),
-                               "games": [g.name for g in _games.games()], "chips": list(CHIPS)})
+                               "games": _games.as_json(), "chips": list(CHIPS)})
         if u.path == "/api/tunes":
             return self._json(load_tunes())
         if u.path == "/api/state":

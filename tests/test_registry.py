@@ -5,8 +5,13 @@ to the registry, then played through the simulator (the menu, the journal, the d
 stream), under MicroPython with the heap locked in the loop and under CPython."""
 import ast
 import glob
+import io
+import json
 import os
+import re
 import shutil
+import threading
+import urllib.request
 
 import pytest
 
@@ -14,6 +19,7 @@ from boardsim import games as G
 from boardsim.scenario import ScenarioError, parse
 from boardsim.testing import Table
 from records import journal_record
+from runtimes import run_target
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
@@ -33,19 +39,11 @@ def test_the_registry_lists_the_shipped_games_in_the_menus_order():
 def test_each_modules_copy_of_the_line_fields_agrees_with_the_registry():
     # a module that reads a registry line keeps its own private consts for the fields (inlined)
     def consts(path):
-        out = {}
-        for node in ast.parse(open(path).read()).body:
-            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
-                v = node.value
-                if isinstance(v, ast.Call) and getattr(v.func, "id", None) == "const":
-                    v = v.args[0]
-                if isinstance(v, ast.Constant):
-                    out[node.targets[0].id] = v.value
-        return out
+        return G._consts(ast.parse(open(path).read()))       # (the simulator's reader of them)
     fields = {k: v for k, v in consts(os.path.join(FIRMWARE, "games", "registry.py")).items()
               if k.startswith("_")}
     assert set(fields) >= {"_ID", "_NAME", "_TITLE", "_ENGINE", "_VARIANT", "_SETUP", "_PLAYERS",
-                           "_BEST", "_OLED", "_SEG"}
+                           "_BEST", "_OLED", "_SEG", "_SEG_TITLE"}
     readers = 0
     for path in glob.glob(os.path.join(FIRMWARE, "**", "*.py"), recursive=True):
         if path.endswith("registry.py"):
@@ -57,7 +55,7 @@ def test_each_modules_copy_of_the_line_fields_agrees_with_the_registry():
         readers += bool(mine)
         for k, v in mine.items():
             assert v == fields[k], (path, k, v, fields[k])
-    assert readers >= 4         # menus, journal, best, display_set
+    assert readers >= 5         # menus, journal, best, display_set, seg_screens
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +134,126 @@ def test_a_game_saved_before_the_registry_is_restored(game, gid, players, o1, o2
     r = Table(game, players=2).run(flash={"zj%d.zj" % (serial % 8): data})
     r.assert_event("restored", game=game, entries=len(codes), torn=False)
     assert not [e for e in r.events_of("fault") if e.get("what") == "journal"], r.events
+
+
+# -- every place that lists the games picks the toy up ----------------------------------------
+TOY_EVENTS = [{"ev": "game", "game": "toy", "players": 2},
+              {"ev": "shot", "player": 1, "game": "toy", "points": 2, "total": 2},
+              {"ev": "undo", "game": "toy", "player": 1},
+              {"ev": "restored", "game": "toy", "entries": 3, "reset": "power", "torn": False},
+              {"ev": "game_over", "game": "toy", "totals": [2, 3]}]
+TOY_WORDS = ["New game: Toy game, 2 players", "P1 shot: points 2, total 2",
+             "Shot taken back: P1 plays again",
+             "Game restored after a power cut: Toy game, 3 entries played back",
+             "Game over: totals 2 3"]
+
+
+def test_no_game_name_or_title_is_written_outside_the_registry():
+    # the places that once listed the games themselves now read the registry: its titles and
+    # (seven segments) SEG_TITLEs appear nowhere else
+    titles = [g.title for g in G.games(FIRMWARE)]
+    places = ["boardsim/render.py", "boardsim/serve.py", "boardsim/web/board.js", "boardsim/web/play.html",
+              "boardsim/web/replay.html", "tools/scoremon.py", "firmware/displays/seg_screens.py",
+              "firmware/scoreboard/menus.py", "firmware/displays/display_set.py"]
+    for rel in places:
+        text = open(os.path.join(ROOT, rel)).read()
+        for t in titles + ["boWLing", "trAP 1", "trAP 2"]:
+            assert not re.search(r"""["'>`]%s["'<`]""" % re.escape(t), text), (rel, t)
+
+
+def test_the_host_side_reads_the_toy_from_the_registry(toy, tmp_path):
+    from boardsim import render
+    from boardsim.serve import make_server
+    from tools import scoremon
+    assert G.title("toy") == "Toy game"
+    # the replay's and the log's words
+    assert [render.describe_event(e) for e in TOY_EVENTS] == TOY_WORDS
+    out = tmp_path / "replay.html"
+    render.render_html([], TOY_EVENTS, str(out), desc={"width": 1, "length": 1})
+    data = json.loads(re.search(r"const DATA = (.*);\n", out.read_text()).group(1))
+    assert {"name": "toy", "title": "Toy game", "setup": "players_end", "players": 2} in data["games"]
+    # the terminal scoreboard's title
+    m = scoremon.Monitor()
+    for e in TOY_EVENTS[:2]:
+        m.feed(json.dumps(e))
+    con = scoremon.Console(file=io.StringIO(), width=80)
+    con.print(m.render())
+    assert "Toy game" in con.file.getvalue() and "points 2" in con.file.getvalue(), con.file.getvalue()
+    # the play page's list (api/board), from the firmware the server runs
+    srv, session = make_server(port=0)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/"
+        with urllib.request.urlopen(url + "api/board", timeout=30) as r:
+            games = json.load(r)["games"]
+        assert games[-1] == {"name": "toy", "title": "Toy game", "setup": "players_end", "players": 2}
+        assert [g["name"] for g in games] == [g.name for g in G.games()]
+        _play_page_starts_the_toy(url)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        session.close()
+
+
+def _play_page_starts_the_toy(url):
+    # in a real browser (skipped without one, as tests/test_play.py): the form offers the toy
+    # with its start pages' choices, starts it, and its events read in the same words as above
+    from test_play import ARGS, CHROMIUM
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM}")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            pg = browser.new_page(viewport={"width": 1200, "height": 950})
+            errors = []
+            pg.on("pageerror", lambda e: errors.append(str(e)))
+            pg.goto(url)
+            pg.wait_for_function("typeof view !== 'undefined' && view && document.querySelector('#tray div')")
+            opts = pg.eval_on_selector_all("#game option", "os => os.map((o) => [o.value, o.textContent])")
+            assert opts == [[g.name, g.title] for g in G.games()]
+            pg.select_option("#game", "toy")
+            assert pg.eval_on_selector_all("#players option", "os => os.map((o) => o.value)") == ["1", "2"]
+            assert pg.is_visible("#end-l") and not pg.is_visible("#trapper-l")
+            assert pg.evaluate("(evs) => evs.map(ZennBoard.describeEvent)", TOY_EVENTS) == TOY_WORDS
+            pg.click("#new-game")
+            pg.wait_for_function("document.querySelector('#events').innerText.includes('New game: Toy game, 2 players')",
+                                 timeout=30000)
+            pg.wait_for_function("document.querySelector('#oled-text').innerText.includes('Toy game')", timeout=30000)
+            assert not errors, errors
+        finally:
+            browser.close()
+
+
+SEG_MENU = """
+import json
+from games import registry
+from displays.seg_screens import SegUI
+
+
+class Seg:          # the driver's row calls, kept as text
+    rows = 3
+
+    def __init__(self):
+        self.text = ["", "", ""]
+
+    def line(self, row, ln, dps=0):
+        self.text[row] = bytes(ln).decode()
+
+
+games = registry.games()
+d = Seg()
+u = SegUI(d, games)
+out = []
+for g in games:
+    u.draw_menu(b"Game", g[2], b"next / ok")
+    out.append(d.text[1].rstrip())
+print(json.dumps(out))
+"""
+
+
+def test_the_seven_segment_menu_spells_the_toys_title_from_its_line(toy, tmp_path):
+    # seg_screens has no list of titles: a game's registry line says how the digits spell it
+    fw = os.environ["BOARDSIM_FIRMWARE"]
+    got, _ = run_target(SEG_MENU, "micropython", tmp_path=tmp_path, dirs=(fw, "boardsim/target"))
+    assert got == ["boWLing", "trAP 1", "trAP 2", "toY"]

@@ -34,6 +34,9 @@ from displays.seg_screens import SegUI
 from storage import config
 from games import bowling as RB
 from games import trap as RT
+from games import registry
+
+GAMES = registry.games()        # the menu's titles: each line's SEG_TITLE
 
 CS = 17
 
@@ -193,7 +196,7 @@ NOTICES = ("Game restored", "Watchdog: restored", "Wait: chips moving", "Nothing
 
 def case_layouts():
     w, m, d = rig()
-    u = SegUI(d)
+    u = SegUI(d, GAMES)
     out = {}
     def shot(f):
         heap_locked(f)
@@ -227,7 +230,7 @@ def case_layouts():
 def case_short_chain():
     # one module: only the top row; nothing breaks below it
     w, m, d = rig(1)
-    u = SegUI(d)
+    u = SegUI(d, GAMES)
     heap_locked(lambda: u.draw_menu(b"Game", b"Trap Zenn 1", b"next / ok"))
     heap_locked(lambda: u.fault(b"Config? display"))
     d.flush()

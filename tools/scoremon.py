@@ -23,7 +23,12 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from boardsim import games as registry
+
 BAUD = 115200
+# the games with a sheet of their own here (the contract's names); any other game the
+# firmware's registry lists shows its title and its latest events
+TRAP_GAMES = ("trap1", "trap2")
 
 
 # -- bowling arithmetic (host side, from the shot events) ---------------------------------
@@ -180,12 +185,13 @@ class Monitor:
             return Panel(Text("waiting for a game ... (%d events)" % self.lines),
                          title="Zenn scoreboard")
         g = self.game.get("game")
-        body = self._render_bowling() if g == "bowling" else self._render_trap()
+        body = (self._render_bowling() if g == "bowling" else self._render_trap() if g in TRAP_GAMES
+                else self._render_events())
         parts = [body]
         if self.faults:
             parts.append(Text("fault: " + self.faults[-1].get("msg", self.faults[-1].get("what", "?")),
                               style="bold red"))
-        title = {"bowling": "Zenn Bowling", "trap1": "Trap Zenn 1", "trap2": "Trap Zenn 2"}.get(g, g)
+        title = registry.title(g)
         return Panel(Group(*parts), title=title + (" - game over" if self.over else ""))
 
     def _render_bowling(self):
@@ -225,6 +231,15 @@ class Monitor:
                 e["player"], e["frame"], e["ball"], e.get("mark", "?"), e.get("result", ""),
                 ", split" if e.get("split") else "")))
         return Group(*lines)
+
+    def _render_events(self):
+        # a game without a sheet here: its last events, field by field
+        t = Table(show_header=False, box=None)
+        t.add_column(style="bold")
+        t.add_column()
+        for e in self.log[-8:]:
+            t.add_row(e.get("ev", "?"), ", ".join(f"{k} {v}" for k, v in e.items() if k not in ("ev", "game")))
+        return t
 
     def _render_trap(self):
         tr = self.trap

@@ -523,9 +523,11 @@ def display_parts(r, reps):
                 u.draw_bowling(ga)
                 d.dirty = 0
 
+            t0, t1 = sb.games[0][2], sb.games[1][2]     # the registry's first two titles
+
             def menu():
                 flip[0] ^= 1
-                u.draw_menu(b"Game", b"Zenn Bowling" if flip[0] else b"Trap Zenn 1", b"next / ok")
+                u.draw_menu(b"Game", t0 if flip[0] else t1, b"next / ok")
                 d.dirty = 0
 
             part = {"redraw_bowling_changed": {"us": best(changed, 2)},

@@ -121,7 +121,7 @@ def image_is_frozen(path):
     """Whether the image has the firmware frozen in (its frozen modules' names are in it)."""
     with open(path, "rb") as f:
         data = f.read()
-    return b"games/bowling.py" in data and b"sensing/hall_scan.py" in data
+    return b"games/registry.py" in data and b"sensing/hall_scan.py" in data
 
 
 # -- the flash filesystem ---------------------------------------------------------------------

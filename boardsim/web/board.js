@@ -258,7 +258,11 @@ const ZennBoard = (() => {
   }
 
   // ---- the events in words (the same words as boardsim/render.py's describe_event) ----------
-  const GAME_NAMES = { bowling: "Zenn Bowling", trap1: "Trap Zenn 1", trap2: "Trap Zenn 2" };
+  // the firmware's games, from its registry (boardsim/games.py as_json(): the play page's
+  // api/board, the replay's data): name -> {name, title, setup, players}
+  let GAMES = {};
+  function setGames(list) { GAMES = {}; for (const g of list || []) GAMES[g.name] = g; }
+  function title(name) { return GAMES[name] ? GAMES[name].title : `${name}`; }
   const TRAP_RESULT = {
     trapped_stuck: "Trapped! The small chip did not get out of the backcourt",
     trapped_hit: "Trapped! The small chip hit a big chip in its backcourt",
@@ -285,7 +289,6 @@ const ZennBoard = (() => {
     refused: "a journal entry the rules refuse", io: "a flash write failed: not saved", full: "the journal is full: not saved" };
 
   const BEST_FAULT = { io: "the flash could not be read or written: not saved" };
-  const TRAP_VARIANT = { trap1: "Trap Zenn 1", trap2: "Trap Zenn 2" };
 
   // the best games (firmware/best.py): the new ones this game made, then both tables
   function bestGames(e) {
@@ -293,7 +296,7 @@ const ZennBoard = (() => {
     const news = (e.new || []).map((n) => `P${n.player} is no. ${n.rank}`).join(", ");
     const bowl = (e.bowling || []).map((r) => `${r.rank}. ${r.score} by P${r.player} (game ${r.game})`).join(", ");
     const trap = (e.trap || []).map((r) => `${r.rank}. ${plural(r.shots, "shot")} by P${r.player} ` +
-      `(${TRAP_VARIANT[r.variant] || r.variant}, game ${r.game})`).join(", ");
+      `(${title(r.variant)}, game ${r.game})`).join(", ");
     return (news ? `New best! ${news} in ${table}. ` : (e.game ? "No new best. " : "")) +
       `Best bowling: ${bowl || "none yet"}; quickest traps: ${trap || "none yet"}`;
   }
@@ -325,13 +328,14 @@ const ZennBoard = (() => {
         else if (e.calib === "missing") s += "; pads not calibrated (defaults)";
         return s;
       }
-      case "game":
-        if (e.game === "bowling") return `New game: Zenn Bowling, ${plural(e.players, "player")}, shooting from end ${e.shooter_end}`;
-        return `New game: ${GAME_NAMES[e.game] || e.game}, P${e.trapper} traps first` + (e.coin ? " (coin flip)" : "");
+      case "game":      // what its start pages asked (its registry line's SETUP)
+        if (e.trapper !== undefined) return `New game: ${title(e.game)}, P${e.trapper} traps first` + (e.coin ? " (coin flip)" : "");
+        return `New game: ${title(e.game)}, ${plural(e.players, "player")}` +
+          (e.shooter_end !== undefined ? `, shooting from end ${e.shooter_end}` : "");
       case "coin": return `Coin flip: P${e.winner} won`;
       case "restored":
         return `Game restored after ${e.reset === "watchdog" ? "a watchdog restart" : "a power cut"}: ` +
-          `${GAME_NAMES[e.game] || e.game}, ${plural(e.entries, "entry", "entries")} played back` + (e.torn ? " (the last write was torn)" : "");
+          `${title(e.game)}, ${plural(e.entries, "entry", "entries")} played back` + (e.torn ? " (the last write was torn)" : "");
       case "shot": {
         let s;
         if (e.role) {
@@ -339,18 +343,22 @@ const ZennBoard = (() => {
             : `${P} (fugitive) shot the small chip` + (e.escape ? " to escape" : "");
           s += `: small chip ${SMALL_AT[e.small] || e.small}`;
           if (TRAP_RESULT[e.result]) s += `. ${TRAP_RESULT[e.result]}`;
-          if (e.game === "trap2") s += `. Round ${e.round}: ${plural(e.shots, "trapper shot")}` + (e.penalty ? ` + ${e.penalty} penalty` : "");
-          else s += `. ${plural(e.shots, "trapper shot")} of 15`;
+          if (e.round !== undefined) s += `. Round ${e.round}: ${plural(e.shots, "trapper shot")}` + (e.penalty ? ` + ${e.penalty} penalty` : "");
+          else s += `. ${plural(e.shots, "trapper shot")} of ${e.shots + e.left}`;
           if (e.foul) s += `; ${FOULS[e.foul] || e.foul}`;
           if (PROMPTS[e.prompt]) s += `; next: ${PROMPTS[e.prompt]}`;
-        } else {
+        } else if (e.frame !== undefined) {
           s = `${P}, frame ${e.frame}, ball ${e.ball}: ${bowlingResult(e)}`;
           if (e.manual) s += ", set by hand";
+        } else {
+          const { ev, player, game, ...rest } = e;
+          s = `${P} shot: ${fields(rest)}`;
         }
         if (e.sure === false) s += " (the pads were unsure: check the chips)";
         return s;
       }
       case "undo":
+        if (e.frame === undefined && !e.role) return `Shot taken back: ${P} plays again`;
         if (e.role) return `Shot taken back: ${P} (${e.role}) plays again, ${plural(e.shots, "trapper shot")} so far`;
         return `Shot taken back: ${P} plays frame ${e.frame}, ball ${e.ball} again` +
           (e.put_back ? `: put the chip back in ${zoneWords(e.put_back)}` : "");
@@ -362,17 +370,18 @@ const ZennBoard = (() => {
         : "Set up: three big chips on the trapper's Zenn line, the small chip in the center circle";
       case "refused": return `${e.button} refused: ${REFUSED[e.why] || e.why}`;
       case "game_over": {
-        if (e.game === "bowling") {
+        if (Array.isArray(e.players)) {
           const t = e.players.map((p, i) => `P${i + 1} ${p.total}`).join(", ");
           if (e.players.length < 2) return `Game over: ${t}`;
           const best = Math.max(...e.players.map((p) => p.total));
           const w = e.players.map((p, i) => p.total === best ? `P${i + 1}` : null).filter(Boolean);
           return `Game over: ${t}. ` + (w.length > 1 ? `A tie (${w.join(", ")})` : `${w[0]} wins`);
         }
-        if (e.game === "trap1") {
+        if (e.reason !== undefined) {
           return `Game over: P${e.winner} wins. ` + (TRAP_RESULT[e.reason] || e.reason) + ` (P${e.trapper} trapped, ${plural(e.shots, "shot")})`;
         }
-        const rs = (e.rounds || []).map((r, i) => `round ${i + 1}: P${r.trapper} ${plural(r.shots + r.penalty, "shot")}` +
+        if (!e.rounds) { const { ev, game, ...rest } = e; return `Game over: ${fields(rest)}`; }
+        const rs = e.rounds.map((r, i) => `round ${i + 1}: P${r.trapper} ${plural(r.shots + r.penalty, "shot")}` +
           (r.penalty ? ` (${r.penalty} penalty)` : "")).join(", ");
         return `Game over: ${e.winner ? `P${e.winner} wins` : "a tie"}; ${rs}`;
       }
@@ -406,7 +415,7 @@ const ZennBoard = (() => {
   // fugitive has one shot a turn, the trapper three (and Trap Zenn 1 fifteen in all). A turn
   // line that no shot passed is a turn ended by the button: an entry undo takes back, as a shot.
   function passesTurn(s) {
-    return !!s && (s.role === "fugitive" || s.turn_shot >= 3 || (s.game === "trap1" && s.shots >= 15));
+    return !!s && (s.role === "fugitive" || s.turn_shot >= 3 || s.left === 0);
   }
   function* entryKinds(events) {     // per event: "entry" (undo can take it back), "undo", "game" or null
     let lastShot = null, prev = null;
@@ -439,7 +448,8 @@ const ZennBoard = (() => {
   // ---- the score sheet ------------------------------------------------------------------------
   // Zenn Bowling: per player the balls still standing (undo takes the last one back), marks as
   // the firmware sends them, running totals by conventional bowling scoring. Trap Zenn: shots
-  // grouped by turns, per round.
+  // grouped by turns, per round. kind: "bowling", "trap" or null (a game without a sheet of
+  // its own: the log says its events in words).
   function sheet(events) {
     let game = null, bowl = null, over = null;
     const entries = [], kinds = entryKinds(events);
@@ -463,9 +473,10 @@ const ZennBoard = (() => {
     if (!game) return null;
     if (game.game === "bowling") {
       for (const en of entries) bowl[en.shot.player - 1].push(en.shot);
-      return { game: "bowling", players: bowl.map(bowlingRow), over };
+      return { kind: "bowling", game: game.game, players: bowl.map(bowlingRow), over };
     }
-    return trapSheet(game, entries, over);
+    if (game.game === "trap1" || game.game === "trap2") return trapSheet(game, entries, over);
+    return { kind: null, game: game.game, over };
   }
 
   function bowlingRow(balls) {
@@ -494,10 +505,12 @@ const ZennBoard = (() => {
 
   function trapSheet(game, entries, over) {
     const rounds = [];
-    let round = null, turn = null;
+    let round = null, turn = null, byRound = false, limit = null;
     for (const en of entries) {
       const s = en.shot;
       if (s) {
+        if (s.round !== undefined) byRound = true;            // Trap Zenn 2: two rounds
+        if (s.left !== undefined) limit = s.shots + s.left;   // Trap Zenn 1: 15 shots
         const r = s.round || 1;
         if (!round || round.n !== r) { round = { n: r, trapper: s.role === "trapper" ? s.player : 3 - s.player, turns: [], shots: 0, penalty: 0 }; rounds.push(round); turn = null; }
         if (!turn || turn.player !== s.player || turn.closed) { turn = { player: s.player, role: s.role, shots: [] }; round.turns.push(turn); }
@@ -509,17 +522,17 @@ const ZennBoard = (() => {
         turn.closed = true; turn.ended = true;
       }
     }
-    return { game: game.game, trapper: game.trapper, rounds, over };
+    return { kind: "trap", game: game.game, trapper: game.trapper, rounds, over, byRound, limit };
   }
 
   // the banner for an event as it comes: {text, kind} or null
   function banner(e) {
-    if (e.ev === "shot" && !e.role) {
+    if (e.ev === "shot" && e.frame !== undefined) {
       const t = { strike: "Strike!", spare: e.split ? "Split! Spare" : "Spare!", sink9: "9 pins",
         pins: plural(e.pins, "pin"), gutter: "Gutter", no_basket: "No basket" }[e.result] || e.result;
       return { text: `P${e.player}: ${t}`, kind: e.result === "strike" || e.result === "spare" ? "great" : "plain" };
     }
-    if (e.ev === "shot") {
+    if (e.ev === "shot" && e.role) {
       if (e.result.startsWith("trapped")) return { text: `Trapped! P${e.player} is caught`, kind: "great" };
       if (e.result === "escaped") return { text: `P${e.player} escaped!`, kind: "great" };
       if (e.result === "penalty") return { text: `P${e.player}: +5 penalty shots`, kind: "plain" };
@@ -531,11 +544,12 @@ const ZennBoard = (() => {
     }
     if (e.ev === "game_over") {
       let t;
-      if (e.game === "bowling") {
+      if (Array.isArray(e.players)) {
         const tot = e.players.map((p) => p.total), best = Math.max(...tot);
         const w = tot.map((v, i) => (v === best ? `P${i + 1}` : null)).filter(Boolean);
         t = tot.length < 2 ? `${best}` : (w.length > 1 ? `a tie, ${best}` : `${w[0]} wins, ${tot.join(" : ")}`);
-      } else t = e.winner ? `P${e.winner} wins` : "a tie";
+      } else if (e.winner !== undefined) t = e.winner ? `P${e.winner} wins` : "a tie";
+      else t = Array.isArray(e.totals) ? e.totals.map((v, i) => `P${i + 1} ${v}`).join(", ") : "";
       return { text: `Game over: ${t}`, kind: "over" };
     }
     if (e.ev === "round") return { text: `Round ${e.round}: P${e.trapper} traps`, kind: "plain" };
@@ -543,5 +557,6 @@ const ZennBoard = (() => {
   }
 
   return { View, drawOled, describeEvent, logEntries, entryKinds, passesTurn, sheet, banner, zoneWords, STATE_NAMES,
+    setGames, title,
     HAND, BOARD, CUP_A, CUP_B, OFF };
 })();

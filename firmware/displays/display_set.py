@@ -52,7 +52,7 @@ class Displays:
                       sck=Pin(pins.SPI_SCK), mosi=Pin(pins.SPI_MOSI), miso=Pin(pins.SPI_MISO))
             cs = Pin(pins.SPI_CS, Pin.OUT, value=1)
             self.seg = MAX7219(spi, cs, cfg.get("sevenseg_modules"), cfg.get("sevenseg_intensity"))
-            uis.append(seg_ui.SegUI(self.seg))
+            uis.append(seg_ui.SegUI(self.seg, games))
             screens += _screens(games, _SEG)
             drivers.append(self.seg)
         self.uis = tuple(uis)

@@ -49,14 +49,16 @@ _TP_BOTH = const(5)
 
 _P = const(80)
 
+# a registry line's fields (games/registry.py): a game's title, and how the digits spell it
+_TITLE = const(2)
+_SEG_TITLE = const(10)
+
 # the OLED menu's words (app.py) and what the digits show for them: one bytes object (a
 # tuple of pairs took 36 objects of heap), each entry [length of the long word, length
-# of the short one, the long word, the short one]; SegUI._word() looks one up
+# of the short one, the long word, the short one]; SegUI._word() looks one up. (A game's
+# title is its registry line's SEG_TITLE: SegUI.games.)
 _SHORT = (
     b"\x04\x04" b"Game" b"PLAy"
-    b"\x0c\x07" b"Zenn Bowling" b"boWLing"
-    b"\x0b\x06" b"Trap Zenn 1" b"trAP 1"
-    b"\x0b\x06" b"Trap Zenn 2" b"trAP 2"
     b"\x07\x07" b"Players" b"PLAyErS"
     b"\x0b\x03" b"Shooter end" b"End"
     b"\x07\x07" b"Trapper" b"trAPPEr"
@@ -134,10 +136,11 @@ def _same(t, j, buf, off, n):
 class SegUI(Row):
     # the row being composed is digits.Row's (_blank, _put, _num), DIGITS wide; a number too
     # wide for its digits shows as '-'
-    def __init__(self, seg):
+    def __init__(self, seg, games=()):
         Row.__init__(self, DIGITS, 45)
         self.d = seg
         self._fault = None
+        self.games = games      # the registry's lines (display_set.py): their SEG_TITLEs
 
     # -- rows -------------------------------------------------------------------------------
     def _show(self, row, dps=0):
@@ -146,9 +149,17 @@ class SegUI(Row):
     def _word(self, row, buf, off=0, n=-1):
         # a whole row: the digits' word for the OLED's buf[off:off + n] (_SHORT), or that
         self._blank()
-        t = _SHORT
         if n < 0:
             n = len(buf) - off
+        g = self.games
+        for k in range(len(g)):             # a game's title: its line's SEG_TITLE
+            t = g[k][_TITLE]
+            s = g[k][_SEG_TITLE]
+            if s is not None and len(t) == n and _same(t, 0, buf, off, n):
+                self._put(0, s, 0, len(s))
+                self._show(row)
+                return
+        t = _SHORT
         i = 0
         end = len(t)
         while i < end:

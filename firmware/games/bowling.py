@@ -605,6 +605,7 @@ class Bowling:
 # the game interface's table (games/registry.py lists this module): the one game Bowling plays.
 _SETUP_PLAYERS_END = const(0)       # (games/registry.py's values)
 _BEST_TOTAL = const(1)
-#  ID, NAME,      TITLE,           ENGINE,  VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
+#  ID, NAME,      TITLE,           ENGINE,  VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG),
+#  SEG_TITLE
 GAMES = ((1, b'bowling', b'Zenn Bowling', Bowling, 0, _SETUP_PLAYERS_END, MAX_PLAYERS, _BEST_TOTAL,
-          'displays.oled_screens.bowling', 'displays.seg_screens.bowling'),)
+          'displays.oled_screens.bowling', 'displays.seg_screens.bowling', b'boWLing'),)

@@ -14,6 +14,8 @@
 #   BEST     what the best games keep of it (BEST_*, storage/best.py)
 #   OLED, SEG  its screen on each display: "module.function", called f(ui, engine, setup, held);
 #            None: that display shows nothing of it
+#   SEG_TITLE  TITLE as the seven-segment menu spells it (up to 8 digits, the digits' letters:
+#            b'boWLing'); None: TITLE as it is, cut to the digits
 # The menus, the journal, the displays, the best games and the simulator (boardsim/games.py)
 # take their list of games from here. A module that reads a line keeps its own private copy of
 # the field indices below.
@@ -46,6 +48,7 @@ _PLAYERS = const(6)
 _BEST = const(7)
 _OLED = const(8)
 _SEG = const(9)
+_SEG_TITLE = const(10)
 
 
 def games():

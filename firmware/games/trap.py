@@ -769,8 +769,9 @@ class Trap:
 # line v - 1 for variant v.
 _SETUP_TRAPPER = const(1)           # (games/registry.py's values)
 _BEST_TRAP = const(2)
-#  ID, NAME,    TITLE,          ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
+#  ID, NAME,    TITLE,          ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG),
+#  SEG_TITLE
 GAMES = ((2, b'trap1', b'Trap Zenn 1', Trap, 1, _SETUP_TRAPPER, 2, _BEST_TRAP,
-          'displays.oled_screens.trap', 'displays.seg_screens.trap'),
+          'displays.oled_screens.trap', 'displays.seg_screens.trap', b'trAP 1'),
          (3, b'trap2', b'Trap Zenn 2', Trap, 2, _SETUP_TRAPPER, 2, _BEST_TRAP,
-          'displays.oled_screens.trap', 'displays.seg_screens.trap'))
+          'displays.oled_screens.trap', 'displays.seg_screens.trap', b'trAP 2'))

@@ -122,6 +122,6 @@ class Toy:
             self.over = True
 
 
-#  ID, NAME, TITLE, ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG)
+#  ID, NAME, TITLE, ENGINE, VARIANT, SETUP, PLAYERS, BEST, screens (OLED, SEG), SEG_TITLE
 GAMES = ((200, b"toy", b"Toy game", Toy, 0, _SETUP_PLAYERS_END, MAX_PLAYERS, _BEST_NONE,
-          "displays.toy_screens.oled", "displays.toy_screens.seg"),)
+          "displays.toy_screens.oled", "displays.toy_screens.seg", b"toY"),)
