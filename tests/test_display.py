@@ -169,6 +169,8 @@ class FakeGame:
                 t = v
         return t
 
+    winner = RB.Bowling.winner      # the engine's own
+
 
 SPARES = (9, 1) * 9
 GAMES = {

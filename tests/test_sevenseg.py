@@ -185,6 +185,9 @@ class Game:
     def total(self, p):
         return self.totals[p]
 
+    winner = RB.Bowling.winner      # the engine's own
+
+
 
 # app.py's notices (a few faults among them), each on its own
 NOTICES = ("Game restored", "Watchdog: restored", "Wait: chips moving", "Nothing to take back",

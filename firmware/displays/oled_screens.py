@@ -318,18 +318,9 @@ class UI(Row):
     def _game_over(self, game):
         # "Game over", and who won when there was more than one player
         c = self._put(0, b"Game over")
-        np = game.players
-        if np < 2:
+        if game.players < 2:
             return
-        best = -1
-        win = -1
-        for q in range(np):
-            t = game.total(q)
-            if t > best:
-                best = t
-                win = q
-            elif t == best:
-                win = -1
+        win = game.winner()
         if win < 0:
             self._put(c, b", a tie")
         else:

@@ -234,15 +234,7 @@ class SegUI(Row):
         np = game.players
         held = held and game.lp >= 0
         if game.over and not held:
-            win = 0
-            best = -1
-            for q in range(np):
-                t = game.total(q)
-                if t > best:
-                    best = t
-                    win = q
-                elif t == best:
-                    win = -1
+            win = game.winner()
             self._blank()
             self._put(0, b"donE")
             if np > 1:

@@ -506,6 +506,19 @@ class Bowling:
             s = v
         return s
 
+    def winner(self):
+        # the player (from 0) with the best total, -1 on a tie (the displays' game over)
+        win = -1
+        best = -1
+        for q in range(self.players):
+            t = self.total(q)
+            if t > best:
+                best = t
+                win = q
+            elif t == best:
+                win = -1
+        return win
+
     def balls_in_frame(self, p, f):
         if p < 0 or p >= self.players or f < 0 or f >= self.nf[p]:
             return 0
