@@ -284,7 +284,7 @@ const ZennBoard = (() => {
   const PAD_FAULT = { pad_stuck: "is stuck", pad_dead: "is dead", pad_off: "is blind", pad_flicker: "flickers",
     mux_dead: "is dead" };
   const CHIP_FAULT = { too_many: "Too many chips on the board", two_small: "Two small chips on the board",
-    big_chip: "A big chip on the board (Zenn Bowling uses only the small chip)" };
+    big_chip: "A big chip on the board (this game uses only the small chip)" };
   const JOURNAL_FAULT = { foreign: "a foreign journal file", damaged: "the journal is damaged",
     refused: "a journal entry the rules refuse", io: "a flash write failed: not saved", full: "the journal is full: not saved" };
 
