@@ -1,10 +1,13 @@
 """Host side helper of the benches: run a target-side script (bench/target/*.py) under the
 MicroPython unix port with the firmware and the simulated table on its path, hand it a job
 (one JSON line on stdin) and read its "RESULT {...}" line."""
+import contextlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -16,6 +19,23 @@ SIM = os.path.join(ROOT, "boardsim", "target")
 
 class TargetFailed(RuntimeError):
     pass
+
+
+@contextlib.contextmanager
+def config_file(cfg):
+    """The path of a config.json holding cfg (a dict) for a target script's job, removed
+    afterwards; None when cfg is empty (the firmware's defaults)."""
+    if not cfg:
+        yield None
+        return
+    tmp = tempfile.mkdtemp(prefix="zenn-cfg-")
+    try:
+        path = os.path.join(tmp, "config.json")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        yield path
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run(script, job, heapsize=None, firmware=FIRMWARE, timeout=600):

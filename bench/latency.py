@@ -7,11 +7,8 @@ verdict, redraw and display send advances the clock by what it would take there)
     .venv/bin/python -m bench.latency [--only LABEL]
 """
 import argparse
-import json
 import os
-import shutil
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -51,13 +48,7 @@ def pace_for(cfg):
 
 
 def measure(cfg=None, paced=True):
-    tmp = tempfile.mkdtemp(prefix="zenn-lat-")
-    try:
-        path = None
-        if cfg:
-            path = os.path.join(tmp, "config.json")
-            with open(path, "w") as f:
-                json.dump(cfg, f)
+    with T.config_file(cfg) as path:
         sh = shots()
         sim, _ = T.run("b_latency.py", {"config": path, "shots": sh, "pace": None}, heapsize="16M")
         out = {"sim": sim}
@@ -66,8 +57,6 @@ def measure(cfg=None, paced=True):
             out["pace"] = pace
             out["pico"], _ = T.run("b_latency.py", {"config": path, "shots": sh, "pace": pace},
                                    heapsize="16M")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

@@ -26,11 +26,8 @@ Each choice of config.json's "display" (firmware/storage/config.py) is measured,
 end when the firmware has that setting; what the firmware does not have is left out.
 """
 import argparse
-import json
 import os
-import shutil
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -167,17 +164,9 @@ def config_choices():
 def measure(cfg=None, reps=20, n_ref=4000, static=None, motion=None):
     if static is None:
         static, motion = scenarios()
-    tmp = tempfile.mkdtemp(prefix="zenn-loop-")
-    try:
-        path = None
-        if cfg:
-            path = os.path.join(tmp, "config.json")
-            with open(path, "w") as f:
-                json.dump(cfg, f)
+    with T.config_file(cfg) as path:
         res, _ = T.run("b_loop.py", {"config": path, "reps": reps, "n_ref": n_ref,
                                      "static": static, "motion": motion or {}}, heapsize="16M")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return res
 
 
