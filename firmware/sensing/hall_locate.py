@@ -164,7 +164,6 @@ class Locator:
     _span = hall_fit.span
     _window = hall_fit.window
     _fit_group = hall_fit.fit_group
-    _solve = hall_fit.solve
     _model = hall_fit.model
     _win_err = hall_fit.win_err
     _copy = hall_fit.copy
@@ -246,7 +245,6 @@ class Locator:
         self.col = array('i', bytes(4 * MAX_P))
         self.d = array('i', bytes(4 * MAX_P))
         self.sh = bytearray(MAX_P)
-        self.tsh = 0
         self.n_cand = 0
         self.amax = ADC_PEAK + (ADC_PEAK >> 2)      # the strongest A a fit may give now
         # the strength of a small and of a big chip lying alone (learnt, see find)
