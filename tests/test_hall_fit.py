@@ -467,8 +467,10 @@ for k in range(job["cases"]):
     s0 = state(NEW)
     load(REF, s0)
     REF.gk = NEW.gk
-    REF.gm[:] = NEW.gm
-    REF.usable[:] = NEW.usable
+    for q in range(len(NEW.gm)):
+        REF.gm[q] = NEW.gm[q]
+    for g in range(N_GRID):
+        REF.usable[g] = NEW.usable[g]
     REF.prior_k8 = NEW.prior_k8
     REF.ref_s = NEW.ref_s
     REF.ref_b = NEW.ref_b

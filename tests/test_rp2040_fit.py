@@ -1,0 +1,36 @@
+"""The hall locator's fit in viper (firmware/sensing/hall_fit.py) on the emulated RP2040: its
+armv6m machine code, 32-bit words and 30-bit small ints, against the plain code it replaced, run
+beside it on the chip (tests/test_hall_fit.py's TARGET: seeded groups of 1 - 4 chips anywhere on
+the board, saturated frames, every prior; model_pads and win_err_pads with strengths, squared
+distances and residuals near 2**30 and 2**31). The chip's results must be CPython's, and the
+viper code's the plain code's on the chip. Skipped, with the reason, without an emulated Pico
+(docs/rp2040.md).
+"""
+import os
+
+import pytest
+
+from boardsim.rp2040 import images
+
+WHY = ("ZENN_SKIP_RP2040 is set" if os.environ.get("ZENN_SKIP_RP2040") else images.missing())
+needs_chip = pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
+LONG = bool(os.environ.get("ZENN_RP2040_LONG"))
+
+
+@needs_chip
+def test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip(tmp_path):
+    from boardsim.rp2040 import probe
+    from conftest import run_script
+    from tests.test_hall_fit import TARGET
+    # (the plain fits cost the emulator most: 16 cases in make test, 60 in make test-rp2040)
+    job = {"seed": 7, "cases": 60 if LONG else 16}
+    r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
+                         await_ms=300000, wait_ms=100)
+    got = r.events[-1]
+    bad = [f for f in got["fits"] if not f[0]]
+    assert not bad, bad[:3]
+    assert got["same"] == job["cases"]
+    assert all(m[0] for m in got["model"]), got["model"]
+    assert all(w[0] for w in got["win_err"]), got["win_err"]
+    want = run_script(TARGET, "hall_fit_target.py", "cpython", job, tmp_path)
+    assert got == want
