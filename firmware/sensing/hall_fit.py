@@ -632,8 +632,6 @@ def restore(self, i):
         self.sub[i] = 0
 
 
-
-
 def _profile(d2):
     """FIELD at rho^2 = d2 (0.01 mm^2), interpolated; 0 beyond the reach."""
     if d2 >= FIELD_REACH2:
