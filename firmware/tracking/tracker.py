@@ -149,6 +149,7 @@ class Tracker:
         self.last_t = 0                      # ticks_ms of the frame before
         self.claimed = bytearray(8)
         self.claimed_by = bytearray(MAX)     # (_track) kept its place in the first pass
+        self.cupped = bytearray(MAX)         # (_finish) FATE_CUP_* of the vanished chips a cup took
         # the previous frame, to tell stillness
         self.pn = 0
         self.pk = bytearray(8)
@@ -647,8 +648,11 @@ class Tracker:
         fast = self.fast
         r = self.res
         r.t_rest = now
-        cup_a = fast.count[F.CUP_A]
-        cup_b = fast.count[F.CUP_B]
+        cupped = self.cupped
+        for i in range(MAX):
+            cupped[i] = 0
+        self._cup_drops(F.CUP_A, S.FATE_CUP_A, B.CUP_V - B.HALF_L)
+        self._cup_drops(F.CUP_B, S.FATE_CUP_B, B.HALF_L - B.CUP_V)
         shot = False
         slid = False          # a chip at rest now moved (shot: one vanished as in a shot)
         placed = False
@@ -672,15 +676,10 @@ class Tracker:
                 if self.moved[i]:
                     slid = True
             else:
-                # vanished: a cup drop takes it if a cup beam fired, nearest cup first
-                if cup_a or cup_b:
-                    end_b = self.ty[i] > 0
-                    if (end_b and cup_b) or (not cup_a):
-                        r.fate[i] = S.FATE_CUP_B
-                        cup_b -= 1
-                    else:
-                        r.fate[i] = S.FATE_CUP_A
-                        cup_a -= 1
+                # vanished: a cup drop takes it if a cup beam fired (_cup_drops: the chips
+                # last seen nearest that cup)
+                if cupped[i]:
+                    r.fate[i] = cupped[i]
                     r.moved[i] = 1
                     shot = True
                 elif self.moved[i] and _cup_unwatched(fast, self.tx[i], self.ty[i]) >= 0:
@@ -1014,6 +1013,42 @@ class Tracker:
             if not near:
                 return False
         return True
+
+    # a vanished chip last seen this close to a cup's centre may have dropped into it (the cup,
+    # a big chip's radius and how far a chip goes in a frame)
+    CUP_NEAR = B.CUP_R + B.R_BIG + MAX_JUMP
+
+    def _cup_drops(self, beam, fate, cy):
+        """Each drop the cup's beam counted goes to the vanished chip last seen nearest that cup
+        (centre at (0, cy)): a hard shot sent the small chip into cup a and a big chip off the
+        far side in one shot, and the drop went to the lower slot, the big chip, 480 mm from the
+        cup; the small chip was then taken for off the board (issue 12). When another vanished
+        chip was last seen within CUP_NEAR of the cup as well, the pads cannot tell which one
+        dropped: both are unsure."""
+        k = self.fast.count[beam]
+        r = self.res
+        while k > 0:
+            best = -1
+            bd = 0
+            for i in range(MAX):
+                if not self.present[i] or self.seen[i] or self.cupped[i]:
+                    continue
+                dx = self.tx[i] >> 2
+                dy = (self.ty[i] - cy) >> 2
+                d = dx * dx + dy * dy
+                if best < 0 or d < bd:
+                    best = i
+                    bd = d
+            if best < 0:
+                return
+            self.cupped[best] = fate
+            k -= 1
+            if k == 0:
+                for i in range(MAX):
+                    if self.present[i] and not self.seen[i] and not self.cupped[i] and \
+                            _near(self.tx[i], self.ty[i], 0, cy, self.CUP_NEAR):
+                        r.sure[i] = 0
+                        r.sure[best] = 0
 
     def _through_gate(self, gate, cup, bit):
         r = self.res
