@@ -142,6 +142,7 @@ class Tracker:
         # seen moved (capped), and how far it had moved then (0.1 mm), for the knock geometry
         self.afr = 0
         self.mf = bytearray(MAX)
+        self.lf = bytearray(MAX)             # ... or the frame it was first lost from sight in
         self.mdx = array('i', (0,) * MAX)
         self.mdy = array('i', (0,) * MAX)
         self.tw = array('i', (0,) * MAX)     # how far its still fit may wander (locator.wander)
@@ -407,6 +408,7 @@ class Tracker:
             self.ghost_n[i] = 0
             self.move_order[i] = 0
             self.mf[i] = 0
+            self.lf[i] = 0
             self.grazed[i] = 0
 
     def _hand_at(self, now):
@@ -498,6 +500,8 @@ class Tracker:
             if best < 0:
                 seen[i] = 0               # vanished: into a cup, off the board or lifted
                 self.gone_t[i] = now
+                if not self.moved[i] and not self.lf[i]:
+                    self.lf[i] = self.afr     # gone from where it lay: moving by now (_first_mover)
                 if self.ghost_n[i] >= self.GHOST_FRAMES and \
                         time.ticks_diff(now, self.ghost_t[i]) <= self.HAND_RECENT_MS:
                     self.handed[i] = 1    # into a crowd of ghosts: a hand by the edge
@@ -841,13 +845,12 @@ class Tracker:
         """r.mover: the chip that moved first; r.tied: the chips that may have moved first just
         as well (their verdict is then unsure, r.sure of the mover cleared)."""
         mo = self.move_order
-        mf = self.mf
         r.mover = -1
         r.tied = 0
         f0 = 256
         for i in range(MAX):
-            if r.moved[i] and mo[i] and mf[i] < f0:
-                f0 = mf[i]
+            if r.moved[i] and self._frame(i) < f0:
+                f0 = self._frame(i)
         if f0 == 256:
             # none was seen moving: a chip gone from a frame at rest (a flick off at 4 - 6 m/s,
             # a cup drop); the lowest slot, unsure if more than one went
@@ -862,7 +865,7 @@ class Tracker:
             return
         cand = 0
         for i in range(MAX):
-            if r.moved[i] and mo[i] and mf[i] <= f0 + self.KNOCK_LAG:
+            if r.moved[i] and self._frame(i) <= f0 + self.KNOCK_LAG:
                 cand |= 1 << i
         knocked = 0
         for h in range(MAX):
@@ -875,7 +878,8 @@ class Tracker:
             roots = cand        # each knocked the other: nothing to go by
         m = -1
         for i in range(MAX):
-            if (roots & (1 << i)) and (m < 0 or mo[i] < mo[m]):
+            if (roots & (1 << i)) and (m < 0 or self._frame(i) < self._frame(m) or (
+                    self._frame(i) == self._frame(m) and mo[i] and (not mo[m] or mo[i] < mo[m]))):
                 m = i
         r.mover = m
         tied = 0
@@ -884,7 +888,7 @@ class Tracker:
                 continue
             # another chip nobody knocked, first seen moving in the same frame, or the two
             # close and moving apart (a slow hitter that rebounds): either may have been first
-            if mf[i] == mf[m] or self._apart(m, i):
+            if self._frame(i) == self._frame(m) or self._apart(m, i):
                 tied |= 1 << i
         # a chip never seen moved that lay within its move tolerance of the mover, the mover
         # going away from it: it may have nudged the mover unseen
@@ -896,6 +900,18 @@ class Tracker:
         if tied:
             r.tied = tied | (1 << m)
             r.sure[m] = 0
+
+    def _frame(self, i):
+        """The frame of the activity chip i was first seen moved in, or first lost from sight
+        in if that came before (256: neither). A chip flicked at 4 - 6 m/s is gone from where
+        it lay in the first frame that sees the board move and shows up 200 - 370 mm on a frame
+        or two later, while the chip it hits was already seen moved (or its fit pulled by the
+        hitter's field as it arrived): the small chip went first, a sure out-of-turn shot of
+        the fugitive for the trapper's (presence pads, the shot bench, seed 41; issue 12)."""
+        f = self.mf[i] if self.move_order[i] else 256
+        if self.lf[i] and self.lf[i] < f:
+            f = self.lf[i]
+        return f
 
     def _gap(self, a, b):
         """Rim to rim at rest (0.1 mm)."""
