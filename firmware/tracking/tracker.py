@@ -972,15 +972,17 @@ class Tracker:
         slot over to it: the slot "moved" onto the new chip, and a new chip shows up where the
         slot's chip lay. The slot takes that one back; the one it followed is the new chip.
         (Hall pads, the shot bench, seed 33: big3 put down 2.4 mm from big1, their fields
-        merged as it faded in, and big1's slot went 41 mm: a shot during a Trap Zenn set-up.)"""
+        merged as it faded in, and big1's slot went 41 mm: a shot during a Trap Zenn set-up.)
+        However far the slot went: it was held to chips put down at most 10 mm (rim to rim) from
+        it, and seed 41 put big2 down 13 mm from big1, whose slot went 52 mm. No beam fired and
+        a new chip of the slot's kind lies where the slot's chip lay: a chip that slid away
+        leaves no chip behind, so the slot's chip is that one, wherever the slot went."""
         if self.fast.total:
             return
         loc = self.loc
         m = n if n < 8 else 8
-        reach = 2 * B.R_BIG + self.PLACE_NUDGE
         for i in range(MAX):
-            if not self.present[i] or not self.seen[i] or not self.moved[i] or \
-                    not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], reach):
+            if not self.present[i] or not self.seen[i] or not self.moved[i]:
                 continue
             back = -1
             held = -1
