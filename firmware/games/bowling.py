@@ -124,6 +124,9 @@ class Bowling:
     def setup_state(self, tracker):
         return -1                           # no set-up to check
 
+    def weigh(self, res):
+        return                              # the ball's verdict reads only where it rests
+
     def placed(self, tracker):
         # a chip put down: after an undo the chip goes back where the ball is played from
         # (away); the prompt says where until the pads see it there. True: the screen changed

@@ -335,6 +335,36 @@ class Trap:
             return code | _O_FUGITIVE | loc
         return code | (m << _O_SLOT_SHIFT) | loc
 
+    def weigh(self, res):
+        # before on_shot (app.py): clear res.sure of a chip whose reading this shot's verdict
+        # relies on when the pads could not tell it for sure. The tracker judges where the
+        # chips a shot moved came to rest; the verdict also reads where the small chip lies when
+        # the shot did not move it (a trapper's shot past it leaves it in a backcourt or not),
+        # where it lay when the fugitive shoots (an escape shot or not), and whether a big chip
+        # he moved lay partly in a backcourt (trapped_hit): positions put down by hand or left
+        # by an earlier shot, never judged for these. Each is unsure when the rule's answer
+        # differs between the zones the chip surely overlapped and those it may have
+        # (res.start_lo / start_hi; docs/rules.md, "Unsure verdicts"; issue 12: sure verdicts
+        # for a small chip 0.04 mm over the backcourt's border, a big chip 0.9 mm in front of it)
+        code = self.classify(res)
+        if code < 0:
+            return
+        fug = code & _O_FUGITIVE
+        for i in range(MAX_CHIPS):
+            k = res.kind[i]
+            lo = res.start_lo[i]
+            hi = res.start_hi[i]
+            if lo == hi:
+                continue
+            if k == KIND_SMALL:
+                if fug or (not res.moved[i] and res.fate[i] == FATE_REST):
+                    if small_loc(FATE_REST, lo) != small_loc(FATE_REST, hi):
+                        res.sure[i] = 0
+            elif k == KIND_BIG and fug and res.moved[i]:
+                if ((lo & PART_A) == 0) != ((hi & PART_A) == 0) or \
+                        ((lo & PART_B) == 0) != ((hi & PART_B) == 0):
+                    res.sure[i] = 0
+
     def on_shot(self, res):
         # a resolved shot: classify, apply, write its events. Returns the outcome, or -1 when
         # no game is running or nothing moved.

@@ -318,6 +318,8 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             # the pads' verdict: sure unless a chip lies too near a zone border for what the
             # pads can tell (docs/rules.md, "Unsure verdicts"); the shot line says so
             res = self.tracker.res
+            if self.mode == GAME:
+                self.game.weigh(res)        # what its verdict reads that the pads cannot tell
             for i in range(res.n):
                 if res.kind[i] and not res.sure[i]:
                     sure = 0

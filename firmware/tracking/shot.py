@@ -28,6 +28,12 @@ class ShotResult:
         self.fate = bytearray(MAX_CHIPS)             # FATE_* per slot
         self.start_mask = array('i', (0, 0, 0, 0))   # zone bits before the shot (0: not on board)
         self.end_mask = array('i', (0, 0, 0, 0))     # zone bits at rest after it (0: not on board)
+        # the start mask as sure as the pads know it: the zones the chip surely overlapped (its
+        # disc shrunk by its position's uncertainty) and those it may have (grown by it); the
+        # two differ when a border lay that close to its rim (what a game reads of a chip the
+        # shot did not move, or of where a moved one lay, was never judged sure or unsure)
+        self.start_lo = array('i', (0, 0, 0, 0))
+        self.start_hi = array('i', (0, 0, 0, 0))
         self.x = array('i', (0, 0, 0, 0))            # rest position, 0.1 mm
         self.y = array('i', (0, 0, 0, 0))
         self.sure = bytearray(MAX_CHIPS)             # 1 if the zone verdict is sure (no faulty pad near)
@@ -46,6 +52,8 @@ class ShotResult:
             self.moved[i] = 0
             self.fate[i] = 0
             self.start_mask[i] = 0
+            self.start_lo[i] = 0
+            self.start_hi[i] = 0
             self.end_mask[i] = 0
             self.x[i] = 0
             self.y[i] = 0

@@ -113,6 +113,8 @@ class Tracker:
         self.x = array('i', (0,) * MAX)
         self.y = array('i', (0,) * MAX)
         self.mask = array('i', (0,) * MAX)
+        self.lo = array('i', (0,) * MAX)     # the zones it surely overlaps, by its uncertainty
+        self.hi = array('i', (0,) * MAX)     # ... and those it may overlap
         # tracks while active
         self.tx = array('i', (0,) * MAX)
         self.ty = array('i', (0,) * MAX)
@@ -667,6 +669,8 @@ class Tracker:
                 continue
             r.kind[i] = self.kind[i]
             r.start_mask[i] = self.mask[i]
+            r.start_lo[i] = self.lo[i]
+            r.start_hi[i] = self.hi[i]
             if self.moved[i] and self.seen[i] and \
                     _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.move_tol + self.tw[i]):
                 # back where it lay: its fit was pulled by a neighbour's field sliding off
@@ -794,22 +798,37 @@ class Tracker:
             self.x[slot] = loc.x[j]
             self.y[slot] = loc.y[j]
             self.rs[slot] = loc.strength[j]
+            self.tunc[slot] = loc.unc[j]
             placed = True
         for i in range(MAX):
             if self.present[i]:
                 rad = B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG
-                self.mask[i] = zones.disc_mask(self.x[i], self.y[i], rad)
+                m = zones.disc_mask(self.x[i], self.y[i], rad)
+                self.mask[i] = m
+                # the zones it may overlap (hi) and surely overlaps (lo), by the position's
+                # uncertainty: kept with the snapshot, for the next shot's verdict to weigh
+                # (ShotResult.start_lo / start_hi): a chip put down, or left by a shot, near a
+                # border was never judged again when a later verdict relied on it (issue 12)
+                u = self.tunc[i]
+                if u:
+                    self.hi[i] = zones.disc_mask(self.x[i], self.y[i], rad + u)
+                    self.lo[i] = zones.disc_mask(self.x[i], self.y[i], rad - u if rad > u else 1)
+                else:
+                    self.hi[i] = m
+                    self.lo[i] = m
                 if self.seen[i] or r.fate[i] == S.FATE_REST:
-                    r.end_mask[i] = self.mask[i]
+                    r.end_mask[i] = m
                     r.x[i] = self.x[i]
                     r.y[i] = self.y[i]
                     # sure: no zone border lies within the position's uncertainty of the rim
-                    # (judged for the chips this shot moved; the others were judged before)
-                    u = self.tunc[i] if r.moved[i] else 0
-                    if u and zones.disc_mask(self.x[i], self.y[i], rad + u) != zones.disc_mask(self.x[i], self.y[i], rad - u if rad > u else 1):
+                    # (judged here for the chips this shot moved; what the verdict reads of the
+                    # others is the game's to weigh, by start_lo / start_hi)
+                    if r.moved[i] and self.hi[i] != self.lo[i]:
                         r.sure[i] = 0
             else:
                 self.mask[i] = 0
+                self.lo[i] = 0
+                self.hi[i] = 0
         r.n = MAX
         if shot:
             self.event = EV_SHOT
