@@ -386,3 +386,99 @@ def test_a_chip_put_down_close_beside_another_does_not_take_its_slot(front_end):
     g = _bench_trap_game(CLOSE_SETUP)
     res = ST.judge_trap([g], [ST.run_trap_game(g, front_end, "micropython")], ST.TrapTruth(BOARD))
     assert ST.failures(res) == [], ST.failures(res)
+
+
+# -- Trap Zenn games as the bench draws them (issue 12, the seed-41 runs) ------------------------
+# The bench's failures of seed 41 (bench/shot_failures/seed41_trap_*.jsonl), each a set-up, the
+# trapper's flick, the turn ended and (mostly) the fugitive's flick, replayed through the bench's
+# own timeline and judged by its own truth (the firmware's Trap engine fed the physics' positions)
+SEED41_SMALL_ON_THE_BORDER = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":114.2,"y":-321.99},"big2":{"x":39.08,"y":-440.97},"big3":{"x":-18.06,"y":-247.46},"small":{"x":142.18,"y":-283.96}}},{"flick":"big2","v":[-1035.3,-736.5]},{"press":"turn"},{"flick":"small","v":[167.1,-778.6]},{"wait_ms":2000}]}
+SEED41_SMALL_ON_THE_BORDER_2 = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-58.76,"y":-456.24},"big2":{"x":68.49,"y":-294.12},"big3":{"x":-203.79,"y":75.86},"small":{"x":-166.77,"y":-283.96}}},{"flick":"big2","v":[-1048.1,-111.8]},{"press":"turn"},{"flick":"small","v":[-109.5,44.2]},{"wait_ms":2000}]}
+SEED41_CUP_AND_OFF = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-155.92,"y":-93.25},"big2":{"x":153.67,"y":135.31},"big3":{"x":63.09,"y":-251.68},"small":{"x":-25.44,"y":0.65}}},{"flick":"big1","v":[4682.5,3352.5]},{"press":"turn"},{"wait_ms":2000}]}
+SEED41_SET_UP = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-37.92,"y":-229.22},"big2":{"x":-68.51,"y":-271.59},"big3":{"x":95.11,"y":-12.79},"small":{"x":190.81,"y":54.68}}},{"flick":"big3","v":[-387.6,-214.2]},{"press":"turn"},{"flick":"small","v":[306.3,21.4]},{"wait_ms":2000}]}
+SEED41_HIT_ON_THE_BORDER = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-77.13,"y":88.62},"big2":{"x":-67.12,"y":-263.09},"big3":{"x":-40.59,"y":227.75},"small":{"x":-222.08,"y":-335.95}}},{"flick":"big2","v":[-943.7,59.7]},{"press":"turn"},{"flick":"small","v":[-1732.0,2475.8]},{"wait_ms":2000}]}
+SEED41_BOTH_OFF = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-46.98,"y":-250.06},"big2":{"x":151.1,"y":-2.48},"big3":{"x":0.02,"y":-418.85},"small":{"x":12.4,"y":16.38}}},{"flick":"big1","v":[1040.4,5886.5]},{"press":"turn"},{"wait_ms":2000}]}
+SEED41_SMALL_OFF = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":41.14,"y":-248.23},"big2":{"x":-153.81,"y":-73.31},"big3":{"x":34.82,"y":-395.55},"small":{"x":7.14,"y":-9.34}}},{"flick":"big2","v":[4668.9,1413.5]},{"press":"turn"},{"wait_ms":2000}]}
+SEED41_SMALL_OFF_2 = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-28.71,"y":-247.91},"big2":{"x":-95.49,"y":83.6},"big3":{"x":27.38,"y":414.53},"small":{"x":-19.57,"y":-31.85}}},{"flick":"big2","v":[2686.2,-5034.6]},{"press":"turn"},{"wait_ms":2000}]}
+TRAP_TRUTH = ST.TrapTruth(BOARD)
+
+
+def _trap_results(sc, front_end, runtime="micropython"):
+    g = _bench_trap_game(sc)
+    return ST.judge_trap([g], [ST.run_trap_game(g, front_end, runtime)], TRAP_TRUTH)
+
+
+@st.composite
+def trap_games(draw):
+    """A Trap Zenn game as the bench draws it (set-up, trapper's flick, fugitive's flick), as
+    the scenario the bench prints for it."""
+    seed = draw(st.integers(0, 2 ** 30))
+    return ST.trap_scenario_of(ST.make_trap_games(seed, 1, BOARD, TRAP_TRUTH)[0])
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@settings(max_examples=2, deadline=None, derandomize=True,
+          phases=[Phase.explicit, Phase.reuse, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(sc=trap_games())
+# the small chip put down 0.04 mm over a's backcourt border (hall; presence the same game): the
+# trapper's shot past it left it "in a.backcourt", sure; the fugitive's escape then "stuck"
+@example(sc=SEED41_SMALL_ON_THE_BORDER)
+@example(sc=SEED41_SMALL_ON_THE_BORDER_2)
+# a big chip 0.9 mm in front of a's section border, partly in the backcourt by its fit: the
+# fugitive's chip knocked it, trapped_hit, sure (presence)
+@example(sc=SEED41_HIT_ON_THE_BORDER)
+# the small chip into cup a, a big chip off the far side: the cup's drop went to the big chip
+# (the lower slot), the small one "off the board", sure (hall)
+@example(sc=SEED41_CUP_AND_OFF)
+# big2 put down 13 mm from big1 took big1's slot with it: a shot during the set-up (hall)
+@example(sc=SEED41_SET_UP)
+# a big chip flicked at 4.7 - 6 m/s, gone in the first frame, after the small chip it hit:
+# the fugitive's shot, sure, out of turn (presence)
+@example(sc=SEED41_BOTH_OFF)
+@example(sc=SEED41_SMALL_OFF)
+@example(sc=SEED41_SMALL_OFF_2)
+def test_random_trap_games_are_never_sure_but_wrong(front_end, runtime, sc):
+    for r in _trap_results(sc, front_end, runtime):
+        what = json.dumps(sc)
+        assert r["hand_shots"] == 0, f"a shot event while the chips were put down: {what}"
+        assert r["n_events"] <= 1, f"{r['n_events']} shot events for one flick: {what}"
+        if front_end == "hall" and r["must"]:
+            assert r["n_events"] == 1, f"the {r['kind']}'s shot not seen: {what}"
+        if "exact" in r and not r["exact"]:
+            assert not r["sure"], f"sure but wrong: {r['got']}, the physics says {r['want']}: {what}"
+
+
+# what each of them must give now, beyond "never sure but wrong"
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_small_chip_sunk_while_a_big_chip_leaves_the_board_is_in_the_cup(front_end):
+    _m, final = simulate_flick(BOARD, {n: ("small" if n == "small" else "big", p["x"], p["y"])
+                                       for n, p in SEED41_CUP_AND_OFF["steps"][0]["place"].items()},
+                               "big1", (4682.5, 3352.5))
+    assert final["small"] == ("cup", "a") and final["big2"] == ("off",)
+    res = _trap_results(SEED41_CUP_AND_OFF, front_end)
+    assert res[0]["got"] == ("trapper", "big", "cup", "trapper_sank_small", None), res[0]
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+@pytest.mark.parametrize("sc", [SEED41_BOTH_OFF, SEED41_SMALL_OFF, SEED41_SMALL_OFF_2])
+def test_a_hard_trappers_shot_that_sends_the_small_chip_off_is_the_trappers(front_end, sc):
+    res = _trap_results(sc, front_end)
+    assert res[0]["got"][:2] == ("trapper", "big") and res[0]["got"][4] is None, res[0]
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_big_chip_put_down_13_mm_from_another_is_no_shot(front_end):
+    res = _trap_results(SEED41_SET_UP, front_end)
+    assert [(r["hand_shots"], r["exact"]) for r in res] == [(0, True), (0, True)], res
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_a_small_chip_on_the_backcourt_border_a_shot_did_not_move_is_unsure(front_end):
+    # the physics leaves it 0.04 mm over the border (field); the uncalibrated pads cannot tell
+    b = BOARD
+    zs = b.zones_of_disc(142.18, -283.96, b.chip_radius("small"))
+    assert zs == {"a.cup3", "a.n3"}
+    res = _trap_results(SEED41_SMALL_ON_THE_BORDER, front_end)
+    assert res[0]["exact"] or not res[0]["sure"], res[0]
+    assert res[1]["exact"] or not res[1]["sure"], res[1]
