@@ -962,9 +962,14 @@ class Tracker:
         return True
 
     def _knocked(self, h, c):
-        """h knocked c: close enough, h went towards c, and c away from h along their line."""
-        return self._gap(h, c) <= self.KNOCK_REACH and \
-            self._along(h, c) <= -self.KNOCK_MARGIN and self._away(c, h, 1)
+        """h knocked c: close enough, h went towards c, and c away from h along their line.
+        A hitter lying less than KNOCK_MARGIN from the chip it hits cannot show that much of an
+        approach: it is first seen after the knock, rebounding or glancing off sideways (a
+        small chip flicked into a big chip 0.45 mm away was seen 0.4 mm "away" from it, the
+        big chip a frame earlier: the trapper's shot, out of turn; the shot bench, seed 41)."""
+        g = self._gap(h, c)
+        return g <= self.KNOCK_REACH and \
+            (g < self.KNOCK_MARGIN or self._along(h, c) <= -self.KNOCK_MARGIN) and self._away(c, h, 1)
 
     def _apart(self, a, b):
         return self._gap(a, b) <= self.APART_REACH and self._away(a, b, 0) and self._away(b, a, 0)
