@@ -402,6 +402,9 @@ SEED41_SMALL_OFF = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[
 SEED41_SMALL_OFF_2 = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-28.71,"y":-247.91},"big2":{"x":-95.49,"y":83.6},"big3":{"x":27.38,"y":414.53},"small":{"x":-19.57,"y":-31.85}}},{"flick":"big2","v":[2686.2,-5034.6]},{"press":"turn"},{"wait_ms":2000}]}
 # the fugitive's small chip flicked at 1 m/s into big3, 0.45 mm away (rim to rim), in b's backcourt
 SEED41_HIT_FROM_CLOSE = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-58.89,"y":-256.09},"big2":{"x":-208.0,"y":-102.25},"big3":{"x":-71.96,"y":123.36},"small":{"x":-115.31,"y":324.67}}},{"flick":"big3","v":[-298.8,816.3]},{"press":"turn"},{"flick":"small","v":[-1030.3,-155.0]},{"wait_ms":2000}]}
+# seed 43 (presence): the small chip put down wholly in b.cup3, its rim 0.8 mm from the side; the
+# trapper's shot past it left it "in the field", sure: the fit put its rim over the edge (off)
+SEED43_SMALL_ON_THE_BORDER = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":-60.0,"y":373.08},"big2":{"x":61.91,"y":108.96},"big3":{"x":-60.87,"y":-255.17},"small":{"x":225.17,"y":303.61}}},{"flick":"big2","v":[4693.6,-599.4]},{"press":"turn"},{"flick":"small","v":[2283.9,373.9]},{"wait_ms":2000}]}
 TRAP_TRUTH = ST.TrapTruth(BOARD)
 
 
@@ -427,6 +430,7 @@ def trap_games(draw):
 # trapper's shot past it left it "in a.backcourt", sure; the fugitive's escape then "stuck"
 @example(sc=SEED41_SMALL_ON_THE_BORDER)
 @example(sc=SEED41_SMALL_ON_THE_BORDER_2)
+@example(sc=SEED43_SMALL_ON_THE_BORDER)
 # a big chip 0.9 mm in front of a's section border, partly in the backcourt by its fit: the
 # fugitive's chip knocked it, trapped_hit, sure (presence)
 @example(sc=SEED41_HIT_ON_THE_BORDER)
