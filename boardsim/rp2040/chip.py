@@ -80,6 +80,12 @@ class Pico:
     def stall(self, ms):
         return self.call(cmd="stall", ms=int(ms))
 
+    def flash_tear(self, after, keep=None):
+        """Tear the flash program or erase after `after` more (none when negative): its first
+        `keep` bytes reach the cells (all but -keep when negative, half when None) and the
+        power is gone there."""
+        return self.call(cmd="flash_tear", after=int(after), keep=keep)
+
     def stats(self):
         return self.call(cmd="stats")
 

@@ -355,22 +355,48 @@ function wire(mcu) {
 // SSI). NOR flash: programming only clears bits; an erase sets a 4 KB sector to 0xFF.
 const TRACE = !!process.env.ZENN_PICO_TRACE;
 
+//
+// The host may tear a write (the runner's {"op": "flash", "tear_after": N}, as boardsim/target/
+// flash.py does on the desktop): every program or erase call is one flash operation, counted
+// across power cuts (`flashOps`). The operation numbered `tearAt` is cut part-way: its first
+// `tearKeep` bytes reach the cells (n + tearKeep when negative, half of them when null; a program
+// leaves the rest as they were, erased 0xFF on a littlefs block; an erase sets only those bytes
+// to 0xFF), and the power is gone at that moment.
+const fault = { tearAt: -1, tearKeep: null };
+let flashOps = 0;
+let lost = [];              // [table time us, operation number] of each tear since the last answer
+
+// returns false when the power went in the middle of it
 function romCall(mcu, pc) {
   const r = mcu.core.registers;
   if (TRACE && (pc === ROM.RP || pc === ROM.RE)) {
-    process.stderr.write(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms\n`);
+    process.stderr.write(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} #${flashOps} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms\n`);
   }
-  if (pc === ROM.RP) {
-    const addr = r[0], src = r[1], n = r[2];
-    for (let i = 0; i < n; i++) mcu.flash[addr + i] &= mcu.readUint8(src + i);
-    mcu.clock.tick(Math.ceil(n / 256) * PAGE_PROGRAM_NS);
-  } else if (pc === ROM.RE) {
-    const addr = r[0], n = r[1];
-    mcu.flash.fill(0xff, addr, addr + n);
-    mcu.clock.tick(Math.ceil(n / 4096) * SECTOR_ERASE_NS);
+  if (pc === ROM.RP || pc === ROM.RE) {
+    const k = flashOps++;
+    const program = pc === ROM.RP;
+    const addr = r[0], n = program ? r[2] : r[1];
+    const torn = k === fault.tearAt;
+    const keep = fault.tearKeep === null ? n >> 1 : fault.tearKeep < 0 ? n + fault.tearKeep : fault.tearKeep;
+    const done = torn ? Math.max(0, Math.min(n, keep)) : n;
+    if (program) {
+      const src = r[1];
+      for (let i = 0; i < done; i++) mcu.flash[addr + i] &= mcu.readUint8(src + i);
+      mcu.clock.tick(Math.ceil((torn ? done : n) / 256) * PAGE_PROGRAM_NS);
+    } else {
+      mcu.flash.fill(0xff, addr, addr + done);
+      mcu.clock.tick(Math.ceil(n / 4096) * (torn ? Math.floor(SECTOR_ERASE_NS * done / Math.max(n, 1)) : SECTOR_ERASE_NS));
+    }
+    if (torn) {
+      fault.tearAt = -1;
+      lost.push([Math.round(nowNs() / 1000), k]);
+      powerOff();
+      return false;
+    }
   }
   // connect_internal_flash, flash_exit_xip, flash_flush_cache, flash_enter_cmd_xip: nothing to do
   mcu.core.PC = mcu.core.LR & ~1;
+  return true;
 }
 const ROM_HOOKS = new Set([ROM.RP, ROM.RE, ROM.IF, ROM.EX, ROM.FC, ROM.CX].filter((x) => x));
 const ROM_LO = Math.min(...ROM_HOOKS), ROM_HI = Math.max(...ROM_HOOKS);
@@ -392,11 +418,15 @@ function runUntil(tEnd) {
         clock.tick(next > 0 && next < left ? next : left);
       } else {
         const pc = core.PC;
-        if (pc <= ROM_HI && pc >= ROM_LO && ROM_HOOKS.has(pc)) { romCall(mcu, pc); continue; }
+        if (pc <= ROM_HI && pc >= ROM_LO && ROM_HOOKS.has(pc)) {
+          if (!romCall(mcu, pc)) break;       // the power went in a torn flash write
+          continue;
+        }
         clock.tick(core.executeInstruction() * NS_PER_CYCLE);
         instructions++;
       }
     }
+    if (!chip) { offNs = Math.max(offNs, tEnd); break; }    // (a torn write cut the power)
     if (wdt.forced) { wdt.forced = false; reset('reset'); mcu = chip; continue; }
     if (wdt.enabled && clock.nanos >= wdt.fedNs + wdt.load * 500) {
       if (process.env.ZENN_PICO_WDT_TRACE) {
@@ -423,10 +453,11 @@ function answer(extra) {
   flushSpi();
   const a = Object.assign({
     t: Math.round(nowNs() / 1000), on: !!chip,
-    out: out.splice(0), serial: Buffer.from(serial).toString('latin1'), resets,
+    out: out.splice(0), serial: Buffer.from(serial).toString('latin1'), resets, lost, flash_ops: flashOps,
   }, extra || {});
   serial = [];
   resets = [];
+  lost = [];
   process.stdout.write(JSON.stringify(a) + '\n');
 }
 
@@ -501,6 +532,10 @@ function command(c) {
       if (chip) chip.flash.set(data, c.offset);
       return answer();
     }
+    case 'flash_tear':                  // tear the flash operation after n more (n < 0: none)
+      fault.tearAt = c.after < 0 ? -1 : flashOps + c.after;
+      fault.tearKeep = c.keep === undefined || c.keep === null ? null : c.keep;
+      return answer();
     case 'sample':                      // the pad models alone (tests: the same numbers as Python's)
       return answer({
         hall: (c.pads || []).map((pad) => hallRead(W.hall, pad)),

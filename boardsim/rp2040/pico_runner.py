@@ -18,7 +18,11 @@ the runner waits for the firmware's "boot" event before it plays the next op.
 Stdout carries the firmware's event lines as the chip wrote them; anything else the console
 shows (a traceback, the REPL) goes to stderr. A traceback other than a KeyboardInterrupt ends
 the run with status 1. Flash ops: "write" and "damage" edit the chip's littlefs (as a PC with the
-flash would); "tear_after" and "fail_after" are not modelled on the chip (status 2).
+flash would); "tear_after": N counts the boot ROM's flash program and erase calls (pico.mjs): N
+more go through, the next is cut part-way (half its bytes, or "keep" of them: all but -keep when
+negative) and the power is gone there (N < 0: no tear); "fail_after" is not modelled on the chip
+(status 2: the ROM's flash functions cannot report an error). A checkpoint also records how many
+flash operations the chip made and how many tears cut its power ("flash_ops", "torn").
 """
 import json                                      # noqa: E402  (before runner: it replaces time)
 import os
@@ -129,6 +133,8 @@ class ChipRunner(R.Runner):
         self.sent_hall = None
         self.sent_pres = None
         self.resets = []
+        self.flash_ops = 0          # the chip's flash program / erase calls so far
+        self.torn = []              # (ms, operation number) of each tear that cut the power
         pm = T.PINMAP
         wiring = {"spiBus": pm["spi"]["bus"], "csPin": pm["spi"]["cs"], "shiftBus": pm["shift"]["bus"],
                   "loadPin": pm["shift"]["load"], "oledBus": pm["oled_i2c"]["bus"],
@@ -192,6 +198,12 @@ class ChipRunner(R.Runner):
             self.booted = False
             self.text = b""
             sys.stderr.write(f"pico: {why} reset at {t // 1000} ms\n")
+        self.flash_ops = a.get("flash_ops", self.flash_ops)
+        for t, k in a.get("lost", ()):
+            # a torn flash write: the power went inside it (as flash.PowerLost on the desktop)
+            self.torn.append((t // 1000, k))
+            sys.stderr.write(f"pico: flash operation {k} torn, the power is gone at {t // 1000} ms\n")
+            self._lost_power()
         vclock._now_us[0] = a["t"]
 
     # -- what the table shows the chip ----------------------------------------------------------
@@ -251,14 +263,17 @@ class ChipRunner(R.Runner):
         self._apply(self.pico.power(True))
         self.sb = self                   # "powered" for the base class (sb.ev.lines is ours)
         limit = vclock.now_us() + BOOT_LIMIT_MS * 1000
-        while not self.booted and vclock.now_us() < limit and self.error is None:
+        while not self.booted and vclock.now_us() < limit and self.error is None and self.sb is not None:
             self._slice(vclock.now_us() + 10000)
-        if not self.booted:
+        if not self.booted and self.sb is not None:     # (None: a torn write cut the power)
             R.fail(1, "the firmware on the emulated Pico did not boot within %d ms%s"
                    % (BOOT_LIMIT_MS, (": " + self.error) if self.error else ""))
 
     def power_cut(self):
         self._apply(self.pico.power(False))
+        self._lost_power()
+
+    def _lost_power(self):
         self.sb = None
         self.world.timers = []
         self.world.watchdog = None
@@ -306,9 +321,22 @@ class ChipRunner(R.Runner):
                         self._slice(vclock.now_us() + 10000)
                 self.settle()
             return
-        if kind == "flash" and ("tear_after" in o or "fail_after" in o):
-            R.fail(2, "timeline: flash %s is not modelled on the emulated Pico"
-                   % ("tear_after" if "tear_after" in o else "fail_after"))
+        if kind == "flash" and "fail_after" in o:
+            R.fail(2, "timeline: flash fail_after is not modelled on the emulated Pico")
+        if kind == "flash" and "tear_after" in o:
+            self._apply(self.pico.flash_tear(o["tear_after"], o.get("keep")))
+            return
+        if kind == "snapshot":
+            super().op(o)
+            self.snapshots[-1].update(flash_ops=self.flash_ops, torn=len(self.torn))
+            return
+        if kind == "fault" and "raw" in o:
+            # (bench/rp2040_profile.py) every pad of hall mux o["mux"] frozen at one raw reading,
+            # as tests/test_fault_budget.py does on the desktop (not a scenario's fault)
+            h = self.world.hall
+            for pad in range(16 * o["mux"], min(16 * o["mux"] + 16, h.n)):
+                h.set_fault(pad, o["raw"])
+            return
         if kind == "boot":
             self.boot()
             return
