@@ -106,6 +106,7 @@ def _pads(g: int, n: int, cols: int, grid: ptr16, prev: ptr16, dlast: ptr8, same
     rail and flick; writes each pad to flag as pad << 2 | code into out (MAX_NEW at most, in pad
     order) and returns how many."""
     k = 0
+    c = g                   # g's column (g < 4 < cols), kept up as g steps by 4
     while g < n:
         # present (0 or 1) and not faulty (0, else a code + 1)
         if int(present[g]) > int(bad[g]):
@@ -135,20 +136,28 @@ def _pads(g: int, n: int, cols: int, grid: ptr16, prev: ptr16, dlast: ptr8, same
                     f = C_DEAD
                     if v > 0:
                         f = C_STUCK
-            # frozen: the same reading while a neighbour's changed by _MOVED or more since its
-            # own last check (a chip moved nearby; within these 4 frames, as g's change is
-            # taken). A pad's reading alone cannot tell: the RP2040's ADC has 12 bits, and a
-            # live sensor whose noise lies within one LSB of them reads the same value check
-            # after check on a still board (the emulated chip flagged such pads stuck)
-            if f >= 0:
-                pass
-            elif d:
+            if f < 0 and d:
                 same[g] = 0
-            else:
-                c = g
-                while c >= cols:
-                    c -= cols
-                moved = 0
+            # One look at the 4 neighbours serves both rules that need them (never both: a pad
+            # that jumped did not read the same value).
+            # Frozen (d == 0): the same reading while a neighbour's changed by _MOVED or more
+            # since its own last check (a chip moved nearby; within these 4 frames, as g's
+            # change is taken). A pad's reading alone cannot tell: the RP2040's ADC has 12 bits,
+            # and a live sensor whose noise lies within one LSB of them reads the same value
+            # check after check on a still board (the emulated chip flagged such pads stuck).
+            # A jump by itself (a > _JUMP): the 4 neighbours barely changed over the same 4
+            # frames (their change since their last check, 1 or 3 frames ago, and the one found
+            # at it, dlast), else a chip put down or lifted between a neighbour's check and g's
+            # would look like g jumping alone. A magnet arriving right over a pad moves its
+            # neighbours by 4.5 %.
+            # hit: a neighbour changed by lim or more (frozen: one moved; a jump: not quiet).
+            if f < 0 and (d == 0 or a > _JUMP):
+                lim = _MOVED
+                if d:
+                    if q < _QUIET:
+                        q = _QUIET
+                    lim = q + 1
+                hit = 0
                 j = 0
                 while j < 4:
                     h = -1
@@ -166,59 +175,35 @@ def _pads(g: int, n: int, cols: int, grid: ptr16, prev: ptr16, dlast: ptr8, same
                     if h >= 0 and int(present[h]) > int(bad[h]):
                         e = (((int(grid[h]) + 0x8000) & 0xFFFF)
                              - ((int(prev[h]) + 0x8000) & 0xFFFF))
-                        if e >= _MOVED or e <= 0 - _MOVED:
-                            moved = 1
+                        if e >= lim or e <= 0 - lim:
+                            hit = 1
+                            break
+                        if d != 0 and (int(dlast[h]) << 5) >= lim:
+                            hit = 1
                             break
                     j += 1
-                if moved:
-                    x = int(same[g])
-                    if x < 255:
-                        x += 1
-                        same[g] = x
-                    if x >= _FROZEN_CHECKS:
-                        f = C_STUCK
-            # a jump by itself: the 4 neighbours barely changed over the same 4 frames (their
-            # change since their last check, 1 or 3 frames ago, and the one found at it, dlast),
-            # else a chip put down or lifted between a neighbour's check and g's would look like
-            # g jumping alone. A magnet arriving right over a pad moves its neighbours by 4.5 %.
-            if a > _JUMP and f < 0:
-                if q < _QUIET:
-                    q = _QUIET
-                c = g
-                while c >= cols:
-                    c -= cols
-                quiet = 1
-                j = 0
-                while j < 4:
-                    h = -1
-                    if j == 0:
-                        if c < cols - 1:
-                            h = g + 1
-                    elif j == 1:
-                        if c > 0:
-                            h = g - 1
-                    elif j == 2:
-                        if g + cols < n:
-                            h = g + cols
-                    elif g >= cols:
-                        h = g - cols
-                    if h >= 0 and int(present[h]) > int(bad[h]):
-                        e = (((int(grid[h]) + 0x8000) & 0xFFFF)
-                             - ((int(prev[h]) + 0x8000) & 0xFFFF))
-                        if e > q or e < 0 - q or (int(dlast[h]) << 5) > q:
-                            quiet = 0
-                            break
-                    j += 1
-                x = int(flick[g])
-                if quiet and x < 250:
-                    x += 2
-                    flick[g] = x
-                    if x >= 2 * _FLICKER_JUMPS:
-                        f = C_FLICKER
+                if d == 0:
+                    if hit:
+                        x = int(same[g])
+                        if x < 255:
+                            x += 1
+                            same[g] = x
+                        if x >= _FROZEN_CHECKS:
+                            f = C_STUCK
+                elif hit == 0:
+                    x = int(flick[g])
+                    if x < 250:
+                        x += 2
+                        flick[g] = x
+                        if x >= 2 * _FLICKER_JUMPS:
+                            f = C_FLICKER
             if f >= 0 and k < MAX_NEW:
                 out[k] = (g << 2) | f
                 k += 1
         g += 4
+        c += 4
+        if c >= cols:
+            c -= cols
     return k
 
 
