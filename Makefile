@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test test-rp2040 image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-stock image-hil rp2040js bootrom
+.PHONY: all venv sim test test-rp2040 image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
 
 all: test
 
@@ -94,10 +94,15 @@ deploy: firmware
 # manifest.py), built from the MicroPython tree in MPY_DIR (a release with its rp2 submodules;
 # never fetched here) with Debian's arm-none-eabi gcc and cmake. Results in ~/.cache/zenn/rp2040/
 # (zenn-RPI_PICO.elf/.uf2); the build directory is kept, so a firmware change re-freezes only.
+# BOARD=RPI_PICO2 (or `make image-pico2`) builds the same for the Pico 2 (RP2350) from the same
+# tree: zenn-RPI_PICO2.elf/.uf2, built but never run here (rp2040js emulates the RP2040 only).
 MPY_DIR ?= $(HOME)/.cache/zenn/src/micropython
 BOARD   ?= RPI_PICO
 image: $(STAMP)
 	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board $(BOARD)
+
+image-pico2: $(STAMP)
+	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_image --board RPI_PICO2
 
 # tools/hil's image (hil-RPI_PICO.elf): the firmware without main.py and boardsim/target frozen,
 # so that both fit in the Pico's heap for a HIL run (docs/hil.md)

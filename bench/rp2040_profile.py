@@ -174,6 +174,9 @@ count = [0, 0]
 f_frame = fa.frame
 f_report = fa.report
 f_find = sb.loc.find
+if NOFIND:                          # the locator left out: the fault monitor's own worst frames
+    def f_find(grid):
+        pass
 def timed_frame():
     t0 = time.ticks_us()
     r = f_frame()
@@ -215,10 +218,45 @@ print('{"ev":"faults_timed","frames":%d,"reports":%d,"worst_frame_us":%d,"worst_
 '''
 
 
-def faults(config, mode, ms=8000):
+# what fails, for --faults: (config.json or None, the runner's ops once the timing has begun).
+# Hall muxes: "supply_dead" every pad at the bottom rail (a multiplexer's supply gone: what the
+# chip reads), "shorted_rail" every pad at the top rail, "frozen" every pad at one mid-scale raw
+# reading (the fault monitor's dearest pass: every pad's neighbours looked at, no rail to stop
+# it; pico_runner's "raw" fault), "dead" ground plus noise, "same" every mux reading one channel;
+# "one_mux_stuck" mux 17 reading one channel; presence: "chain_dead_high" / "chain_dead_low" every
+# 74HC165 reading covered / uncovered; "beams" both cup beams chattering; "button" a button held
+# down throughout. (stuck_low, stuck_high, dead: the old names of the first rows.)
+FAULT_MS = 8000
+from boardsim.target.world_table import PRES_SR    # noqa: E402  the presence front end's 74HC165s
+FAULT_CASES = {
+    "supply_dead": (None, [{"op": "fault", "mux": m, "mode": "stuck_low"} for m in range(48)]),
+    "shorted_rail": (None, [{"op": "fault", "mux": m, "mode": "stuck_high"} for m in range(48)]),
+    "frozen": (None, [{"op": "fault", "mux": m, "raw": 30000} for m in range(48)]),
+    # the same with the locator's find() a no-op: on the chip a find() over every pad frozen
+    # mid-scale took 25 s (2 frames in 5 s), so "frozen" alone never times the fault monitor
+    "frozen_nofind": (None, [{"op": "fault", "mux": m, "raw": 30000} for m in range(48)]),
+    "dead": (None, [{"op": "fault", "mux": m, "mode": "dead"} for m in range(48)]),
+    "same": (None, [{"op": "fault", "mux": m, "mode": "same"} for m in range(48)]),
+    "one_mux_stuck": (None, [{"op": "fault", "mux": 17, "mode": "same"}]),
+    "chain_dead_high": ({"front_end": "shift"}, [{"op": "fault", "mux": k, "mode": "stuck_high"}
+                                                 for k in range(PRES_SR)]),
+    "chain_dead_low": ({"front_end": "shift"}, [{"op": "fault", "mux": k, "mode": "stuck_low"}
+                                                for k in range(PRES_SR)]),
+    "beams": (None, [{"op": "fault", "cup": "a", "mode": "chatter"},
+                     {"op": "fault", "cup": "b", "mode": "chatter"}]),
+    "button": (None, [{"op": "hold", "button": "ok", "ms": FAULT_MS}]),
+}
+FAULT_CASES["stuck_low"] = FAULT_CASES["supply_dead"]
+FAULT_CASES["stuck_high"] = FAULT_CASES["shorted_rail"]
+
+
+def faults(config, mode, ms=FAULT_MS):
     from boardsim.rp2040 import probe
-    after = [{"op": "fault", "mux": m, "mode": mode} for m in range(48)]
-    r = probe.run_module("MS = %d\n" % ms + FAULTS, config=config, after=after,
+    cfg, after = FAULT_CASES[mode]
+    if cfg is not None:
+        config = dict(config or {}, **cfg)
+    r = probe.run_module("MS = %d\nNOFIND = %d\n" % (ms, mode.endswith("_nofind")) + FAULTS,
+                         config=config, after=after,
                          await_ms=ms + 20000, await_ev="faults_timed", wait_ms=100)
     return r
 
@@ -354,8 +392,11 @@ def main(argv=None):
     ap.add_argument("--shot", action="store_true")
     ap.add_argument("--find-parts", action="store_true", help="the locator's methods timed "
                     "while a strike is played (wrapped: each call costs a wrapper's too)")
-    ap.add_argument("--faults", metavar="MODE", help="every hall mux failing so (stuck_low, "
-                    "stuck_high, dead, same): the fault monitor's frames timed")
+    ap.add_argument("--faults", metavar="CASE", help="what fails (FAULT_CASES: supply_dead, "
+                    "shorted_rail, frozen, frozen_nofind, dead, same, one_mux_stuck, chain_dead_high, "
+                    "chain_dead_low, beams, button; all: each in turn): the fault monitor's frames "
+                    "timed")
+    ap.add_argument("--ms", type=int, default=FAULT_MS, help="--faults: chip time timed per case")
     a = ap.parse_args(argv)
     from boardsim.rp2040 import images
     why = images.missing()
@@ -364,9 +405,13 @@ def main(argv=None):
         return 0
     cfg = json.loads(a.config) if a.config else None
     if a.faults:
-        r = faults(cfg, a.faults)
-        print(json.dumps(r.last("faults_timed")))
-        print("fault events:", len(r.events_of("fault")), "boots:", len(r.events_of("boot")))
+        cases = [c for c in FAULT_CASES if c not in ("stuck_low", "stuck_high")] \
+            if a.faults == "all" else a.faults.split(",")
+        for case in cases:
+            r = faults(cfg, case, a.ms)
+            res = dict(r.last("faults_timed"), case=case, fault_events=len(r.events_of("fault")),
+                       boots=len(r.events_of("boot")))
+            print(json.dumps(res), flush=True)
         return 0
     if a.find_parts:
         r = find_parts(cfg)

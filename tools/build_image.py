@@ -1,7 +1,7 @@
 """`make image`: the scoreboard's production image for the Raspberry Pi Pico, the firmware frozen
 into MicroPython (tools/image/manifest.py), built from a MicroPython tree outside the project.
 
-    .venv/bin/python -m tools.build_image [--mpy-dir DIR] [--board RPI_PICO] [--jobs N] [--no-heap]
+    .venv/bin/python -m tools.build_image [--mpy-dir DIR] [--board RPI_PICO|RPI_PICO2] [--jobs N] [--no-heap]
 
 Needs (docs/rp2040.md): a MicroPython source tree at a release tag with the submodules its rp2
 port builds from (lib/pico-sdk, lib/tinyusb, lib/mbedtls, lib/micropython-lib), given as
@@ -30,6 +30,15 @@ MANIFEST = os.path.join(ROOT, "tools", "image", "manifest.py")
 MANIFEST_HIL = os.path.join(ROOT, "tools", "image", "manifest_hil.py")
 FLASH_BASE = 0x10000000
 FS_BASE = 0xA0000                     # where the RPI_PICO's filesystem starts (640 KB)
+# Boards the image is built for (--board; MicroPython's ports/rp2/boards/NAME): the UF2 family id,
+# where the board's filesystem starts (the image must end before it), and whether rp2040js can
+# run it (the heap after boot is measured there). RPI_PICO2 (RP2350, Cortex-M33, 4 MB: the
+# filesystem takes the top 3 MB) builds from the same tree with the same toolchain; rp2040js
+# emulates the RP2040 only, so that image is built, never run here.
+BOARDS = {
+    "RPI_PICO": {"family": 0xE48BFF56, "fs_base": FS_BASE, "emulated": True},
+    "RPI_PICO2": {"family": 0xE48BFF59, "fs_base": 0x100000, "emulated": False},   # RP2350 ARM-S
+}
 NEEDS = ("ports/rp2/Makefile", "lib/pico-sdk/src/rp2_common", "lib/tinyusb/src",
          "lib/micropython-lib/micropython", "lib/mbedtls/library")
 DEBIAN = "gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib cmake"
@@ -73,7 +82,7 @@ def flash_segments(elf):
 
 
 def write_uf2(elf, out, family=0xE48BFF56):
-    """A UF2 of the ELF's flash contents (256-byte payloads, the RP2040 family id)."""
+    """A UF2 of the ELF's flash contents (256-byte payloads; the RP2040 family id unless told)."""
     flash = bytearray()
     for off, b in flash_segments(elf):
         if len(flash) < off + len(b):
@@ -204,7 +213,7 @@ def heap_after_boot(elf):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mpy-dir", default=default_mpy_dir(), help="the MicroPython tree (MPY_DIR)")
-    ap.add_argument("--board", default="RPI_PICO")
+    ap.add_argument("--board", default="RPI_PICO", choices=sorted(BOARDS))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--stock", action="store_true",
                     help="build the stock image (no firmware frozen in) as stock-BOARD.elf")
@@ -235,13 +244,18 @@ def main(argv=None):
     elif not a.stock:               # what was frozen, so that a later firmware/ is not taken for it
         with open(images.digest_path(out_elf), "w") as f:
             f.write(images.firmware_digest() + "\n")
-    size = write_uf2(out_elf, os.path.join(out_dir, name + ".uf2"))
+    board = BOARDS.get(a.board, BOARDS["RPI_PICO"])
+    fs_base = board["fs_base"]
+    size = write_uf2(out_elf, os.path.join(out_dir, name + ".uf2"), board["family"])
     print(f"{out_elf}\n{out_dir}/{name}.uf2")
-    print(f"image: {size} bytes ({size / 1024:.0f} KB) of flash, {FS_BASE - size} bytes free before "
-          f"the filesystem at {FS_BASE // 1024} KB" + ("" if size <= FS_BASE else "  -- DOES NOT FIT"))
-    if size > FS_BASE:
+    print(f"image: {size} bytes ({size / 1024:.0f} KB) of flash, {fs_base - size} bytes free before "
+          f"the filesystem at {fs_base // 1024} KB" + ("" if size <= fs_base else "  -- DOES NOT FIT"))
+    if size > fs_base:
         return 1
-    if not a.no_heap and not a.hil:
+    if not board["emulated"]:
+        print(f"heap free after boot: not measured (rp2040js emulates the RP2040 only: {a.board} "
+              "is built, not run)")
+    elif not a.no_heap and not a.hil:
         free, why = heap_after_boot(out_elf)
         if free is not None:
             print(f"heap free after boot (emulated Pico, default config.json, gc.mem_free()): "

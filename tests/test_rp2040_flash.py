@@ -1,0 +1,188 @@
+"""The journal on the chip's own flash, when a write is torn by a power cut or a saved game is
+damaged (issue 13; docs/persistence.md says what must hold, docs/rp2040.md how the chip's flash is
+broken).
+
+On the emulated Pico the firmware writes its littlefs through the boot ROM's flash_range_program /
+flash_range_erase, which pico.mjs carries out; `{"op": "flash", "tear_after": N, "keep": K}`
+lets N more of those calls through and cuts the next one part-way (its first K bytes reach the
+cells, all but -K when negative, half when K is not given), the power gone at that moment. A
+journal entry is one littlefs commit, a single 256-byte page program on the chip (the
+checkpoints' "flash_ops" show it), so the points across one save are where in that page the power
+goes: before its first byte, after one, after 16, half way, before its last byte, and after all of
+it (the cut right after the operation). The commit itself fills only the start of the page (the
+rest is padding, left erased): a cut before its end loses the entry, one after it keeps it, as
+littlefs' own CRC decides; either is right, as long as the game is the one before the shot or
+after it.
+
+After each cut the game must come back with at most the shot whose save was under way lost,
+never a crash, a wrong frame or a wrong score; a damaged record must be reported (fault event,
+status row) and the game restored from the records before it. Skipped, with the reason, like the
+rest of the tier, when there is no image.
+"""
+import os
+import sys
+
+import pytest
+
+from boardsim.rp2040 import images
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ref_bowling import Game, ball_value  # noqa: E402
+
+WHY = ("ZENN_SKIP_RP2040 is set" if os.environ.get("ZENN_SKIP_RP2040") else images.missing())
+needs_chip = pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
+LONG = bool(os.environ.get("ZENN_RP2040_LONG"))
+long_test = pytest.mark.skipif(not LONG, reason="a long chip test (minutes of emulation): "
+                               "`make test-rp2040` runs it (ZENN_RP2040_LONG=1)")
+
+ZENN = ("b.pocket", "b.cup")
+EIGHT = ("b.e2",)
+HEADER, OUT = 17, 5          # journal.py: the header record, an outcome record
+
+
+def status(r, label):
+    return r.display_at(label)[7].strip()
+
+
+def torn_game(keeps, damage=False):
+    """One player's bowling on the chip: a strike, then one shot per entry of `keeps` whose
+    journal save is torn (keep: the bytes of the page that reach the flash), each followed by
+    power on. With `damage`, then two shots saved whole, a cut, the second outcome record of the
+    file damaged (a record before the file's end: a torn last record is dropped silently), power
+    on.
+    Returns (timeline, the paths shot in order)."""
+    from boardsim.testing import Table
+    t = Table("bowling", players=1, runtime="rp2040")
+    paths = []
+
+    def shot(path):
+        t.place("small", "a.pocket").shoot("small", *path)
+        paths.append(path)
+
+    shot(ZENN)
+    t.take("small")
+    t.checkpoint("start")
+    for i, _keep in enumerate(keeps):
+        t.steps.append({"flash": {"tear_after": 0}})     # the save of the next entry is torn
+        shot(EIGHT if i % 2 == 0 else ZENN)
+        t.steps.append({"flash": {"tear_after": -1}})    # (none, if that shot wrote nothing)
+        t.power_cut().power_on()
+        t.checkpoint(f"cut{i}")
+        t.take("small")
+    if damage:
+        shot(EIGHT)
+        t.take("small")
+        shot(ZENN)
+        t.take("small")
+        t.power_cut()
+        # the first game on an empty flash has serial 1: zj1.zj; its second outcome's code
+        t.steps.append({"flash": {"damage": "zj1.zj", "offset": HEADER + OUT + 2}})
+        t.power_on()
+        t.checkpoint("damaged")
+    shot(ZENN)
+    t.checkpoint("end")
+    tl = t.timeline()
+    tears = [o for o in tl if o.get("op") == "flash" and o.get("tear_after") == 0]
+    assert len(tears) == len(keeps)
+    for o, keep in zip(tears, keeps):
+        if keep is not None:
+            o["keep"] = keep
+    return tl, paths
+
+
+def check_game(events, paths, damaged=None):
+    """Score the chip's events again from the paths shot (tests/ref_bowling.py): every shot's
+    frame, pins, mark and total, a restored game that is the one before the last shot or after
+    it (`damaged`: (k, n), the k-th restored game is the first n entries: up to the damage).
+    Returns the restored events' entry counts."""
+    shots = [e for e in events if e.get("ev") == "shot"]
+    assert len(shots) == len(paths), (shots, paths)
+    g = Game(1)
+    i = 0
+    restored = []
+    for e in events:
+        ev = e.get("ev")
+        if ev == "restored":
+            n = e["entries"]
+            if damaged is not None and len(restored) == damaged[0]:
+                assert n == damaged[1], (e, g.balls)
+            else:
+                assert len(g.balls) - 1 <= n <= len(g.balls), (e, g.balls)    # at most the last shot lost
+            del g.balls[n:]
+            restored.append(n)
+        elif ev == "shot":
+            p, f, fresh, base = g.next()
+            assert (e["player"], e["frame"]) == (p + 1, f + 1), (e, g.balls)
+            pins = ball_value(list(paths[i]), fresh, base)
+            assert e["pins"] == pins, (e, paths[i], g.balls)
+            g.play(pins)
+            assert e["total"] == g.total(p), (e, g.cum(p))
+            assert e["mark"] == g.marks(p)[f][-1], (e, g.marks(p))
+            i += 1
+    return restored
+
+
+def frame_row(balls):
+    """The OLED's top row for a one-player game after these balls."""
+    g = Game(1)
+    for v in balls:
+        g.play(v)
+    _, f, fresh, _ = g.next()
+    return "P1 Frame %d Ball %d" % (f + 1, 1 if fresh else 2)
+
+
+def run_chip(tl):
+    from boardsim.testing import run_timeline
+    return run_timeline(tl, "rp2040")
+
+
+@needs_chip
+@long_test
+def test_a_torn_save_on_the_chip_loses_only_that_shot_and_a_damaged_record_is_reported():
+    tl, paths = torn_game([1], damage=True)
+    r = run_chip(tl)
+    restored = check_game(r.events, paths, damaged=(1, 1))
+    s = r.snapshots
+    # the tear happened, inside the 8-pin shot's save, and cut the power
+    assert s["start"]["torn"] == 0 and s["cut0"]["torn"] == 1
+    assert s["cut0"]["flash_ops"] == s["start"]["flash_ops"] + 1     # one page program: the entry
+    # one byte of a littlefs commit is no commit: the strike is back, the 8 is lost
+    assert restored[0] == 1
+    assert r.events_of("restored")[0]["reset"] == "power"
+    assert status(r, "cut0") == "Game restored"
+    assert frame_row([10]) in r.display_at("cut0")[0]
+    # the damaged second outcome: a fault, the game up to the record before it
+    faults = [e for e in r.events_of("fault") if e.get("what") == "journal"]
+    assert faults == [{"ev": "fault", "what": "journal", "why": "damaged", "file": "zj1.zj"}]
+    assert restored[-1] == 1
+    assert status(r, "damaged") == "Journal damaged"
+    assert frame_row([10]) in r.display_at("damaged")[0]
+    assert len(r.events_of("boot")) == 3                      # no reset but the two power-ons
+
+
+# before the page's first byte, after one byte, after 16, half way, before its last byte, all
+ALL = 1 << 20
+KEEPS = [0, 1, 16, None, -1, ALL]
+
+
+@needs_chip
+@long_test
+def test_a_save_torn_at_each_point_of_its_page_on_the_chip_loses_at_most_that_shot():
+    tl, paths = torn_game(KEEPS)
+    r = run_chip(tl)
+    restored = check_game(r.events, paths)
+    s = r.snapshots
+    assert [s[f"cut{i}"]["torn"] for i in range(len(KEEPS))] == list(range(1, len(KEEPS) + 1))
+    # nothing or one byte of a commit is no commit; all of its page is (check_game: at most
+    # the torn shot lost either way)
+    before = 1
+    for i, (keep, n) in enumerate(zip(KEEPS, restored)):
+        if keep in (0, 1):
+            assert n == before, (i, keep, restored)
+        elif keep == ALL:
+            assert n == before + 1, (i, keep, restored)
+        before = n
+        assert status(r, f"cut{i}") == "Game restored"
+    print("entries restored after each tear (keep, entries):", list(zip(KEEPS, restored)))
+    assert len(r.events_of("boot")) == 1 + len(KEEPS)
+    assert not r.events_of("fault")
