@@ -202,6 +202,22 @@ def timed_find(grid):
 fa.frame = timed_frame
 fa.report = timed_report
 sb.loc.find = timed_find
+# the frame's two big parts, timed inside it: the pads' checks (hall or presence) and the queue
+parts = [0, 0]
+def timed_part(fn, i):
+    def t(*args):
+        t0 = time.ticks_us()
+        r = fn(*args)
+        d = time.ticks_diff(time.ticks_us(), t0)
+        if d > parts[i]:
+            parts[i] = d
+        return r
+    return t
+if sb.shift:
+    fa._presence = timed_part(fa._presence, 0)
+else:
+    fa._hall = timed_part(fa._hall, 0)
+fa._work = timed_part(fa._work, 1)
 end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     t0 = time.ticks_us()
@@ -214,7 +230,8 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     if idle:
         time.sleep_ms(idle)
 print('{"ev":"faults_timed","frames":%d,"reports":%d,"worst_frame_us":%d,"worst_report_us":%d,'
-      '"worst_find_us":%d,"worst_step_us":%d}' % (count[0], count[1], worst[0], worst[1], worst[2], worst[3]))
+      '"worst_find_us":%d,"worst_step_us":%d,"worst_pads_us":%d,"worst_work_us":%d}'
+      % (count[0], count[1], worst[0], worst[1], worst[2], worst[3], parts[0], parts[1]))
 '''
 
 
