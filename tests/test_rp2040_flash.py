@@ -182,9 +182,9 @@ def test_a_save_torn_at_each_point_of_its_page_on_the_chip_loses_at_most_that_sh
     assert [s[f"cut{i}"]["torn"] for i in range(len(KEEPS))] == list(range(1, len(KEEPS) + 1))
     # nothing or one byte of the save's first operation is no commit (check_game: at most the
     # torn shot lost at every point); each cycle but the first saves one shot whole first. The
-    # other points may lose the shot or keep it: on the chip a save after a compaction took
-    # more than the one page program (all of that page written, the shot still lost), so the
-    # torn operation need not be the save's last
+    # other points may lose the shot or keep it: after a torn commit littlefs compacts into
+    # its directory pair's other block, so such a save begins with a 4 KB erase (traced: a cut
+    # after all of that erase leaves the old block whole and loses the shot)
     before = 1
     for i, (keep, n) in enumerate(zip(KEEPS, restored)):
         if i:
