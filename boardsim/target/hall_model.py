@@ -376,13 +376,15 @@ if sys.implementation.name == "micropython":
                                 t = f0 + (f1 - f0) * (d2 - b * fbin) // fbin
                                 # m * t // div within 32-bit words (viper's ints on the
                                 # RP2040, where m * t reaches 2**38): div = 1000 * kk and
-                                # m = q * 1000 + r, q * t = u * kk + v, so the quotient is
-                                # u + (v * 1000 + r * t) // div, exactly
+                                # m = q * 1000 + rm, q * t = u * kk + v, so the quotient is
+                                # u + (v * 1000 + rm * t) // div, exactly (rm, not r: r is the
+                                # row being scanned; reset to 0 here it made the scan start
+                                # again from row 1 after every pad, some 5,000 cells a call)
                                 q = m // 1000
-                                r = m - q * 1000
+                                rm = m - q * 1000
                                 qt = q * t
                                 u = qt // kk
-                                f += u + ((qt - u * kk) * 1000 + r * t) // div
+                                f += u + ((qt - u * kk) * 1000 + rm * t) // div
                             k += 1
                         field[pad] = f
                         v = int(base[pad])
