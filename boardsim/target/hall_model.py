@@ -8,8 +8,9 @@ horizontal distance rho adds  polarity * ADC_PEAK * amplitude/1000 * FIELD(rho^2
 tools/gen_tables.py, interpolated linearly here). Small chips are north up (+), big chips south
 up (-). `amplitude_permille` lets a hand fade a chip in or out (and can model magnet tolerance).
 
-- update(chips) is called between firmware steps with the heap unlocked: it may allocate, but
-  recomputes only the pads within FIELD_REACH of a chip, before or after.
+- update(chips) and update_packed(array, n) (the world's, allocating nothing under MicroPython)
+  are called between firmware steps with the heap unlocked; they recompute only the pads within
+  FIELD_REACH of a chip, before or after.
 - read(pad) is called from ADC.read_u16 with the heap locked: it allocates nothing. It reads as
   the RP2040's ADC does: the sensor's voltage, noise included, converted to 12 bits,
   which the rp2 port's read_u16() scales to 16 (value << 4 | value >> 8). The 16-bit readings
@@ -67,7 +68,9 @@ class HallModel:
             self.clean[p] = self.base[p]
         self._lsb = T.NOISE_LSB
         self.ntab = _scale_table(self._lsb)
-        self.chips = ()
+        self.chips = ()         # the chips of the last update (CPython; MicroPython keeps pk)
+        # MicroPython: the chips of the last update packed, [n, x, y, polarity, amplitude, ...]
+        self.pk = array('i', bytes(4 * (1 + 4 * 16)))
         # the pad grid, recovered from the pad positions: grid cell -> pad, -1 where none
         xs = sorted(set(T.PAD_X))
         ys = sorted(set(T.PAD_Y))
@@ -126,11 +129,15 @@ class HallModel:
 
     def update(self, chips):
         """chips: a sequence of (x, y, polarity, amplitude_permille), positions in 0.1 mm."""
+        if _refield is not None:
+            a = array('i', bytes(16 * len(chips)))
+            for k, c in enumerate(chips):
+                for i in range(4):
+                    a[4 * k + i] = c[i]
+            self.update_packed(a, len(chips))
+            return
         new = tuple(tuple(c) for c in chips)
         if new == self.chips:
-            return
-        if _refield is not None:
-            self._update_viper(new)
             return
         self.stamp += 1
         dirty = []
@@ -166,33 +173,49 @@ class HallModel:
             field[pad] = f
             clean[pad] = base[pad] + f
 
-    def _update_viper(self, new):
-        """update() under MicroPython: the same pads, the same integer steps, in _refield."""
+    def update_packed(self, a, n):
+        """update() of n chips given as array a: x, y, polarity, amplitude, 4 ints a chip. What
+        the world calls at every step while a chip moves: under MicroPython nothing allocated
+        (an allocation between steps costs some 5,000 instructions in the runner's fragmented
+        heap) and the chips compared and packed for _refield in machine code (_repack)."""
+        if _refield is None:
+            self._update_unpacked(a, n)
+            return
         if self.ctx is None:
-            T = self.T
-            self.ctx = array('i', (0, 0, 0, self.cols, self.rows, self.x0, self.y0, self.pitch,
-                                   self.reach, self.reach2, T.FIELD_BIN, 1000 * T.FIELD_SCALE))
-            self.geo = array('i', (T.PAD_X[p] if k == 0 else T.PAD_Y[p] for p in range(self.n) for k in (0, 1)))
-            self.ftab = array('i', T.FIELD)
-            self.carr = array('i', bytes(4 * 3 * 16))
-        old = self.chips
-        if len(old) + len(new) > 16:
-            raise ValueError("hall_model: more than 16 chips")
+            self._prepare()
+        pk = self.pk
+        if pk[0] + n > 16:
+            self._too_many(a, n)
+            return
+        nold = _repack(pk, a, n, self.carr, self.T.ADC_PEAK)
+        if nold < 0:
+            return                      # the same chips as before
         self.stamp += 1
         ctx = self.ctx
         ctx[0] = self.stamp
-        ctx[1] = len(old)
-        ctx[2] = len(new)
-        a = self.carr
-        j = 0
-        peak = self.T.ADC_PEAK
-        for c in old + new:
-            a[j] = c[0]
-            a[j + 1] = c[1]
-            a[j + 2] = c[2] * peak * c[3]        # pol * ADC_PEAK * amp, as chip_field() multiplies
-            j += 3
-        self.chips = new
-        _refield(ctx, self.cell, self.mark, self.geo, self.ftab, a, self.field, self.clean, self.base)
+        ctx[1] = nold
+        ctx[2] = n
+        _refield(ctx, self.cell, self.mark, self.geo, self.ftab, self.carr, self.field, self.clean, self.base)
+
+    def _update_unpacked(self, a, n):
+        # CPython: update() as it is (apart: the comprehension would make a a closure cell)
+        self.update([tuple(a[4 * i:4 * i + 4]) for i in range(n)])
+
+    def _prepare(self):
+        # _refield's arrays, at the first update (apart from update_packed: its generator would
+        # make T a closure cell there, allocated at every call)
+        T = self.T
+        self.ctx = array('i', (0, 0, 0, self.cols, self.rows, self.x0, self.y0, self.pitch,
+                               self.reach, self.reach2, T.FIELD_BIN, 1000 * T.FIELD_SCALE))
+        self.geo = array('i', (T.PAD_X[p] if k == 0 else T.PAD_Y[p] for p in range(self.n) for k in (0, 1)))
+        self.ftab = array('i', T.FIELD)
+        self.carr = array('i', bytes(4 * 3 * 16))
+
+    def _too_many(self, a, n):
+        # (apart: its generator would make pk and a closure cells, allocated at every call of
+        # update_packed)
+        if n != self.pk[0] or any(self.pk[1 + i] != a[i] for i in range(4 * n)):
+            raise ValueError("hall_model: more than 16 chips")
 
     # -- faults (issue 4) --------------------------------------------------------------------
     def set_fault(self, pad, mode):
@@ -293,7 +316,7 @@ if sys.implementation.name == "micropython":
     @micropython.viper
     def _refield(ctx: ptr32, cell: ptr16, mark: ptr32, geo: ptr32, ftab: ptr32, chips: ptr32,
                  field: ptr32, clean: ptr32, base: ptr32):
-        """HallModel.update(): the pads within reach of each chip before (ctx[1] of them) or
+        """HallModel.update_packed(): the pads within reach of each chip before (ctx[1] of them) or
         after (ctx[2]), each once (mark), get the field of the chips after. chips: (x, y,
         pol * ADC_PEAK * amp) each. (A ptr32 loads without sign on the 64-bit port: a value with bit 31 set is taken 2**32
         back down. 2**32 is made at run time: a literal that big is an object to mpy-cross's
@@ -394,6 +417,54 @@ if sys.implementation.name == "micropython":
                     c += 1
                 r += 1
             j += 1
+
+    @micropython.viper
+    def _repack(pk: ptr32, a: ptr32, n: int, carr: ptr32, peak: int) -> int:
+        """HallModel.update_packed(): -1 when a's n chips are pk's (the last update's); else
+        _refield's chips, pk's then a's, into carr as (x, y, pol * ADC_PEAK * amp), a into pk,
+        and the number of pk's chips returned. (ptr32 loads are unsigned on the 64-bit port:
+        the signs put back as _refield does.)"""
+        s16 = 1 << 16
+        w32 = s16 * s16
+        nold = int(pk[0])
+        if nold == n:
+            k = 0
+            while k < 4 * n:
+                if int(pk[1 + k]) != int(a[k]):
+                    break
+                k += 1
+            if k == 4 * n:
+                return -1
+        j = 0
+        while j < nold:
+            pol = int(pk[3 + 4 * j])
+            amp = int(pk[4 + 4 * j])
+            if pol >> 31:
+                pol -= w32
+            if amp >> 31:
+                amp -= w32
+            carr[3 * j] = pk[1 + 4 * j]
+            carr[3 * j + 1] = pk[2 + 4 * j]
+            carr[3 * j + 2] = pol * peak * amp
+            j += 1
+        k = 0
+        while k < n:
+            pol = int(a[4 * k + 2])
+            amp = int(a[4 * k + 3])
+            if pol >> 31:
+                pol -= w32
+            if amp >> 31:
+                amp -= w32
+            carr[3 * (nold + k)] = a[4 * k]
+            carr[3 * (nold + k) + 1] = a[4 * k + 1]
+            carr[3 * (nold + k) + 2] = pol * peak * amp
+            pk[1 + 4 * k] = a[4 * k]
+            pk[2 + 4 * k] = a[4 * k + 1]
+            pk[3 + 4 * k] = a[4 * k + 2]
+            pk[4 + 4 * k] = a[4 * k + 3]
+            k += 1
+        pk[0] = n
+        return nold
 
     @micropython.viper
     def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, st: ptr32, tab: ptr16):

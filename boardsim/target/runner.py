@@ -37,6 +37,10 @@ import flash                       # noqa: E402
 from world import World            # noqa: E402
 
 MICROPYTHON = sys.implementation.name == "micropython"
+# the world's steps with the heap locked where they allocate nothing (World._advance_quiet): under
+# the unix port's MicroPython (on a Pico, tools/hil's runner, the virtual clock's microseconds
+# pass 2**30 within a game and would allocate)
+LOCK_WORLD = MICROPYTHON and sys.platform != "rp2"
 STEP_US = 1000        # what one firmware step costs on the Pico (bench/loop_cost.py measures it)
 SETTLE_MS = 1000      # after a hand or a shot, the board rests this long before the next step
 PRESS_MS = 120
@@ -67,6 +71,7 @@ class Runner:
     def __init__(self, display=False, config=None, lean=False):
         self.config = config
         self.world = World(_seg_modules(config), _front_end(config) if lean else None)
+        self.world.lock_steps = LOCK_WORLD
         machine.attach(self.world)
         self.display = display
         self.sb = None

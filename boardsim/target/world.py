@@ -10,6 +10,7 @@ import sys
 from array import array
 
 import machine
+import micropython
 import vclock
 import world_table as T
 from hall_model import HallModel
@@ -20,6 +21,8 @@ from ssd1306_model import SSD1306Model
 from max7219_model import MAX7219Model
 
 _level = machine._level
+_heap_lock = micropython.heap_lock
+_heap_unlock = micropython.heap_unlock
 _N_ADC = T.N_ADC
 _BANKS = T.BANKS
 _CHANNELS = T.CHANNELS
@@ -93,6 +96,10 @@ class World:
         for name, kind in (("small", "small"), ("big1", "big"), ("big2", "big"), ("big3", "big"),
                            ("small2", "small")):    # small2: a second small chip (bad input)
             self.chips[name] = Chip(name, kind)
+        # the same chips in a list (in the dict's order): what a step goes through while chips
+        # move, without the view and iterator objects a dict's values() makes
+        self.chip_list = list(self.chips.values())
+        self.hall_in = array('i', bytes(16 * len(self.chip_list)))   # update_packed's chips
         self.moves = []
         self.fading = []        # the chips with a fade under way (fade_t1 set)
         self.pulses = []        # [pin, start_us, end_us, phase]
@@ -145,6 +152,7 @@ class World:
         self.hall_stale = False
         self.pres_stale = False
         self.i2c_addr = -1
+        self.lock_steps = False  # advance_to() locks the heap where it can (set by the runner)
         self.log = []           # what happened, for --display and debugging
 
     # -- pins the world drives -------------------------------------------------------------
@@ -273,7 +281,7 @@ class World:
         t = 0
         for m in self.moves:
             t = max(t, m.pts[-1][2])
-        for c in self.chips.values():
+        for c in self.chip_list:
             t = max(t, c.fade_t1)
         for p in self.pulses:
             t = max(t, p[2])
@@ -289,8 +297,48 @@ class World:
         # unlocked between steps that allocation costs more than the rest of a step at rest)
         if (self.moves or self.pulses or self.hall_dirty or self.hands or self.timers
                 or self.chatter[0] or self.chatter[1] or self.fading):
+            if self.lock_steps:
+                _heap_lock()
+                quiet = self._advance_quiet(t)
+                _heap_unlock()
+                if quiet:
+                    return
             self._advance(t)
         # (else a table at rest: nothing the firmware could see changes)
+
+    def _advance_quiet(self, t):
+        """_advance(t) with the heap locked (lock_steps: the runner's steps under the unix
+        port), unless something due at t would allocate (a move or fade ending, a hit, a pulse,
+        a hand going, a chattering beam, a timer, the presence model's update, the hall model's
+        first update): then False, nothing changed, and advance_to() runs it unlocked. Why: a
+        call's frame of more than 11 words comes from the heap while it is unlocked, a search of
+        the runner's fragmented heap of up to some 10,000 instructions, and a step of a moving
+        chip makes a dozen such calls; locked, the frames come from the C stack. The same code
+        runs either way (_advance). (An exception in it would leave the heap locked: the run
+        ends with it anyway.)"""
+        # (the presence model's update allocates: with the presence pads read, never locked; a
+        # fade or a move makes the models' update due within the step, whatever hall_dirty says)
+        if self.pulses or (self.pres_used and self.pres is not None):
+            return False
+        if self.hall_used and self.hall is not None and self.hall.ctx is None:
+            return False        # (its first update makes the arrays it keeps)
+        for c in self.fading:
+            if c.fade_t0 <= t and t >= c.fade_t1:
+                return False
+        for m in self.moves:
+            if m.pts[-1][2] <= t or (m.hits and m.hits[0] <= t):
+                return False
+        for due in self.chatter:
+            if due and t >= due:
+                return False
+        for h in self.hands:
+            if h[2] <= t:
+                return False
+        for tm in self.timers:
+            if tm.callback is not None and t >= tm.due_us:
+                return False
+        self._advance(t)
+        return True
 
     def _advance(self, t):
         if self.fading:
@@ -307,13 +355,14 @@ class World:
                     self.hall_dirty = True
             if ended:
                 self.fading = [c for c in self.fading if c.fade_t1]
-        if self.moves:
-            done = []
-            for m in self.moves:
-                if self._step_move(m, t):
-                    done.append(m)
-            for m in done:
-                self.moves.remove(m)
+        moves = self.moves
+        if moves:
+            k = 0
+            while k < len(moves):       # (the moves in order; a finished one taken out)
+                if self._step_move(moves[k], t):
+                    del moves[k]
+                else:
+                    k += 1
         self.update_gates(self.hall_dirty)
         if self.pulses:
             self._pulses(t)
@@ -330,13 +379,24 @@ class World:
                     tm.callback = None
 
     def _update_models(self, hall, pres):
-        on = [c for c in self.chips.values() if c.state == BOARD and c.amp > 0]
+        # the chips on the board (in chip_list's order), packed for the hall model: nothing
+        # allocated at the step of a moving chip (HallModel.update_packed)
         if hall and self.hall is not None:
-            self.hall.update([(c.x, c.y, c.polarity, c.amp) for c in on])
+            a = self.hall_in
+            n = 0
+            for c in self.chip_list:
+                if c.state == BOARD and c.amp > 0:
+                    a[n] = c.x
+                    a[n + 1] = c.y
+                    a[n + 2] = c.polarity
+                    a[n + 3] = c.amp
+                    n += 4
+            self.hall.update_packed(a, n >> 2)
             self.hall_stale = False
         else:
             self.hall_stale = True
         if pres and self.pres is not None:
+            on = [c for c in self.chip_list if c.state == BOARD and c.amp > 0]
             self.pres.update([(c.x, c.y, c.r, c.amp) for c in on], [(h[0], h[1]) for h in self.hands])
             self.pres_stale = False
         else:
@@ -383,7 +443,7 @@ class World:
             for end in (0, 1):
                 gx0, gy0, gx1, gy1 = self.gates[end]
                 broken = False
-                for c in self.chips.values():
+                for c in self.chip_list:
                     if c.state == BOARD and c.amp > 0 and _disc_touches_segment(c.x, c.y, c.r, gx0, gy0, gx1, gy1):
                         broken = True
                         break
@@ -488,9 +548,14 @@ class World:
                 self.chatter[end] = t + 15000 + 1000 * self._rand(50)
         for h in self.hands:
             if h[2] <= t:       # one has gone: keep the others
-                self.hands = [h for h in self.hands if h[2] > t]
+                self._hands_left(t)
                 self.hall_dirty = True
                 break
+
+    def _hands_left(self, t):
+        # (a function of its own: a comprehension that uses t makes t a closure cell, which
+        # the function then allocates at every call, even when the comprehension never runs)
+        self.hands = [h for h in self.hands if h[2] > t]
 
     def chip_state(self, name):
         c = self.chips[name]
