@@ -107,14 +107,7 @@ class UI(Row):
     def _show(self, row, bar=0, a=0, k=0):
         # the composed line onto row `row`: the whole row in negative when bar, else cells
         # a..a+k-1 in negative
-        d = self.d
-        d.invert_row(row, bar)
-        if k <= 0:
-            d.text(row, 0, self._ln, 0, COLS)
-            return
-        d.text(row, 0, self._ln, 0, a)
-        d.text(row, a, self._ln, a, k, 1)
-        d.text(row, a + k, self._ln, a + k, COLS - a - k)
+        self.d.row(row, self._ln, bar, a, k)
 
     def line(self, row, buf, off=0, n=-1, center=False, inv=False):
         # a whole row of text (padded with blanks), centred or from the left, optionally as
@@ -234,7 +227,8 @@ class UI(Row):
                 n = game.marks(p, f, self._mk, 0)
                 if n > 3:
                     n = 3
-                self._put(base + 3 - n, self._mk, 0, n)
+                if n > 0:                       # (most frames are empty: a call saved)
+                    self._put(base + 3 - n, self._mk, 0, n)
                 ln[base + 3] = _BAR
                 if f == cur:
                     a = base

@@ -116,6 +116,40 @@ def _glyphs(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, k: int, n: int, f
 
 
 @micropython.viper
+def _row(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, rm: int, a: int, b: int) -> int:
+    # a whole row of COLS cells from buf[0:COLS], as text() draws them: cells a..b-1 in
+    # negative (cache flag _INV, mask rm ^ 0xFF), the others with the row's mask rm. One call
+    # for what were up to three text() calls (issue 13: each a Python call on the RP2040).
+    # Returns 1 if a byte changed.
+    font = ptr8(FONT)
+    changed = 0
+    k = 0
+    while k < COLS:
+        m = rm
+        flag = 0
+        if k >= a and k < b:
+            m = rm ^ 0xFF
+            flag = _INV
+        c = int(buf[k])
+        if c < 32 or c > 126:
+            c = _QUESTION
+        if int(cells[ci]) != (c | flag):
+            cells[ci] = c | flag
+            g = (c - 32) * 6
+            j = 0
+            while j < 6:
+                v = int(font[g + j]) ^ m
+                if int(fb[p + j]) != v:
+                    fb[p + j] = v
+                    changed = 1
+                j += 1
+        ci += 1
+        p += 6
+        k += 1
+    return changed
+
+
+@micropython.viper
 def _flip(fb: ptr8, i: int, n: int):
     end = i + n
     while i < end:
@@ -241,6 +275,23 @@ class SSD1306:
                    buf, off, n, fm):
             self.dirty |= 1 << row
         return col + n
+
+    def row(self, row, buf, bar=0, a=0, k=0):
+        # a whole text row from buf (COLS bytes): the row in negative as a bar when bar, else
+        # cells a..a+k-1 in negative; what invert_row() and text() over the row's three parts
+        # draw, in one call
+        if row < 0 or row >= ROWS:
+            return
+        v = 0xFF if bar else 0
+        ri = self._rinv
+        if ri[row] != v:
+            ri[row] = v
+            _flip(self.buf, row * _STRIDE + 1, WIDTH)
+            self.dirty |= 1 << row
+        if k <= 0:
+            a = 0
+        if _row(self.buf, row * _STRIDE + 1 + X0, self._cells, row * COLS, buf, v, a, a + k):
+            self.dirty |= 1 << row
 
     def number(self, row, col, value, width, inv=0, pad=0x20):
         # an int right-aligned in `width` cells (at most 12), without str()
