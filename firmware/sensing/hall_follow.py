@@ -43,6 +43,8 @@ def follow(self, grid):
         self.qo[i] = self.outlier[i]
         qclaim[i] = 0
     tl = self._take(grid)
+    if tl < 0:
+        return pn           # not a frame of chips (a fault): the last reading stands
     self._hold()
     t = self.THRESHOLD
     res = self.res
@@ -178,6 +180,8 @@ def settle(self, grid):
     whole search of _find instead."""
     n = self.n
     tl = self._take(grid)
+    if tl < 0:
+        return n            # not a frame of chips (a fault): the last reading stands
     self._hold()
     for i in range(n):
         self._model(i, -1)

@@ -47,6 +47,12 @@ from sensing.hall_scan import take as take_pads     # (viper; issue 13: 50 ms a 
 
 MAX_FOUND = const(8)       # chips reported at most
 MAX_CAND = const(64)       # candidate pads at most
+# issue 13: a chip lifts at most 4 pads beyond THRESHOLD (a chip of 1.25 ADC_PEAK anywhere over
+# a pad), so MAX_FOUND chips 32; a frame with this many is no chips but a fault (every pad
+# frozen mid-scale, every pad noisy): fitting its every candidate took 25 s on the chip (the
+# watchdog's reset loop before the fault monitor could name the fault). Such a frame is not
+# fitted: the chips of the last reading are kept, and unread counts the frames
+MAX_PLAUSIBLE = const(48)
 MAX_GROUP = const(4)       # chips fitted jointly at most
 MAX_WIN = const(64)        # pads in a joint fit window (4 x 4 per chip)
 MAX_P = const(12)          # parameters of a joint fit (3 per chip)
@@ -246,6 +252,7 @@ class Locator:
         self.d = array('i', bytes(4 * MAX_P))
         self.sh = bytearray(MAX_P)
         self.n_cand = 0
+        self.unread = 0      # frames in a row too implausible to fit (MAX_PLAUSIBLE), 0: read
         self.amax = ADC_PEAK + (ADC_PEAK >> 2)      # the strongest A a fit may give now
         # the strength of a small and of a big chip lying alone (learnt, see find)
         self.ref_s = ADC_PEAK
@@ -359,7 +366,8 @@ class Locator:
                 self.still_fit = 0
                 return self._follow(grid)
             n = self._settle(grid) if self.followed else self._find(grid)
-            self.still_fit = 1 if same else 0
+            # (a frame not read is looked at again next time, never kept as a fit)
+            self.still_fit = 1 if same and not self.unread else 0
             self.kept_near = self.near_threshold
             self.kept_s = self.ref_s
             self.kept_b = self.ref_b
@@ -381,7 +389,8 @@ class Locator:
 
     def _take(self, grid):
         """The frame into the residual (usable pads only) and its candidate pads into cand.
-        Returns the lowest reading a candidate has (THRESHOLD, lower beside ignored pads)."""
+        Returns the lowest reading a candidate has (THRESHOLD, lower beside ignored pads), or
+        -1 for a frame too implausible to fit (MAX_PLAUSIBLE: the caller keeps its chips)."""
         res = self.res
         usable = self.usable
         cand = self.cand
@@ -389,6 +398,11 @@ class Locator:
         t = self.THRESHOLD
         # every pad: at a rail 0 (no magnet reads that, a fault does: faults.py)
         nc = take_pads(grid, usable, res, cand, cused, N_GRID, t, _RAIL, MAX_CAND)
+        if nc >= MAX_PLAUSIBLE:
+            self.n_cand = 0
+            self.unread += 1
+            return -1
+        self.unread = 0
         tl = t
         if self.n_near:
             tl = self.near_threshold
@@ -410,6 +424,8 @@ class Locator:
 
     def _find(self, grid):
         tl = self._take(grid)
+        if tl < 0:
+            return self.n       # not a frame of chips (a fault): the last reading stands
         nc = self.n_cand
         cand = self.cand
         t = self.THRESHOLD

@@ -15,6 +15,11 @@
 #        -> {"r": [[[kind, x, y, strength, err, mask], ...], ...], "frame": scanner frame count}
 #   {"op": "grid", "sets": [...], "noise": N}          the same, but each set read once straight
 #        from the model into a grid with an ideal baseline (no scanner), noise N LSB
+#   {"op": "faulty", "chips": [...], "mode": "frozen" | "noise", "v": V, "frames": F}
+#        the chips read once (as "grid"), then F frames of every present pad frozen at V
+#        (mode frozen) or noisy at random within +-V (noise), each find()'s work counted
+#        -> {"before": [...chips], "r": [[...chips] per frame], "fits": [..], "iters": [..],
+#            "cands": [..], "unread": [..]}
 #   {"op": "gray"}                                     -> {"max_flips": most select pins changed
 #        between two ADC reads of different pads, "reads": reads so far}
 #   {"op": "alloc"}                                    allocates under the lock (harness check)
@@ -72,6 +77,33 @@ scan = HallScanner()
 scan.calibrate_empty(4)
 loc = Locator()
 masks = [0] * 8
+
+# the locator's work, counted (issue 13): joint fits and Gauss-Newton iterations (each makes
+# one window) and candidates examined, through counting methods of this instance (no allocation)
+work = array('i', bytes(4 * 3))
+_fit_group = loc._fit_group
+_window = loc._window
+_strongest = loc._strongest
+
+
+def counting_fit_group():
+    work[0] += 1
+    return _fit_group()
+
+
+def counting_window():
+    work[1] += 1
+    return _window()
+
+
+def counting_strongest(nc, t):
+    work[2] += 1
+    return _strongest(nc, t)
+
+
+loc._fit_group = counting_fit_group
+loc._window = counting_window
+loc._strongest = counting_strongest
 # pad -> grid index, for grids read straight from the model
 GRID_OF = [((T.PAD_Y[p] - PAD_Y0) // PAD_PITCH) * PAD_COLS + (T.PAD_X[p] - PAD_X0) // PAD_PITCH
            for p in range(T.N_PADS)]
@@ -150,6 +182,31 @@ def case(c):
         finally:
             h.noise_lsb = keep
         return {"r": results}
+    if op == "faulty":
+        h = world.hall
+        h.update(c["chips"])
+        for p in range(T.N_PADS):
+            direct[GRID_OF[p]] = h.read(p) - h.base[p]
+        before = []
+        locate_into(direct, before)
+        v = c["v"]
+        seed = 12345
+        out = {"before": before[0], "r": [], "fits": [], "iters": [], "cands": [], "unread": []}
+        for _ in range(c.get("frames", 3)):
+            for p in range(T.N_PADS):
+                if c["mode"] == "frozen":
+                    direct[GRID_OF[p]] = v
+                else:
+                    seed = (seed * 1103515245 + 12345) & 0x3FFFFFFF
+                    direct[GRID_OF[p]] = (seed >> 8) % (2 * v + 1) - v
+            for k in range(3):
+                work[k] = 0
+            locate_into(direct, out["r"])
+            out["fits"].append(work[0])
+            out["iters"].append(work[1])
+            out["cands"].append(work[2])
+            out["unread"].append(getattr(loc, "unread", -1))
+        return out
     if op == "gray":
         return {"max_flips": world.max_flips, "reads": world.reads}
     if op == "alloc":
