@@ -107,6 +107,22 @@ def test_a_hand_hovering_is_a_hand_not_chips(drv):
     assert r["r"] == [[]] and r["hand"] == [1]
 
 
+def test_every_pad_covered_is_bounded_work_and_a_hand(drv):
+    """Issue 13: a dead 74HC165 chain reads every pad covered. Before, find() flooded all of them
+    (1200 a frame, 1.8 s on the chip); now it stops at MAX_PLAUSIBLE pads, fits nothing, says a
+    hand (as a group that large always was: the fault monitor's C_HAND) and keeps the last chips."""
+    chips = [[0, 1000, R["small"], 1000], [600, -1500, R["big"], 1000]]
+    r = drv(op="covered", chips=chips, frames=3)
+    assert len(r["before"]) == 2, r["before"]
+    assert all(c <= 256 + 8 for c in r["cells"]), r["cells"]
+    assert r["fits"] == [0, 0, 0] and r["hand"] == [1, 1, 1], r
+    assert r["unread"] == [1, 2, 3], r["unread"]
+    assert all(f == r["before"] for f in r["r"]), r["r"]
+    # the chain back: the chips read again
+    again = locate(drv, [[(0, 1000, "small"), (600, -1500, "big")]])
+    assert len(again["r"][0]) == 2 and again["hand"] == [0]
+
+
 def test_a_pad_stuck_on_is_a_speck_not_a_chip(drv):
     cols = 48
     g = 30 * cols + 20

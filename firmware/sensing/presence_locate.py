@@ -44,6 +44,10 @@ MAX_FOUND = const(8)
 MAX_COMP = const(16)       # groups of pads per frame at most
 MAX_CELLS = const(1200)    # covered pads per frame at most (a hand covers about 65)
 MAX_K = const(4)           # chips in one group at most
+# issue 13: a hand covers about 65 pads, four big chips 56; a frame with this many covered is
+# no chips but a fault (a dead 74HC165 chain reading every pad covered: flooding its 1200 took
+# 1.8 s a frame on the chip). Such a frame is not read: the last chips stand, unread counts it
+MAX_PLAUSIBLE = const(256)
 MAX_SPECK = const(8)
 _P = PRES_PITCH
 
@@ -232,6 +236,7 @@ class PresenceLocator:
         # (a joint fit), pads without a reading; COARSE while its pattern changes
         self.wander = array('i', bytes(4 * MAX_FOUND))
         self.hand = 0
+        self.unread = 0          # frames in a row too implausible to read (MAX_PLAUSIBLE), 0: read
         self.hand_x = 0
         self.hand_y = 0
         self.hand_cells = 0
@@ -333,7 +338,25 @@ class PresenceLocator:
         sc = self.scan
         if sc is not None and sc.version == self.last_version and self.settled:
             return self.n       # nothing changed since a frame that was fitted finely
-        self._groups(grid)
+        if self._groups(grid):
+            # what a group this large always was: a hand (the fault monitor's C_HAND, the
+            # tracker's chips under it), over the pads taken; the last chips stand
+            self.unread += 1
+            self.settled = 0    # looked at again next frame, never kept
+            nc = self.nc
+            sx = 0
+            sy = 0
+            for k in range(nc):
+                g = self.cells[k]
+                sx += g % PRES_COLS
+                sy += g // PRES_COLS
+            self.hand = 1
+            self.hand_cells = nc
+            self.hand_x = PRES_X0 + sx * _P // nc
+            self.hand_y = PRES_Y0 + sy * _P // nc
+            self.specks = 0
+            return self.n
+        self.unread = 0
         n = 0
         self.hand = 0
         self.hand_cells = 0
@@ -452,6 +475,8 @@ class PresenceLocator:
 
     # -- groups of touching pads ------------------------------------------------------------------
     def _groups(self, grid):
+        """The covered pads into groups of touching ones; True: too many covered to be chips
+        and a hand (MAX_PLAUSIBLE), the groups left unfinished."""
         label = self.label
         cells = self.cells
         usable = self.usable
@@ -479,7 +504,7 @@ class PresenceLocator:
                 sig = 0
                 sx = 0
                 sy = 0
-                while q < nc:
+                while q < nc and nc < MAX_PLAUSIBLE:
                     h = cells[q]
                     q += 1
                     sig = (sig * 31 + h) & 0xFFFFFF
@@ -504,9 +529,14 @@ class PresenceLocator:
                 q = nc - self.g0[ng - 1]
                 self.gcx[ng - 1] = PRES_X0 + sx * _P // q
                 self.gcy[ng - 1] = PRES_Y0 + sy * _P // q
+                if nc >= MAX_PLAUSIBLE:
+                    break
+            if nc >= MAX_PLAUSIBLE:
+                break
         self.g0[ng] = nc
-        self.nc = nc
+        self.nc = nc        # (their labels cleared by the next frame's)
         self.ng = ng
+        return nc >= MAX_PLAUSIBLE
 
     # -- fitting a group ------------------------------------------------------------------------
     def _window(self, j):

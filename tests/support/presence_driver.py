@@ -13,6 +13,10 @@
 #        -> {"r": [[[kind, x, y, unc, err, mask], ...], ...], "hand": [hand count per set],
 #            "specks": [...], "latches": n}
 #   {"op": "fault", "cell": g, "mode": m} / {"op": "fault", "sr": k, "mode": m} / {"op": "clear"}
+#   {"op": "covered", "chips": [...], "frames": F}   the chips read (3 frames), then every
+#        74HC165 stuck high (every pad covered) for F frames, each find()'s work counted
+#        -> {"before": [...chips], "r": [...per frame], "cells": [pads flooded], "fits": [..],
+#            "hand": [..], "unread": [..]}; the faults cleared after
 #   {"op": "radii", "small": r, "big": r}                  the locator's seen radii
 #   {"op": "alloc"}                                        allocates under the lock
 import micropython
@@ -25,6 +29,7 @@ from sensing.presence_locate import PresenceLocator
 from tables.board_table import R_SMALL, R_BIG
 from tracking.shot import KIND_SMALL
 from sensing import zones
+from array import array
 
 
 class PresWorld:
@@ -52,6 +57,26 @@ machine.attach(world)
 scan = PresenceScanner()
 loc = PresenceLocator(scan)
 masks = [0] * 8
+
+# the locator's work, counted (issue 13): group fits tried (no allocation: an array, methods
+# of this instance)
+work = array('i', bytes(4))
+_fit = loc._fit
+_follow = loc._follow
+
+
+def counting_fit(j, still, room):
+    work[0] += 1
+    return _fit(j, still, room)
+
+
+def counting_follow(j, prev, still, room):
+    work[0] += 1
+    return _follow(j, prev, still, room)
+
+
+loc._fit = counting_fit
+loc._follow = counting_follow
 
 
 def locked(fn):
@@ -104,6 +129,28 @@ def case(c):
     if op == "clear":
         world.pres.clear_faults()
         return {}
+    if op == "covered":
+        world.pres.update([tuple(ch) for ch in c["chips"]], [])
+        out = {"before": [], "r": [], "cells": [], "fits": [], "hand": [], "unread": []}
+        for f in range(3 + c.get("frames", 3)):
+            if f == 3:
+                for k in range(T.PRES_SR):
+                    world.pres.set_sr_fault(k, 1)     # STUCK_ON
+            while not locked(scan.step):
+                pass
+            work[0] = 0
+            n = locked(find_and_masks)
+            found = [[loc.kind[i], loc.x[i], loc.y[i]] for i in range(n)]
+            if f < 3:
+                out["before"] = found
+                continue
+            out["r"].append(found)
+            out["cells"].append(loc.nc)
+            out["fits"].append(work[0])
+            out["hand"].append(loc.hand)
+            out["unread"].append(getattr(loc, "unread", -1))
+        world.pres.clear_faults()
+        return out
     if op == "radii":
         loc.set_radii(c["small"], c["big"])
         return {}
