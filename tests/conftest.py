@@ -12,19 +12,93 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # noqa: E402,F401
 
 
-# The test files that take longest (pytest --durations on 2 cores: the emulated chip's boots,
-# the random flicks under both runtimes, the key screens ...), run first: `make test` runs on
-# two workers, and a long test dealt out last keeps one of them busy alone at the end. The
-# order of the tests within a file is kept (their module fixtures stay shared).
-LONGEST_FIRST = ("test_rp2040.py", "test_shots_physics.py", "test_games_bowling.py",
-                 "test_screens.py", "test_off_or_lifted.py", "test_typecheck.py", "test_wiring.py",
-                 "test_presence.py", "test_faults.py", "test_power_cuts.py", "test_budgets.py",
-                 "test_sensing.py", "test_rules_bowling.py", "test_rules_trap.py")
+# The order tests are dealt out to `make test`'s two workers (`-n 2 --dist loadgroup`): a long
+# test dealt out last keeps one worker busy alone at the end. First the slowest tests (the start
+# of their node ids; `pytest --durations` of the whole suite, 2026-12-02 at d7b7249: the emulated
+# chip's boots, the random flicks and Trap Zenn games under CPython, the presence lifts), longest
+# first; then whole files, the longest first, each in its own order (their module fixtures stay
+# shared); the rest in collection order. (xdist deals its groups out before single tests.)
+SLOWEST_FIRST = (
+    "test_rp2040.py::test_viper_functions_match_their_references_on_the_chip[test_scan_step-1]",
+    "test_rp2040.py::test_viper_functions_match_their_references_on_the_chip[test_presence_fit",
+    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip",
+    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played",
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython",
+    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython",
+    "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot",
+    "test_rp2040.py::test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip",
+    "test_rp2040.py::test_heap_free_after_boot_on_the_chip[presence",
+    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[micropython",
+    "test_faults.py::test_presence_game_with_faults_and_a_hovering_hand",
+    "test_rp2040.py::test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip",
+    "test_presence.py::test_touching_pairs_and_rows_of_three[cpython]",
+    "test_firmware_tools.py::test_ram_after_boot_counts_the_firmware_only",
+    "test_games_bowling.py::test_six_players_take_frames_in_turn",
+    "test_power_cuts.py::test_power_cuts_through_a_bowling_game",
+    "test_compile.py::test_random_shots_touch_nothing_unintended",
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[micropython",
+)
+LONGEST_FIRST = ("test_rp2040.py", "test_shots_physics.py", "test_budgets.py", "test_off_or_lifted.py",
+                 "test_faults.py", "test_presence.py", "test_power_cuts.py", "test_firmware_tools.py",
+                 "test_compile.py", "test_games_bowling.py", "test_games_trap.py", "test_registry.py",
+                 "test_presence_fit.py", "test_sensing.py", "test_fault_pass.py", "test_render.py")
 
 
+def dealing_order(item):
+    nodeid = item.nodeid.split("tests/", 1)[-1]
+    first = next((i for i, start in enumerate(SLOWEST_FIRST) if nodeid.startswith(start)), None)
+    if first is not None:
+        return (0, first)
+    name = os.path.basename(str(item.path))
+    return (1, LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
+
+
+# (trylast: after xdist's own hook, which names each test's group, below)
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
+    items.sort(key=dealing_order)
+    name_xdist_groups(config, items)
+
+
+# A module fixture is set up once per worker that runs one of its tests: under `-n 2` both
+# workers would each build what a test module declares costly in ONE_WORKER (a tuple of its
+# fixture names: the memory measurements of test_budgets.py, a browser ...), so the tests that
+# take one run as one xdist group on one worker (`--dist loadgroup`), each value of a
+# parametrised fixture a group of its own (both can still go to different workers). (Marked as
+# each test is collected: xdist reads the groups in its own pytest_collection_modifyitems.)
+def pytest_itemcollected(item):
+    group = one_worker_group(item)
+    if group:
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def name_xdist_groups(config, items):
+    """`--dist loadgroup` deals a test out with its group when its node id ends in "@group".
+    pytest-xdist 3.8 writes that suffix into the node's old `_nodeid`, which pytest 9.2 no longer
+    reads (pytest-dev/pytest-xdist#1386): every test was dealt out alone, and a group's shared
+    set-up (one chip boot, one memory measurement) was made on both workers. Where xdist's
+    suffix did not take, the node id is given it here, as xdist's fix (#1388) does."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId
+    for item in items:
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                 for m in item.iter_markers("xdist_group")}
+        nodeid = item.nodeid
+        if names and nodeid.rfind("@") <= nodeid.rfind("]"):
+            item._id = NodeId.parse(f"{nodeid}@{'_'.join(sorted(names))}")
+
+
+def one_worker_group(item):
+    """The xdist group of a test that takes one of its module's ONE_WORKER fixtures, or None."""
+    shared = getattr(getattr(item, "module", None), "ONE_WORKER", ())
+    names = [n for n in getattr(item, "fixturenames", ()) if n in shared]
+    if not names:
+        return None
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    # (no "]" in a group name: xdist finds the group after the last "@" behind the last "]")
+    parts = [n + (f"={params[n]}" if n in params else "") for n in sorted(names)]
+    return os.path.basename(str(item.path)) + "::" + "+".join(parts)
 
 
 @pytest.fixture(scope="module", params=RUNTIMES)

@@ -8,6 +8,7 @@ A bound is the figure measured when it was set plus some room. A change that cro
 either allocates in the loop (fix it: the loop must not allocate) or makes the firmware bigger
 (if that is worth it, raise the bound here and the figure in docs/performance.md, saying why).
 """
+import functools
 import os
 
 import pytest
@@ -17,6 +18,9 @@ from bench import memory
 MICROPYTHON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                            ".venv", "bin", "micropython")
 pytestmark = pytest.mark.skipif(not os.path.exists(MICROPYTHON), reason="no MicroPython unix port")
+# each front end's measurement (some 10 s of CPU) and the .mpy build are made once, on one test
+# worker (tests/conftest.py): under `-n 2` both workers made each before
+ONE_WORKER = ("mem", "host_mpy")
 
 # bytes on the 64-bit unix port (an upper bound of the Pico's: its pointers take 4 bytes), with
 # both displays, per front end (config.json "front_end"); measured 2026-11-29 at 7e2fe2e, after
@@ -64,7 +68,6 @@ MPY_TOTAL_MAX = 140_000     # (126.7 KB after issue 15's folders, the app split 
 def quick_timelines():
     """Every kind of loop turn once: menus, a placing, a strike into the cup, a ball at rest,
     a spare, undo, a trap set-up check, a knock and the turn button."""
-    from bench._target import timeline
     from boardsim.testing import Table
     b = Table("bowling", players=2)
     b.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup").take("small")
@@ -73,7 +76,16 @@ def quick_timelines():
     t = Table("trap1", players=2, trapper=1)
     t.place_all({"big1": "a.zline", "big2": "a.zline", "big3": "a.zline", "small": "center"})
     t.shoot("big2", "a.e2", knocks={"small": ["b.back4"]}).press("turn")
-    return {"bowling": timeline(b.scenario()), "trap": timeline(t.scenario())}
+    # (Table.timeline(): compiled as bench._target.timeline() compiles, and kept for the other
+    # front end's measurement, boardsim/testing.py)
+    return {"bowling": b.timeline(), "trap": t.timeline()}
+
+
+@functools.lru_cache(maxsize=None)
+def code_size():
+    """memory.code_size() (every module compiled for the RP2040, a couple of seconds), once per
+    test process: both measurements and the size budget below read it."""
+    return memory.code_size()
 
 
 @pytest.fixture(scope="module", params=["hall", "shift"])
@@ -83,7 +95,7 @@ def mem(request):
     choices = memory.display_choices()
     display = "both" if "both" in choices else choices[-1]
     return memory.measure(display, tls=quick_timelines(), locked=False,
-                          front_end=request.param, sizes=memory.code_size())
+                          front_end=request.param, sizes=code_size())
 
 
 def test_the_loop_allocates_nothing_after_boot(mem):
@@ -171,7 +183,7 @@ def test_the_modules_boot_drops_are_gone_from_their_packages_too(tmp_path):
 
 
 def test_every_module_compiles_for_the_rp2040_within_the_size_budget():
-    sizes = memory.code_size()          # SystemExit names a module mpy-cross refuses
+    sizes = code_size()                 # SystemExit names a module mpy-cross refuses
     total = sum(b for _, b in sizes.values())
     big = sorted(((n, b) for n, (_, b) in sizes.items()), key=lambda kv: -kv[1])[:5]
     assert total <= MPY_TOTAL_MAX, f".mpy total {total} bytes: {big}"

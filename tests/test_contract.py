@@ -9,6 +9,8 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the example played under both runtimes once, on one test worker (tests/conftest.py)
+ONE_WORKER = ("contract_runs",)
 
 
 def run(path, runtime):

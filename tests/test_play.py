@@ -19,6 +19,8 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 SPEED = 3.0         # the table's clock runs 3x the wall clock, so a game is quick to play
+# the server and the browser on its page started once, on one test worker (tests/conftest.py)
+ONE_WORKER = ("server",)
 
 
 @pytest.fixture(scope="module")
