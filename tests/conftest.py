@@ -60,6 +60,11 @@ def pytest_collection_modifyitems(config, items):
     name_xdist_groups(config, items)
 
 
+def pytest_configure(config):
+    # (xdist registers the mark; run without it, -p no:xdist, the mark is known all the same)
+    config.addinivalue_line("markers", "xdist_group(name): run with the group's other tests on one worker")
+
+
 # A module fixture is set up once per worker that runs one of its tests: under `-n 2` both
 # workers would each build what a test module declares costly in ONE_WORKER (a tuple of its
 # fixture names: the memory measurements of test_budgets.py, a browser ...), so the tests that
@@ -80,12 +85,12 @@ def name_xdist_groups(config, items):
     suffix did not take, the node id is given it here, as xdist's fix (#1388) does."""
     if not getattr(config.option, "loadgroup", False):
         return
-    from _pytest.nodeid import NodeId
     for item in items:
         names = {str(m.args[0] if m.args else m.kwargs.get("name", "default"))
                  for m in item.iter_markers("xdist_group")}
         nodeid = item.nodeid
         if names and nodeid.rfind("@") <= nodeid.rfind("]"):
+            from _pytest.nodeid import NodeId      # (pytest >= 9.2, where xdist's suffix is lost)
             item._id = NodeId.parse(f"{nodeid}@{'_'.join(sorted(names))}")
 
 
