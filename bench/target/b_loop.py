@@ -144,34 +144,60 @@ class Installed:
             self.watch = list(machine._watch)
             for i in range(len(machine._watch)):
                 machine._watch[i] = None
-        machine._world[0] = self.replay
+        stand_in(world, self.replay)
 
     def restore(self):
-        machine._world[0] = self.world
+        stand_in(self.world, None)
         if self.watch is not None:
             for i in range(len(self.watch)):
                 machine._watch[i] = self.watch[i]
 
 
+def stand_in(world, other):
+    """other (None: the world again) answers the firmware's reads in the world's place."""
+    if hasattr(world, "stand_in"):
+        world.stand_in(other)       # (the world's ADC readers are told too)
+    else:
+        machine._world[0] = other if other is not None else world
+
+
 class Counting:
-    """Counts Pin.value() calls (reads and writes) while installed; the Replay counts the rest."""
+    """Counts Pin.value() calls (reads and writes) while installed; the Replay counts the rest.
+    The pins the firmware made call the value() bound on them (machine.Pin), so each of those is
+    wrapped, besides the class's."""
     n = array('i', (0, 0))
 
     def __init__(self):
         self.orig = machine.Pin.value
-        orig = self.orig
         n = Counting.n
+
+        def counted(orig):
+            def value(v=None):
+                if v is None:
+                    n[0] += 1
+                else:
+                    n[1] += 1
+                return orig(v)
+            return value
 
         def value(pin, v=None):
             if v is None:
                 n[0] += 1
             else:
                 n[1] += 1
-            return orig(pin, v)
+            return self.orig(pin, v)
         machine.Pin.value = value
+        self.bound = []
+        for p in machine._pins:
+            f = p.__dict__.get("value") if p is not None else None
+            if f is not None:
+                self.bound.append((p, f))
+                p.value = counted(f)
 
     def restore(self):
         machine.Pin.value = self.orig
+        for p, f in self.bound:
+            p.value = f
 
 
 def hw_counts(inst, fn, calls):

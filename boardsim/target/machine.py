@@ -11,10 +11,13 @@ from array import array
 
 import vclock
 
+_now_us = vclock._now_us
+
 # Pin levels, one byte per GPIO (0..31). Outputs are written by the firmware, inputs by the world.
 _level = bytearray(32)
 _pins = [None] * 32         # the Pin object per GPIO (the last one constructed)
-_world = [None]             # the World; set by the runner before the firmware boots
+_world = [None]             # the World; set by the runner before the firmware boots (a bench's
+                            # stand-in goes there through World.stand_in: the ADC readers see it)
 _watch = [None] * 32        # per GPIO: a function(gpio, level) told when an output changes
                             # (the world watches a chip select this way), or None
 
@@ -25,16 +28,12 @@ _reset_cause = [PWRON_RESET]
 
 def attach(world):
     _world[0] = world
-    # ADC.read_u16: the world's own (a function of the ADC: under MicroPython one viper call,
-    # world.py) or the plain one below
-    ADC.read_u16 = _adc_fast[0] = getattr(world, "adc_read_u16", None) or _read_u16
-    # ... and a reader per ADC to bind in its place (world.adc_reader: one closure, no bound
-    # method and no global lookups at every read), used while ADC.read_u16 is the world's own
-    # (simtrace.py wraps the method: then the wrapper is bound, as before)
-    _adc_fast[1] = getattr(world, "adc_reader", None)
+    # a reader per ADC to bind in its read_u16's place (world.adc_reader, under MicroPython: one
+    # viper closure, no bound method and no global lookups at every read), or None
+    _adc_fast[0] = getattr(world, "adc_reader", None)
 
 
-_adc_fast = [None, None]     # (ADC.read_u16 as attach() set it, the world's adc_reader or None)
+_adc_fast = [None]      # the world's adc_reader, or None
 
 
 def detach_all():
@@ -110,6 +109,13 @@ class Pin:
         self.pull = pull
         self.handler = None
         self.trigger = 0
+        # value() bound on the pin (one closure per GPIO, made before the firmware boots: its heap
+        # does not hold them) while Pin.value is this module's own: an attribute of the instance
+        # is found before the class's, and the call needs no self and no global lookups (about
+        # half of what the method costs; the scanners call it 16 times a step). A wrapper put on
+        # the class before the pin is made (simtrace.py) is what the pin calls instead.
+        if Pin.value is _value_method:
+            self.value = _values[id]
         _pins[id] = self
         if value is not None:
             _out(id, 1 if value else 0)
@@ -162,6 +168,31 @@ class Pin:
         return self
 
 
+_value_method = Pin.value
+
+
+def _pin_value(id):
+    """Pin(id).value, a closure (above): the same as Pin.value, with id, the levels and the
+    watchers in its cells."""
+    lv = _level
+    watch = _watch
+
+    @micropython.native
+    def value(v=None):
+        if v is None:
+            return lv[id]
+        v = 1 if v else 0
+        if lv[id] != v:
+            lv[id] = v
+            w = watch[id]
+            if w is not None:
+                w(id, v)
+    return value
+
+
+_values = [_pin_value(i) for i in range(32)]
+
+
 def drive(id, level):
     """The world sets an input's level; a matching edge calls the pin's IRQ handler, as a hard
     IRQ does on the chip (the runner keeps the heap locked meanwhile)."""
@@ -186,16 +217,12 @@ class ADC:
             w.adc_open(self.channel)      # the world keeps the hall pads' readings up to date
         # bound here, once: adc.read_u16() then allocates nothing whatever function it is (a
         # viper function looked up through the class would make a bound method at every call)
-        rd = None
-        if _adc_fast[1] is not None and ADC.read_u16 is _adc_fast[0]:
-            rd = _adc_fast[1](self.channel)
+        rd = _adc_fast[0](self.channel) if _adc_fast[0] is not None else None
         self.read_u16 = rd or self.read_u16
 
     def read_u16(self):
         return _world[0].adc_read(self.channel)
 
-
-_read_u16 = ADC.read_u16
 
 
 class I2C:
@@ -343,4 +370,4 @@ class WDT:
         self.fed_us = vclock.now_us()
 
     def feed(self):
-        self.fed_us = vclock.now_us()
+        self.fed_us = _now_us[0]        # (vclock.now_us(), one call fewer: fed every loop turn)

@@ -130,34 +130,42 @@ class Runner:
         own = type(self)._step is not Runner._step
         lock = micropython.heap_lock
         unlock = micropython.heap_unlock
+        # the module's settings and the runner's own, read once a call, not at every step (a
+        # global or an attribute is a dictionary lookup at each use under MicroPython; together
+        # they cost some 10 % of a step at rest): main() sets them before the timeline plays
+        step_us = STEP_US
+        trace = _trace
+        fit = FIT_US
+        display = self.display
         while now_us[0] < t_end:
             advance_to(now_us[0])
-            if self.sb is None or now_us[0] < self.busy_until:
-                now_us[0] += STEP_US      # (busy: the world goes on, beams and all, in steps)
+            sb = self.sb
+            if sb is None or now_us[0] < self.busy_until:
+                now_us[0] += step_us      # (busy: the world goes on, beams and all, in steps)
                 continue
             if own:
                 idle_ms = self._step()
             else:
                 lock()
                 try:
-                    idle_ms = self.sb.step()
+                    idle_ms = sb.step()
                 except BaseException as e:   # (flash.PowerLost is one)
                     unlock()
                     idle_ms = self._step_failed(e)
                 else:
                     unlock()
-                    if _trace is not None:
-                        _trace.frame(self.sb)
-                    if getattr(self.sb, "need_service", 0):
+                    if trace is not None:
+                        trace.frame(sb)
+                    if sb.need_service:
                         idle_ms = self._service(idle_ms)
             self.steps += 1
-            now_us[0] += STEP_US + idle_ms * 1000
-            if FIT_US and self.sb is not None:
+            now_us[0] += step_us + idle_ms * 1000
+            if fit and self.sb is not None:
                 self.busy_until = now_us[0] + self._fit_cost()
             wd = w.watchdog
             if wd is not None and now_us[0] - wd.fed_us > wd.timeout_us:
                 self._watchdog()
-            if self.display and now_us[0] >= self.next_display_us:
+            if display and now_us[0] >= self.next_display_us:
                 self.next_display_us = now_us[0] + DISPLAY_EVERY_US
                 self.show_display()
 

@@ -61,6 +61,30 @@ def _read_u16(self):
     return r
 
 
+# the closures machine.Pin and machine.ADC bind on their objects in the methods' place (machine's
+# _values, the world's adc_readers), wrapped so that the traced run goes through the same code
+
+
+def _pin_wrapper(f):
+    def value(v=None):
+        if v is None:
+            r = f()
+            _fold(1, r)
+            _count[0] += 1
+            return r
+        return f(v)
+    return value
+
+
+def _reader_wrapper(f):
+    def read_u16():
+        r = f()
+        _fold(2, r)
+        _count[1] += 1
+        return r
+    return read_u16
+
+
 def _bytes(buf):
     for i in range(len(buf)):
         _fold(3, buf[i])
@@ -141,8 +165,18 @@ def install():
                                      ("write_readinto", S, "write_readinto", _write_readinto),
                                      ("scan", I, "scan", _scan), ("readfrom_into", I, "readfrom_into", _readfrom_into),
                                      ("init", T, "init", _timer_init)):
+        if name == "value" and hasattr(machine, "_values"):
+            continue            # (the pins' own closures are wrapped below)
         _orig[name] = getattr(cls, attr)
         setattr(cls, attr, wrapper)
+    vs = getattr(machine, "_values", None)
+    if vs is not None:
+        for i in range(len(vs)):
+            vs[i] = _pin_wrapper(vs[i])
+    w = machine._world[0]
+    rd = getattr(w, "adc_readers", None) or []
+    for i in range(len(rd)):
+        rd[i] = _reader_wrapper(rd[i])
     for name in ("ticks_ms", "ticks_us", "ticks_cpu", "time"):
         setattr(vclock, name, _ticks(getattr(vclock, name)))
 

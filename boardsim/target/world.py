@@ -11,6 +11,7 @@ from array import array
 
 import machine
 import micropython
+from micropython import const
 import vclock
 import world_table as T
 from hall_model import HallModel
@@ -114,9 +115,9 @@ class World:
         machine.watch(pm["spi"]["cs"], self.seg.load_edge)
         self.sel_ch = tuple(pm["mux_channel_select"])
         self.sel_bank = tuple(pm["mux_bank_select"])
-        # machine.ADC.read_u16 (None: World.adc_read); the readers bound per ADC in its place
-        # (adc_reader); a world without hall pads (runner --lean, presence) has neither
-        self.adc_read_u16 = _fast_adc(self) if self.hall is not None else None
+        # the readers machine.ADC binds per ADC (adc_reader; MicroPython): a world without hall
+        # pads (runner --lean, presence) has none, nor has CPython (World.adc_read then)
+        self.adc_ctx = []       # their arrays (_adc_readers)
         self.adc_readers = _adc_readers(self) if self.hall is not None else []
         # the presence pads (front end "shift"): row strobes and 74HC165s on their own SPI bus,
         # taking in a row on the falling edge of the load pin
@@ -169,6 +170,14 @@ class World:
     def adc_reader(self, channel):
         """machine.ADC's read_u16 for that channel, fast (MicroPython; None: the plain one)."""
         return self.adc_readers[channel] if 0 <= channel < len(self.adc_readers) else None
+
+    def stand_in(self, other):
+        """Another object answers the firmware's reads in the world's place (machine._world[0]),
+        or the world again (other None): a bench's Replay (bench/target/b_loop.py). The readers
+        are told here: they do not look at machine._world at every read."""
+        _ATTACHED[0] = other if other is not None else self
+        for ctx in self.adc_ctx:
+            ctx[0] = 0 if other is None else 1
 
     def adc_open(self, channel):
         self.hall_used = True
@@ -563,128 +572,72 @@ class World:
 
 
 # -- the ADC read, fast ----------------------------------------------------------------------
-# Under MicroPython the firmware's every ADC.read_u16() (some 44 a step) is _adc_viper(adc): the
-# same as World.adc_read() and HallModel.read() (a fault anywhere: that very code), as machine
-# code over their arrays. Its globals are the world's (one world a process: the last made).
-# _ADDR (read as unsigned 16-bit): the channel select pins, the bank select pins, N_ADC, BANKS,
-# CHANNELS, NB, ADC_ZERO, then PAD_AT (-1, no pad: 0xFFFF). Constants read from the array cost
-# a load where a global costs a lookup and a conversion at every read.
-_ADDR = array('H', [0] * 8 + [_N_ADC, _BANKS, _CHANNELS, HM.NB, _ADC_ZERO] + [p & 0xFFFF for p in _PAD_AT])
-_FAST = _HALL_READ = _HALL_DRAW = _THIS = None       # HallModel.fast: ctl, nbuf, clean
-_ATTACHED = machine._world      # [the world machine reads from]: a bench may put another there
+# Under MicroPython each ADC the firmware opens reads through a reader of its own (machine.ADC
+# binds world.adc_reader(channel) on the ADC object): a viper closure over one array, which holds
+# the channel, the addresses of the pin levels and of the hall model's arrays (HallModel.fast:
+# ctl, nbuf, clean), the select pins, and this channel's slice of PAD_AT: the same reading as
+# World.adc_read() and HallModel.read() (a fault anywhere, or the noise to draw again: that very
+# code), with no global looked up, no bound method and one closure cell at each of the
+# firmware's some 44 reads a step (a global costs a dictionary lookup in viper, and every cell a
+# load and a conversion at each call). Made with the world, before the firmware boots: the
+# firmware's heap does not hold them.
+# ctx: [0] 1 while a stand-in answers for the world (World.stand_in), [1] CHANNELS, [2] NB,
+# [3] ADC_ZERO, [4:6] the levels' address (low, high word), [6:8] HallModel.fast's, [8] the
+# channel, [9:13] the channel select pins, [13:17] the bank select pins, [17] the world's index in
+# _WORLDS, then PAD_AT[channel] (BANKS x CHANNELS; -1, no pad: 0xFFFFFFFF)
+_CTX_PAD_AT = const(18)
+_WORLDS = []            # the worlds with readers, which a reader reaches only on its rare paths
+_ATTACHED = machine._world      # [the world machine reads from]: a bench may stand another in
 _NB = HM.NB
 
 
-def _fast_adc(world):
-    global _FAST, _HALL_READ, _HALL_DRAW, _THIS
-    if sys.implementation.name != "micropython":
-        return None
-    for i in range(4):
-        _ADDR[i] = world.sel_ch[i]
-        _ADDR[4 + i] = world.sel_bank[i]
-    _THIS = world
-    h = world.hall
-    _FAST = h.fast
-    _HALL_READ = h.read
-    _HALL_DRAW = h._draw
-    return _adc_viper
-
-
-if sys.implementation.name == "micropython":
-    import micropython
-
-    @micropython.viper
-    def _adc_viper(adc) -> int:
-        channel = int(adc.channel)
-        w = _ATTACHED[0]
-        if w is not _THIS:              # (bench/target/b_loop.py's Replay in the world's place)
-            return int(w.adc_read(channel))
-        s = ptr16(_ADDR)
-        if channel >= int(s[8]):        # N_ADC
-            return 0
-        lv = ptr8(_level)
-        bank = lv[s[4]] | (lv[s[5]] << 1) | (lv[s[6]] << 2) | (lv[s[7]] << 3)
-        ch = lv[s[0]] | (lv[s[1]] << 1) | (lv[s[2]] << 2) | (lv[s[3]] << 3)
-        pad = int(s[13 + (channel * int(s[9]) + bank) * int(s[10]) + ch])     # BANKS, CHANNELS
-        if pad & 0x8000:                # -1: no pad at that address
-            return int(s[12])           # ADC_ZERO
-        f = ptr32(_FAST)                # [next noise, faults, noise (NB), clean (a pad each)]
-        s16 = 1 << 16
-        w32 = s16 * s16                 # 2**32 for the sign below, made at run time (hall_model)
-        if f[1]:
-            return int(_HALL_READ(pad))
-        nb = int(s[11])                 # NB
-        i = int(f[0])
-        if i >= nb:
-            _HALL_DRAW()
-            i = 0
-        f[0] = i + 1
-        n = int(f[2 + i])
-        if n >> 31:
-            n -= w32
-        v = int(f[2 + nb + pad])
-        if v >> 31:
-            v -= w32
-        v += n
-        if v < 0:
-            return 0
-        if v > 65535:
-            return 65535
-        v >>= 4                         # 12 bits, as read_u16 gives them (hall_model.read)
-        return (v << 4) | (v >> 8)
-
-
 def _adc_readers(world):
-    """Zero-argument read_u16 functions, one per ADC channel (MicroPython; [] elsewhere), which
-    machine.ADC binds in the ADC object's place: the same reading as _adc_viper(adc), but each a
-    closure over one array that holds the addresses of the pin levels and of the hall model's
-    arrays, and the tables: no global looked up and no bound method at each of the firmware's
-    some 44 reads a step (a global costs a dictionary lookup in viper: most of the read's time).
-    Made with the world, before the firmware boots: the firmware's heap does not hold them."""
+    """The zero-argument read_u16 functions, one per ADC channel (MicroPython; [] elsewhere)."""
     if sys.implementation.name != "micropython":
         return []
     import uctypes
-    ctx = array('I', bytes(4 * (_CTX_PAD_AT + len(_PAD_AT))))
     lv = uctypes.addressof(_level)
     fa = uctypes.addressof(world.hall.fast)
-    for i, v in enumerate((0, _BANKS, _CHANNELS, _NB, _ADC_ZERO, lv & 0xFFFFFFFF, lv >> 32,
-                           fa & 0xFFFFFFFF, fa >> 32) + world.sel_ch + world.sel_bank):
-        ctx[i] = v
-    for i, p in enumerate(_PAD_AT):
-        ctx[_CTX_PAD_AT + i] = p & 0xFFFFFFFF
-    return [_adc_closure(ctx, ch, _ATTACHED, world) for ch in range(_N_ADC)]
-
-
-_CTX_PAD_AT = 17        # _adc_readers' array: 9 numbers, the 4 channel and 4 bank select pins, PAD_AT
+    _WORLDS.append(world)
+    per = _BANKS * _CHANNELS
+    out = []
+    for channel in range(_N_ADC):
+        ctx = array('I', bytes(4 * (_CTX_PAD_AT + per)))
+        head = ((0, _CHANNELS, _NB, _ADC_ZERO, lv & 0xFFFFFFFF, lv >> 32, fa & 0xFFFFFFFF, fa >> 32,
+                 channel) + world.sel_ch + world.sel_bank + (len(_WORLDS) - 1,))
+        for i, v in enumerate(head):
+            ctx[i] = v
+        for i in range(per):
+            ctx[_CTX_PAD_AT + i] = _PAD_AT[channel * per + i] & 0xFFFFFFFF
+        world.adc_ctx.append(ctx)
+        out.append(_adc_closure(ctx))
+    return out
 
 
 if sys.implementation.name == "micropython":
-    def _adc_closure(ctx, channel, attached, world):
-        # (world: the hall model's arrays stay alive as long as the reader; attached: a bench
-        # may put a Replay in the world's place, which then answers, as _adc_viper does)
+    def _adc_closure(ctx):
         @micropython.viper
         def read_u16() -> int:
             s = ptr32(ctx)
-            c = int(channel)
-            if attached[0] is not world:
-                return int(attached[0].adc_read(c))
-            lv = ptr8(int(s[5]) | (int(s[6]) << 32))
+            if s[0]:                        # a stand-in answers (bench/target/b_loop.py's Replay)
+                return int(_ATTACHED[0].adc_read(int(s[8])))
+            lv = ptr8(int(s[4]) | (int(s[5]) << 32))
             bank = lv[s[13]] | (lv[s[14]] << 1) | (lv[s[15]] << 2) | (lv[s[16]] << 3)
             ch = lv[s[9]] | (lv[s[10]] << 1) | (lv[s[11]] << 2) | (lv[s[12]] << 3)
-            pad = int(s[17 + (c * int(s[1]) + bank) * int(s[2]) + ch])
+            pad = int(s[_CTX_PAD_AT + bank * int(s[1]) + ch])
             if pad >> 31:                   # -1: no pad at that address
-                return int(s[4])            # ADC_ZERO
-            f = ptr32(int(s[7]) | (int(s[8]) << 32))    # HallModel.fast: ctl, nbuf, clean
-            s16 = 1 << 16
-            w32 = s16 * s16
-            if f[1]:
-                return int(world.hall.read(pad))
-            nb = int(s[3])
+                return int(s[3])            # ADC_ZERO
+            f = ptr32(int(s[6]) | (int(s[7]) << 32))    # HallModel.fast: ctl, nbuf, clean
+            if f[1]:                        # a fault somewhere: HallModel.read() itself
+                return int(_WORLDS[int(s[17])].hall.read(pad))
+            nb = int(s[2])
             i = int(f[0])
             if i >= nb:
-                world.hall._draw()
+                _WORLDS[int(s[17])].hall._draw()
                 i = 0
             f[0] = i + 1
+            s16 = 1 << 16
+            w32 = s16 * s16                 # 2**32 for the sign below, made at run time (hall_model)
             n = int(f[2 + i])
             if n >> 31:
                 n -= w32
