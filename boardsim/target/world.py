@@ -30,11 +30,12 @@ _CHANNELS = T.CHANNELS
 _PAD_AT = T.PAD_AT
 _ADC_ZERO = T.ADC_ZERO
 
-HAND = 0
-BOARD = 1
-CUP_A = 2
-CUP_B = 3
-OFF = 4
+# where a chip is (const: the world's own checks of it compile to numbers, not global lookups)
+HAND = const(0)
+BOARD = const(1)
+CUP_A = const(2)
+CUP_B = const(3)
+OFF = const(4)
 
 PUT_MS = 150          # a hand lowering a chip onto the surface / lifting it off
 # ... and that hand is over the chip around it (issue 4), which the presence pads see (the hall
@@ -139,6 +140,9 @@ class World:
         self.hit_pin = pm["hit"]
         self.button_pin = dict(pm["buttons"])
         self.gates = (T.GATE_A, T.GATE_B)
+        # each beam's bounding box (x0, y0, x1, y1): update_gates() tests the chips near it only
+        self.gate_box = tuple((min(g[0], g[2]), min(g[1], g[3]), max(g[0], g[2]), max(g[1], g[3]))
+                              for g in self.gates)
         self.gate_want = [1, 1]     # each gate beam's level with the chips as they lie
         self.inputs_high = [self.cup_pin[0], self.cup_pin[1], self.gate_pin[0], self.gate_pin[1],
                             self.hit_pin] + list(self.button_pin.values())
@@ -449,17 +453,31 @@ class World:
         (what breaks a beam changes only with the chips, as hall_dirty says)."""
         want = self.gate_want
         if moved:
-            for end in (0, 1):
-                gx0, gy0, gx1, gy1 = self.gates[end]
-                broken = False
-                for c in self.chip_list:
-                    if c.state == BOARD and c.amp > 0 and _disc_touches_segment(c.x, c.y, c.r, gx0, gy0, gx1, gy1):
-                        broken = True
-                        break
-                want[end] = 0 if broken else 1
-        for end in (0, 1):
-            if _level[self.gate_pin[end]] != want[end]:
-                self._drive(self.gate_pin[end], want[end])
+            # each chip on the board once against both beams, the exact test (_touches) only
+            # for a chip within its radius of a beam's bounding box (a disc that reaches the
+            # beam is): a busy step of the world calls this every time, and the tests were
+            # most of its cost
+            ok_a = ok_b = 1
+            ax0, ay0, ax1, ay1 = self.gate_box[0]
+            bx0, by0, bx1, by1 = self.gate_box[1]
+            for c in self.chip_list:
+                if c.state == BOARD and c.amp > 0:
+                    x = c.x
+                    y = c.y
+                    r = c.r
+                    if (ok_a and ax0 - r <= x <= ax1 + r and ay0 - r <= y <= ay1 + r
+                            and _touches(x, y, r, self.gates[0])):
+                        ok_a = 0
+                    if (ok_b and bx0 - r <= x <= bx1 + r and by0 - r <= y <= by1 + r
+                            and _touches(x, y, r, self.gates[1])):
+                        ok_b = 0
+            want[0] = ok_a
+            want[1] = ok_b
+        gp = self.gate_pin
+        if _level[gp[0]] != want[0]:
+            self._drive(gp[0], want[0])
+        if _level[gp[1]] != want[1]:
+            self._drive(gp[1], want[1])
 
     def _pulses(self, t):
         keep = []
@@ -669,7 +687,9 @@ def _pres_mode(mode):
             "ok": PM.FAULT_NONE}[mode]
 
 
-def _disc_touches_segment(cx, cy, r, x0, y0, x1, y1):
+def _touches(cx, cy, r, seg):
+    """A disc at (cx, cy) of radius r reaches the segment seg (x0, y0, x1, y1)."""
+    x0, y0, x1, y1 = seg
     dx, dy = x1 - x0, y1 - y0
     L2 = dx * dx + dy * dy
     t = ((cx - x0) * dx + (cy - y0) * dy)
@@ -677,7 +697,6 @@ def _disc_touches_segment(cx, cy, r, x0, y0, x1, y1):
         t = 0
     elif t > L2:
         t = L2
-    px = x0 + dx * t // L2
-    py = y0 + dy * t // L2
-    ex, ey = cx - px, cy - py
+    ex = cx - (x0 + dx * t // L2)
+    ey = cy - (y0 + dy * t // L2)
     return ex * ex + ey * ey <= r * r
