@@ -113,7 +113,8 @@ class Pin:
         # does not hold them) while Pin.value is this module's own: an attribute of the instance
         # is found before the class's, and the call needs no self and no global lookups (about
         # half of what the method costs; the scanners call it 16 times a step). A wrapper put on
-        # the class before the pin is made (simtrace.py) is what the pin calls instead.
+        # the class before the pin is made is what the pin calls instead (simtrace.py wraps the
+        # closures in _values; bench/target/b_loop.py's Counting the pins' bound ones).
         if Pin.value is _value_method:
             self.value = _values[id]
         _pins[id] = self
@@ -222,7 +223,6 @@ class ADC:
 
     def read_u16(self):
         return _world[0].adc_read(self.channel)
-
 
 
 class I2C:
