@@ -1,6 +1,7 @@
 # The status row: the most urgent condition (a stuck button, the flash failing, chips the game
-# has no use for, a hand over the pads) while it lasts, else the notice until the next button or
-# shot; and the events that go with them. A part of Scoreboard (scoreboard/app.py).
+# has no use for, the pads unreadable, a hand over the pads) while it lasts, else the notice
+# until the next button or shot; and the events that go with them. A part of Scoreboard
+# (scoreboard/app.py).
 from panel.buttons import NONE
 from storage import journal as J
 
@@ -66,6 +67,8 @@ class StatusRow:
         c = self.chips
         if c:
             return CH_TEXT[0 if c & 1 else 1 if c & 2 else 2]
+        if self.faults.unread_on:
+            return b"Pads unreadable"   # nothing on the board can be read (faults.py)
         if self.faults.hand_on:
             return b"Hand over the pads"
         return self.notice

@@ -13,6 +13,11 @@
 #                or two of its pads found off
 #   cup_chatter  a cup's throat beam giving far more edges than a chip or a hand can
 #   hand         presence pads: a hand hovering over them (a condition, on and off again)
+#   unreadable   the locator cannot read the frames (hall: 48 or more pads beyond its threshold,
+#                presence: 256 or more pads covered; no chips do that) for UNREAD_MS, none of
+#                the faults above found to leave out the pads behind it: a board out of
+#                calibration, a sensor supply drifted, a cloth over the pads (a condition, on
+#                and off again; issue 13)
 #
 # A faulty pad is left out of every fit from then on (Locator.set_ignored): chips are still
 # located from the pads around it, with a larger uncertainty where it matters, and the tracker
@@ -55,7 +60,7 @@ from sensing import fastin as F
 from displays.digits import put_text as _put, put_num as _num, setbytes as _blank
 
 CODE_NAMES = (b"pad_stuck", b"pad_dead", b"pad_off", b"pad_flicker", b"mux_dead", b"cup_chatter",
-              b"hand")
+              b"hand", b"unreadable")
 C_STUCK = const(0)
 C_DEAD = const(1)
 C_OFF = const(2)
@@ -63,13 +68,15 @@ C_FLICKER = const(3)
 C_MUX = const(4)
 C_CHATTER = const(5)
 C_HAND = const(6)
-_TEXT = (b" stuck", b" dead", b" blind", b" flickers", b" dead", b" chatters", b"")
+C_UNREAD = const(7)
+_TEXT = (b" stuck", b" dead", b" blind", b" flickers", b" dead", b" chatters", b"", b"")
 
 MAX_NEW = const(24)         # faulty pads waiting to be reported (found, not yet handled), at most
 MAX_ITEMS = const(2)         # queued pads looked at per frame, at most
 MAX_KILLS = const(2)         # dead muxes reported and left out per frame, at most
-_RQ = const(8)               # reports waiting to be written, at most
-_RQ_FREE = const(3)          # of them kept for the cup beams and the hand (3 at most at once)
+_RQ = const(9)               # reports waiting to be written, at most
+_RQ_FREE = const(4)          # of them kept for the cup beams, the hand and the unreadable frames
+                             # (4 at most at once)
 
 # hall pads (readings in LSB from the baseline)
 _RAIL = const(24000)        # beyond any magnet (a chip on a pad gives about ADC_PEAK, 14000)
@@ -430,6 +437,10 @@ class FaultMonitor:
     # (the simulator: 0.4 s, world.HAND_BEFORE_MS), which must never be reported (issue 4)
     HAND_MS = 1500
     HAND_FRAMES = 6         # frames without a hand that end one (and report it gone)
+    # the locator's frames unreadable (loc.unread) this long without a break of READ_FRAMES
+    # frames read, and none of the faults above being named meanwhile: reported
+    UNREAD_MS = 2000
+    READ_FRAMES = 4         # frames read in a row that end it (and report it gone)
     # cup beams
     CHATTER_EDGES = 6       # edges within CHATTER_MS: no chip or hand does that
     CHATTER_MS = 1000
@@ -450,6 +461,10 @@ class FaultMonitor:
         self.hand_n = 0         # frames without a hand since one was seen
         self.hand_streak = 0    # a hand is being seen (gaps under HAND_FRAMES frames bridged) ...
         self.hand_since = 0     # ... since this ticks_ms
+        self.unread_on = 0      # the unreadable condition (reported)
+        self.read_n = 0         # frames read since an unreadable one
+        self.unread_streak = 0  # frames are unreadable (gaps under READ_FRAMES bridged) ...
+        self.unread_since = 0   # ... since this ticks_ms
         # pads found faulty, waiting to be handled (a ring: nh the oldest, nn of them; the first
         # nr of them are ready: their mux's faulty pads all counted, see _flush)
         self.new = array('h', bytes(2 * MAX_NEW))
@@ -489,14 +504,38 @@ class FaultMonitor:
         self.wk_ign = 0
         self.wk_items = 0
         self.wk_kills = 0
-        hand = self.hand_on
+        cond = self.hand_on | (self.unread_on << 1)
         self._chatter()
         if self.shift:
             self._presence()
         else:
             self._hall()
         self._work()
-        return 1 if self.hand_on != hand else 0
+        self._unread()
+        return 1 if (self.hand_on | (self.unread_on << 1)) != cond else 0
+
+    def _unread(self):
+        # frames the locator could not read (loc.unread: frames in a row), reported once they
+        # last UNREAD_MS while this monitor names nothing (pads or muxes found and left out of
+        # the fits make the frames readable again: every hall mux frozen is some 50 frames of
+        # that), and gone once READ_FRAMES frames in a row were read
+        if self.loc.unread:
+            self.read_n = 0
+            now = time.ticks_ms()
+            if not self.unread_streak or self.nn or self.kn or self.wk_kills or self.wk_items:
+                self.unread_streak = 1
+                self.unread_since = now
+            if not self.unread_on and time.ticks_diff(now, self.unread_since) >= self.UNREAD_MS:
+                self.unread_on = 1
+                self._report(C_UNREAD, -1, -1, -1)
+        elif self.unread_streak:
+            self.read_n += 1
+            if self.read_n >= self.READ_FRAMES:
+                self.read_n = 0
+                self.unread_streak = 0
+                if self.unread_on:
+                    self.unread_on = 0
+                    self._report(C_UNREAD, -1, -1, -1)
 
     # -- reports ------------------------------------------------------------------------------
     def _report(self, code, g, mux, cup):
@@ -510,7 +549,7 @@ class FaultMonitor:
             q -= _RQ
         self.rq_code[q] = code
         self.rq_a[q] = mux if code == C_MUX else (cup if code == C_CHATTER else g)
-        self.rq_on[q] = 1 if code != C_HAND or self.hand_on else 0
+        self.rq_on[q] = 1 if (code != C_HAND or self.hand_on) and (code != C_UNREAD or self.unread_on) else 0
         self.rn = n + 1
         self.wk_rep += 1
 
@@ -547,8 +586,8 @@ class FaultMonitor:
             ev.str_(b"cup", b"a" if cup == 0 else b"b")
         ev.bool_(b"on", on)
         ev.end()
-        if code == C_HAND:
-            return
+        if code == C_HAND or code == C_UNREAD:
+            return                  # conditions: the status row shows them while they last
         self.count += 1
         t = self.bufs[self.nb]
         self.nb ^= 1
