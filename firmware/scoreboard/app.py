@@ -177,6 +177,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         self.held_t = 0             # since this ticks_ms
         self.mode_before = MENU
         self.need_service = 0
+        self.verdict = 0            # 1: a shot's verdict came in this turn (its screen flushed)
         self.shown = None           # what the status row shows
         self.stuck = NONE           # the button reported stuck
         self.chips = 0              # CH_* bits shown
@@ -271,7 +272,14 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if self.dirty:
             self.dirty = 0
             self.redraw()
-        self.ui.service()
+        if self.verdict:
+            # a shot's verdict: its screen goes out whole in this turn (the OLED sends only the
+            # columns that changed, about 0.5 ms a page), not a page a turn over the next turns
+            # (issue 13: rest -> shown)
+            self.verdict = 0
+            self.ui.flush()
+        else:
+            self.ui.service()
         if self.buzzer is not None:
             self.buzzer.service()
         if self.tracker.at_rest():
@@ -310,6 +318,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if e == TR.EV_SHOT:
             self.notice = None
             self.held = 0
+            self.verdict = 1
             if self.mode == MENU and (self.page == _PAGE_RESTART or self.page == _PAGE_CORRECT):
                 self.mode = self.mode_before    # a shot drops the question; the shot counts
             self.dirty = 1
