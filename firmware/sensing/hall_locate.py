@@ -53,6 +53,14 @@ MAX_CAND = const(64)       # candidate pads at most
 # watchdog's reset loop before the fault monitor could name the fault). Such a frame is not
 # fitted: the chips of the last reading are kept, and unread counts the frames
 MAX_PLAUSIBLE = const(48)
+# ... and a frame with more candidates than the board's 4 chips lift (16) is read only if its
+# candidates peak (a local extremum of its sign each) at MAX_FOUND places at most and at most
+# MAX_FOUND of them read exactly what the candidate beside or below reads (a magnet's field is
+# never that flat; pads frozen at one reading are): every pad of two muxes frozen mid-scale (32
+# pads in 7 clusters; on the chip, the last muxes of a board whose every mux froze, before the
+# fault monitor found them) was fitted as 8 chips, 40 joint fits (305 ms a frame on the chip),
+# and those chips were made up
+CROWD = const(16)
 MAX_GROUP = const(4)       # chips fitted jointly at most
 MAX_WIN = const(64)        # pads in a joint fit window (4 x 4 per chip)
 MAX_P = const(12)          # parameters of a joint fit (3 per chip)
@@ -398,7 +406,7 @@ class Locator:
         t = self.THRESHOLD
         # every pad: at a rail 0 (no magnet reads that, a fault does: faults.py)
         nc = take_pads(grid, usable, res, cand, cused, N_GRID, t, _RAIL, MAX_CAND)
-        if nc >= MAX_PLAUSIBLE:
+        if nc >= MAX_PLAUSIBLE or (nc > CROWD and not self._chips_like(nc)):
             self.n_cand = 0
             self.unread += 1
             return -1
@@ -415,6 +423,27 @@ class Locator:
                     nc += 1
         self.n_cand = nc
         return tl
+
+    def _chips_like(self, nc):
+        """The first nc candidates peak (local extrema of their sign, as _extrema seeds chips)
+        at MAX_FOUND places at most, and at most MAX_FOUND of them read exactly what the usable
+        pad to their right or below reads (see CROWD)."""
+        cand = self.cand
+        res = self.res
+        usable = self.usable
+        peaks = 0
+        flat = 0
+        for i in range(nc):
+            g = cand[i]
+            if self._extremum(g):
+                peaks += 1
+            v = res[g]
+            if ((g + 1) % PAD_COLS and usable[g + 1] and res[g + 1] == v) or \
+                    (g + PAD_COLS < N_GRID and usable[g + PAD_COLS] and res[g + PAD_COLS] == v):
+                flat += 1
+            if peaks > MAX_FOUND or flat > MAX_FOUND:
+                return False
+        return True
 
     def _hold(self):
         """A fit's strengths at most 1/16 over the larger reference strength."""
