@@ -10,10 +10,10 @@
 #   of them (boot, or when a stall does not matter).
 # - Of a page, only the columns that changed go out (issue 13: after a shot the verdict's
 #   screen changes a few cells of three or four pages): each page keeps the extent of its
-#   changed columns, and the column window is narrowed to it, widened to a multiple of
-#   _PART (16) columns, so that the data goes out of one scratch buffer through one of 8
-#   memoryviews made at construction (a view of any other length would allocate). 16 columns
-#   take 0.5 ms where the whole page takes 3.1.
+#   changed columns, and the column window is narrowed to it, widened to 16, 32 or 64
+#   columns (else the whole page), so that the data goes out of one scratch buffer through one
+#   of 3 memoryviews made at construction (a view of any other length would allocate). 16
+#   columns take 0.5 ms where the whole page takes 3.1.
 # - Drawing is text on a 21 x 8 grid of 6x8 cells (font.py) from pixel column X0 = 1, a 1 px
 #   margin on either side. A per-cell cache remembers which character (and inversion) each
 #   cell holds, so redrawing an unchanged screen costs one comparison per cell and sends
@@ -47,7 +47,7 @@ _STRIDE = const(129)         # bytes per page in the frame buffer: control byte 
 _QUESTION = const(63)        # drawn for bytes outside the font's 32..126
 _INV = const(0x80)           # cell cache flag: the cell was drawn inverted
 _UNKNOWN = const(0)          # cell cache value: pixels drawn over the cell, content unknown
-_PART = const(16)            # a partial page's columns: a multiple of this
+_PART = const(16)            # a partial page's columns: 16, 32 or 64 (else the whole page)
 _NONE = const(255)           # extent: no column changed
 
 # fundamental commands (datasheet section 9 / 10)
@@ -223,10 +223,10 @@ class SSD1306:
         # ... in columns ext[p] .. ext[8 + p] (_NONE: none, or not known to differ)
         self._ext = bytearray(b"\xff" * (2 * PAGES))
         # a partial page: [0x40, its columns], sent through the view of its length
-        self._part = bytearray(1 + WIDTH)
+        self._part = bytearray(1 + 4 * _PART)
         self._part[0] = 0x40
         pv = memoryview(self._part)
-        self._parts = tuple(pv[:1 + _PART * (k + 1)] for k in range(WIDTH // _PART))
+        self._parts = (pv[:1 + _PART], pv[:1 + 2 * _PART], pv)
         self._rr = 0                                # next page service() looks at first
         self.errors = 0                             # failed I2C writes (capped)
         self.init_display()
@@ -257,7 +257,7 @@ class SSD1306:
 
     # -- sending -----------------------------------------------------------------------------
     def _send(self, p):
-        # page p, or of it the columns that changed (widened to a multiple of _PART)
+        # page p, or of it the columns that changed (widened to 16, 32 or 64)
         w = self._win
         w[5] = p
         w[6] = p
@@ -267,7 +267,9 @@ class SSD1306:
         if hi == _NONE:
             lo = 0
             hi = WIDTH - 1
-        n = (hi - lo + _PART) // _PART * _PART      # columns sent: lo..hi, widened
+        n = _PART                                   # columns sent: lo..hi, widened
+        while n < hi - lo + 1:
+            n += n
         if lo + n > WIDTH:
             lo = WIDTH - n
         w[2] = lo
@@ -278,7 +280,7 @@ class SSD1306:
                 self.i2c.writeto(self.addr, self.pages[p])
             else:
                 _copy(self._part, 1, self.buf, p * _STRIDE + 1 + lo, n)
-                self.i2c.writeto(self.addr, self._parts[n // _PART - 1])
+                self.i2c.writeto(self.addr, self._parts[n // (2 * _PART)])     # 16, 32, 64
         except OSError:
             self._error()
             return False

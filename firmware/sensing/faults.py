@@ -462,9 +462,9 @@ class FaultMonitor:
         self.hand_streak = 0    # a hand is being seen (gaps under HAND_FRAMES frames bridged) ...
         self.hand_since = 0     # ... since this ticks_ms
         self.unread_on = 0      # the unreadable condition (reported)
-        self.read_n = 0         # frames read since an unreadable one
-        self.unread_streak = 0  # frames are unreadable (gaps under READ_FRAMES bridged) ...
-        self.unread_since = 0   # ... since this ticks_ms
+        self.read_n = 255       # frames read since an unreadable one (255: none lately) ...
+        self.unread_since = 0   # ... and frames unreadable since this ticks_ms (gaps of
+                                # fewer than READ_FRAMES frames read bridged)
         # pads found faulty, waiting to be handled (a ring: nh the oldest, nn of them; the first
         # nr of them are ready: their mux's faulty pads all counted, see _flush)
         self.new = array('h', bytes(2 * MAX_NEW))
@@ -520,19 +520,17 @@ class FaultMonitor:
         # the fits make the frames readable again: every hall mux frozen is some 50 frames of
         # that), and gone once READ_FRAMES frames in a row were read
         if self.loc.unread:
-            self.read_n = 0
             now = time.ticks_ms()
-            if not self.unread_streak or self.nn or self.kn or self.wk_kills or self.wk_items:
-                self.unread_streak = 1
+            if self.read_n == 255 or self.nn or self.kn or self.wk_kills or self.wk_items:
                 self.unread_since = now
+            self.read_n = 0
             if not self.unread_on and time.ticks_diff(now, self.unread_since) >= self.UNREAD_MS:
                 self.unread_on = 1
                 self._report(C_UNREAD, -1, -1, -1)
-        elif self.unread_streak:
+        elif self.read_n < 255:
             self.read_n += 1
             if self.read_n >= self.READ_FRAMES:
-                self.read_n = 0
-                self.unread_streak = 0
+                self.read_n = 255
                 if self.unread_on:
                     self.unread_on = 0
                     self._report(C_UNREAD, -1, -1, -1)
