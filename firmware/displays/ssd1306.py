@@ -136,8 +136,14 @@ def _glyphs(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, k: int, n: int, f
         k += 1
     if hi < 0:
         return 0
-    base = row * _STRIDE + 1
-    _extent(ext, row, lo - base, hi - base)
+    base = row * _STRIDE + 1          # the page's extent widened (_extent, without a call)
+    lo -= base
+    hi -= base
+    if lo < int(ext[row]):
+        ext[row] = lo
+    e = int(ext[row + PAGES])
+    if e == _NONE or hi > e:
+        ext[row + PAGES] = hi
     return 1
 
 
@@ -178,8 +184,14 @@ def _row(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, rm: int, a: int, b: 
         k += 1
     if hi < 0:
         return 0
-    base = row * _STRIDE + 1
-    _extent(ext, row, lo - base, hi - base)
+    base = row * _STRIDE + 1          # the page's extent widened (_extent, without a call)
+    lo -= base
+    hi -= base
+    if lo < int(ext[row]):
+        ext[row] = lo
+    e = int(ext[row + PAGES])
+    if e == _NONE or hi > e:
+        ext[row + PAGES] = hi
     return 1
 
 

@@ -149,14 +149,12 @@ if sys.implementation.name != "micropython":
 
 
 @micropython.viper
-def _crossed(seg: ptr16, nseg: int, x: int, y: int, r2: int) -> int:
-    """Bit k set for each border segment k (SEGMENTS) that passes strictly inside the disc at
-    (x, y), r2 its radius squared: disc_mask's loop over the segments, as machine code (issue
-    13: in Python about 1 ms a disc on the RP2040, three discs a chip in the verdict's turn).
-    For a centre within HALF_W + r, HALF_L + r of the board's and r < _VIPER_R every product
-    stays below 2**31 (viper ints are 32-bit words on the chip)."""
-    res = 0
-    k = 0
+def _crossed(seg: ptr16, k: int, nseg: int, x: int, y: int, r2: int) -> int:
+    """The first border segment from k on (SEGMENTS; -1: none) that passes strictly inside the
+    disc at (x, y), r2 its radius squared: disc_mask's loop over the segments, as machine code
+    (issue 13: in Python about 3 ms a disc on the RP2040, three discs a resting chip in the
+    verdict's turn). For a centre within HALF_W + r, HALF_L + r of the board's and r <
+    _VIPER_R every product stays below 2**31 (viper ints are 32-bit words on the chip)."""
     while k < nseg:
         b = 4 * k
         # the array is signed (a viper ptr16 loads unsigned)
@@ -173,9 +171,9 @@ def _crossed(seg: ptr16, nseg: int, x: int, y: int, r2: int) -> int:
         dx = x - px
         dy = y - py
         if dx * dx + dy * dy < r2:
-            res |= 1 << k
+            return k
         k += 1
-    return res
+    return -1
 
 
 def disc_mask(x, y, r):
@@ -196,19 +194,17 @@ def disc_mask(x, y, r):
     if r < _VIPER_R:
         # the segments the disc crosses found by machine code; each one's nearest point is
         # worked out again here, as below (a disc crosses a few at most)
-        hits = _crossed(seg, _NSEG, x, y, r2)
-        b = 0
-        while hits:
-            if hits & 1:
-                px = seg[b]
-                if x > px:
-                    px = x if x < seg[b + 1] else seg[b + 1]
-                py = seg[b + 2]
-                if y > py:
-                    py = y if y < seg[b + 3] else seg[b + 3]
-                m |= point_mask(px, py)
-            hits >>= 1
-            b += 4
+        k = _crossed(seg, 0, _NSEG, x, y, r2)
+        while k >= 0:
+            b = 4 * k
+            px = seg[b]
+            if x > px:
+                px = x if x < seg[b + 1] else seg[b + 1]
+            py = seg[b + 2]
+            if y > py:
+                py = y if y < seg[b + 3] else seg[b + 3]
+            m |= point_mask(px, py)
+            k = _crossed(seg, k + 1, _NSEG, x, y, r2)
     else:
         for k in range(_NSEG):
             b = 4 * k
