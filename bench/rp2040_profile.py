@@ -235,6 +235,65 @@ print('{"ev":"faults_timed","frames":%d,"reports":%d,"worst_frame_us":%d,"worst_
 '''
 
 
+
+# --faults CASE --trace: every find() while the part fails, one row each: when (ms since the
+# module began), how long, the locator's candidates and chips after it, its unread count, the
+# joint fits it made, the scanner's jump count, the fault monitor's dead muxes; the rows of the
+# finds over 20 ms and the two before each are printed
+FAULTS_TRACE = r"""
+import time
+import json
+from array import array
+sb = __main__.sb
+loc = sb.loc
+fa = sb.faults
+gc.collect()
+N = 1200
+K = 8
+rows = array('i', [0] * (N * K))
+nf = 0
+fits = array('i', [0])
+f_fit = loc._fit_group
+def cfit(*a):
+    fits[0] += 1
+    return f_fit(*a)
+loc._fit_group = cfit
+f_find = loc.find
+T0 = time.ticks_ms()
+def tfind(grid):
+    global nf
+    fits[0] = 0
+    t0 = time.ticks_us()
+    n = f_find(grid)
+    d = time.ticks_diff(time.ticks_us(), t0)
+    if nf < N:
+        b = nf * K
+        rows[b] = time.ticks_diff(time.ticks_ms(), T0)
+        rows[b + 1] = d
+        rows[b + 2] = getattr(loc, "n_cand", -1)
+        rows[b + 3] = n
+        rows[b + 4] = getattr(loc, "unread", -1)
+        rows[b + 5] = fits[0]
+        rows[b + 6] = getattr(sb.scan, "jumps", getattr(sb.scan, "version", 0))
+        rows[b + 7] = sum(fa.mux_bad)
+        nf += 1
+    return n
+loc.find = tfind
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    idle = sb.step()
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+out = []
+for i in range(nf):
+    if rows[i * K + 1] > 20000 or (i + 1 < nf and rows[(i + 1) * K + 1] > 20000) or (i + 2 < nf and rows[(i + 2) * K + 1] > 20000):
+        out.append([i] + [rows[i * K + k] for k in range(K)])
+print(json.dumps({"ev": "find_trace", "finds": nf, "cols": ["i", "ms", "us", "cand", "n", "unread", "fits", "jumps", "dead_muxes"], "rows": out}))
+"""
+
+
 # what fails, for --faults: (config.json or None, the runner's ops once the timing has begun).
 # Hall muxes: "supply_dead" every pad at the bottom rail (a multiplexer's supply gone: what the
 # chip reads), "shorted_rail" every pad at the top rail, "frozen" every pad at one mid-scale raw
@@ -267,11 +326,14 @@ FAULT_CASES["stuck_low"] = FAULT_CASES["supply_dead"]
 FAULT_CASES["stuck_high"] = FAULT_CASES["shorted_rail"]
 
 
-def faults(config, mode, ms=FAULT_MS):
+def faults(config, mode, ms=FAULT_MS, trace=False):
     from boardsim.rp2040 import probe
     cfg, after = FAULT_CASES[mode]
     if cfg is not None:
         config = dict(config or {}, **cfg)
+    if trace:
+        return probe.run_module("MS = %d\n" % ms + FAULTS_TRACE, config=config, after=after,
+                                await_ms=ms + 20000, await_ev="find_trace", wait_ms=100)
     r = probe.run_module("MS = %d\nNOFIND = %d\n" % (ms, mode.endswith("_nofind")) + FAULTS,
                          config=config, after=after,
                          await_ms=ms + 20000, await_ev="faults_timed", wait_ms=100)
@@ -402,6 +464,165 @@ def shot(config, name):
     return res
 
 
+# the steps around a shot's verdict, one by one: each step's start (us since the module began)
+# and length, and inside it the Scoreboard's parts (wrapped: each call also pays its wrapper's):
+# the locator's find(), the tracker's frame() and its verdict (_finish), the rules and the event
+# line (on_board), the screens (redraw), the buses (ui.service: the pages sent); the tracker's
+# still_since and the verdict's time, so that rest -> still -> verdict -> shown can be split
+VERDICT = r"""
+import time
+import json
+from array import array
+sb = __main__.sb
+sc = sb.scan
+tr = sb.tracker
+ev = sb.ev
+gc.collect()
+from sensing import zones
+PN = ("find", "frame", "finish", "on_board", "redraw", "service", "refresh", "disc_mask",
+      "first_mover", "reclaim", "cup_drops", "journal")
+NP = len(PN)
+N = 160                              # steps kept (a ring)
+rs = array('i', [0] * N)             # step start
+rd = array('i', [0] * N)             # step length
+rp = array('i', [0] * (N * NP))      # parts in it
+rf = bytearray(N)                    # 1: the step ended a frame; 2: pages sent (count) << 1
+cur = array('i', [0] * NP)
+T0 = time.ticks_us()
+def wrap(obj, name, k):
+    f = getattr(obj, name)
+    def w(*a):
+        t0 = time.ticks_us()
+        r = f(*a)
+        cur[k] += time.ticks_diff(time.ticks_us(), t0)
+        return r
+    setattr(obj, name, w)
+wrap(sb.loc, "find", 0)
+wrap(tr, "frame", 1)
+wrap(tr, "_finish", 2)
+wrap(sb, "on_board", 3)
+wrap(sb, "redraw", 4)
+wrap(sb.ui, "service", 5)
+wrap(sb.loc, "refresh", 6)
+wrap(zones, "disc_mask", 7)
+wrap(tr, "_first_mover", 8)
+wrap(tr, "_reclaim", 9)
+wrap(tr, "_cup_drops", 10)
+wrap(sb.journal, "write", 11)
+drivers = sb.ui.drivers
+k = 0
+lines = ev.lines
+verdict_k = -1
+shown_k = -1
+t_verdict = 0
+t_shown = 0
+still_since = 0
+v_still = 0
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    for j in range(NP):
+        cur[j] = 0
+    pos0 = sc.pos
+    t0 = time.ticks_us()
+    idle = sb.step()
+    t1 = time.ticks_us()
+    i = k % N
+    rs[i] = time.ticks_diff(t0, T0)
+    rd[i] = time.ticks_diff(t1, t0)
+    for j in range(NP):
+        rp[i * NP + j] = cur[j]
+    rf[i] = 1 if sc.pos == 0 else 0
+    if tr.still:
+        still_since = tr.still_since
+    if ev.lines != lines:
+        lines = ev.lines
+        if cur[2]:                   # a verdict with an event line: the shot's
+            verdict_k = k
+            shown_k = -1
+            t_verdict = time.ticks_ms()
+            v_still = still_since
+    if verdict_k >= 0 and shown_k < 0:
+        busy = 0
+        for dr in drivers:
+            if dr.dirty:
+                busy = 1
+        if not busy:
+            shown_k = k
+            t_shown = time.ticks_ms()
+    k += 1
+    if shown_k >= 0 and k - shown_k > 8:
+        break
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+out = []
+first = k - N if k > N else 0
+for q in range(first, k):
+    i = q % N
+    out.append([q, rs[i], rd[i], rf[i]] + [rp[i * NP + j] for j in range(NP)])
+print(json.dumps({"ev": "verdict_parts", "parts": PN, "verdict_k": verdict_k, "shown_k": shown_k,
+                  "t_verdict": t_verdict, "t_shown": t_shown, "still_since": v_still if verdict_k >= 0 else 0, "now": time.ticks_ms(),
+                  "t_rest_tracker": tr.res.t_rest, "steps": out}))
+"""
+
+
+def verdict_parts(config, name):
+    """The steps around a shot's verdict on the chip, part by part (VERDICT), and the move's end
+    from the runner's op trace."""
+    import io
+    from boardsim import runtime
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = SHOTS[name](Table("bowling", players=1))
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    mtl = probe.module_timeline("MS = 4000\n" + VERDICT, before=menu, after=play, await_ms=20000,
+                                await_ev="verdict_parts", wait_ms=200)
+    move = next(o for o in mtl if o["op"] == "move")
+    last = max(m["pts"][-1][2] for m in move["moves"])
+    out, err = io.StringIO(), io.StringIO()
+    os.environ["ZENN_PICO_TRACE"] = "1"
+    try:
+        args = ()
+        if config:
+            import tempfile
+            fd, cfg = tempfile.mkstemp(suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump(config, f)
+            args = ("--config", cfg)
+        runtime.run(mtl, "rp2040", display=True, stdout=out, stderr=err, runner_args=args)
+    finally:
+        os.environ.pop("ZENN_PICO_TRACE", None)
+    t_move = None
+    for ln in err.getvalue().splitlines():
+        if ln.startswith("trace:") and '{"op": "move"' in ln:
+            t_move = int(ln.split(" ms chip")[0].split(",")[-1].strip())
+    events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
+    v = [e for e in events if e.get("ev") == "verdict_parts"][-1]
+    shots = [e for e in events if e.get("ev") == "shot"]
+    t_rest = None if t_move is None else t_move + last
+    return dict(v, shot=name, result=shots[-1].get("result") if shots else None, t_rest=t_rest)
+
+
+def print_verdict_parts(r):
+    t_rest = r["t_rest"]
+    print(f"{r['shot']}: {r['result']}; rest {t_rest} ms, still since {r['still_since']} "
+          f"({r['still_since'] - t_rest:+d}), verdict {r['t_verdict']} ({r['t_verdict'] - t_rest:+d}),"
+          f" shown {r['t_shown']} ({r['t_shown'] - t_rest:+d})")
+    steps = r["steps"]
+    vk = r["verdict_k"]
+    names = r["parts"]
+    print("  step    start_us   len_us  end " + " ".join(f"{n:>9}" for n in names))
+    for s in steps:
+        q, st, d, fe = s[:4]
+        if q < vk - 40 or (r["shown_k"] >= 0 and q > r["shown_k"] + 2):
+            continue
+        mark = "V" if q == vk else ("S" if q == r["shown_k"] else " ")
+        print(f"{mark} {q:5d} {st:11d} {d:8d} {'F' if fe else ' ':>4} " + " ".join(f"{x:9d}" for x in s[4:]))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chips", type=int, default=0)
@@ -413,6 +634,12 @@ def main(argv=None):
                     "shorted_rail, frozen, frozen_nofind, dead, same, one_mux_stuck, chain_dead_high, "
                     "chain_dead_low, beams, button; all: each in turn): the fault monitor's frames "
                     "timed")
+    ap.add_argument("--verdict-parts", action="store_true", help="--shot's shots, the steps "
+                    "around the verdict part by part (find, tracker, verdict, rules, redraw, pages)")
+    ap.add_argument("--shots", default=",".join(SHOTS), help="--shot, --verdict-parts: which "
+                    "(comma-separated: %s)" % ", ".join(SHOTS))
+    ap.add_argument("--trace", action="store_true", help="--faults: every find() traced (its "
+                    "candidates, chips, unread, fits), the rows of those over 20 ms printed")
     ap.add_argument("--ms", type=int, default=FAULT_MS, help="--faults: chip time timed per case")
     a = ap.parse_args(argv)
     from boardsim.rp2040 import images
@@ -425,6 +652,10 @@ def main(argv=None):
         cases = [c for c in FAULT_CASES if c not in ("stuck_low", "stuck_high")] \
             if a.faults == "all" else a.faults.split(",")
         for case in cases:
+            if a.trace:
+                r = faults(cfg, case, a.ms, trace=True)
+                print(json.dumps(dict(r.last("find_trace"), case=case)), flush=True)
+                continue
             r = faults(cfg, case, a.ms)
             res = dict(r.last("faults_timed"), case=case, fault_events=len(r.events_of("fault")),
                        boots=len(r.events_of("boot")))
@@ -435,8 +666,14 @@ def main(argv=None):
         for k in sorted(r["us"], key=lambda k: -r["us"][k]):
             print(f"  {k:14} {r['us'][k] / 1000:9.1f} ms  {r['calls'][k]:6d} calls")
         return 0
+    if a.verdict_parts:
+        for name in a.shots.split(","):
+            r = verdict_parts(cfg, name)
+            print(json.dumps(r), flush=True)
+            print_verdict_parts(r)
+        return 0
     if a.shot:
-        for name in SHOTS:
+        for name in a.shots.split(","):
             print(json.dumps(shot(cfg, name)), flush=True)
         return 0
     r = parts(cfg, spot_xy(a.chips))
