@@ -2,7 +2,8 @@
 13: the tracker's verdict works out three discs a chip, about 1 ms each in Python on the RP2040)
 gives exactly the masks of the plain loop it replaced, kept here as the reference: discs
 anywhere on and around the board (centres to 300 mm beyond its edges, where the early return
-stops), radii from 0.1 mm to past _VIPER_R (the plain path), bunched where zones meet. Under the
+stops), radii from 0.1 mm to 3.2 m (r * r still a small int on the chip), bunched where zones
+meet. Under the
 MicroPython unix port with the heap locked, and CPython; tests/test_sensing.py holds the masks
 to the board's geometry."""
 import pytest
@@ -76,7 +77,7 @@ for i in range(N):
         ys[i] = YS[rng.below(len(YS))] + rng.below(400) - 200
     j = rng.below(6)
     rs[i] = (140, 195, 1 + rng.below(400), 195 + rng.below(1500), 1 + rng.below(8192),
-             Z._VIPER_R - 2 + rng.below(4000))[j]
+             8192 + rng.below(32767 - 8192))[j]
 got = [0] * N
 micropython.heap_lock()
 try:

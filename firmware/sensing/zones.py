@@ -5,7 +5,7 @@
 # point; a point on a border belongs to the zones on both sides. Off the board: Z_OFF alone.
 # The cups are not reported (a chip at rest is not in a cup).
 #
-# disc_mask(x, y, r): the zone bits of every zone the disc overlaps (with positive area), and
+# disc_mask(x, y, r), r < 32768: the zone bits of every zone the disc overlaps (with positive area), and
 # Z_OFF if it reaches past the outline. Exact: a zone overlaps the disc if it holds the centre,
 # or if one of its border segments passes strictly inside the disc; then the point of that
 # segment nearest the centre lies inside the disc and on the zone's border, and point_mask of it
@@ -141,7 +141,6 @@ def _segments():
 SEGMENTS = _segments()
 _NSEG = len(SEGMENTS) // 4
 _CIRCLE_OUT = CENTER_R + 2      # a point just outside the circle (0.2 mm)
-_VIPER_R = 8192                 # discs up to this radius: the border segments looked at by viper
 
 if sys.implementation.name != "micropython":
     def ptr16(x):               # CPython: _crossed() runs as plain Python over the array
@@ -149,12 +148,12 @@ if sys.implementation.name != "micropython":
 
 
 @micropython.viper
-def _crossed(seg: ptr16, k: int, nseg: int, x: int, y: int, r2: int) -> int:
+def _crossed(seg: ptr16, k: int, nseg: int, x: int, y: int, r: int, r2: int) -> int:
     """The first border segment from k on (SEGMENTS; -1: none) that passes strictly inside the
-    disc at (x, y), r2 its radius squared: disc_mask's loop over the segments, as machine code
+    disc at (x, y), r its radius, r2 = r * r: disc_mask's loop over the segments, as machine code
     (issue 13: in Python about 3 ms a disc on the RP2040, three discs a resting chip in the
-    verdict's turn). For a centre within HALF_W + r, HALF_L + r of the board's and r <
-    _VIPER_R every product stays below 2**31 (viper ints are 32-bit words on the chip)."""
+    verdict's turn). Only offsets under r are squared, so for r < 32768 (r * r a small int on
+    the chip) every sum stays below 2**31 (viper ints are 32-bit words there)."""
     while k < nseg:
         b = 4 * k
         # the array is signed (a viper ptr16 loads unsigned)
@@ -170,7 +169,7 @@ def _crossed(seg: ptr16, k: int, nseg: int, x: int, y: int, r2: int) -> int:
                 py = y
         dx = x - px
         dy = y - py
-        if dx * dx + dy * dy < r2:
+        if dx < r and dx > 0 - r and dy < r and dy > 0 - r and dx * dx + dy * dy < r2:
             return k
         k += 1
     return -1
@@ -191,33 +190,19 @@ def disc_mask(x, y, r):
         return m                    # nowhere near the board (and no big ints below)
     r2 = r * r
     seg = SEGMENTS
-    if r < _VIPER_R:
-        # the segments the disc crosses found by machine code; each one's nearest point is
-        # worked out again here, as below (a disc crosses a few at most)
-        k = _crossed(seg, 0, _NSEG, x, y, r2)
-        while k >= 0:
-            b = 4 * k
-            px = seg[b]
-            if x > px:
-                px = x if x < seg[b + 1] else seg[b + 1]
-            py = seg[b + 2]
-            if y > py:
-                py = y if y < seg[b + 3] else seg[b + 3]
-            m |= point_mask(px, py)
-            k = _crossed(seg, k + 1, _NSEG, x, y, r2)
-    else:
-        for k in range(_NSEG):
-            b = 4 * k
-            px = seg[b]
-            if x > px:
-                px = x if x < seg[b + 1] else seg[b + 1]
-            py = seg[b + 2]
-            if y > py:
-                py = y if y < seg[b + 3] else seg[b + 3]
-            dx = x - px
-            dy = y - py
-            if dx * dx + dy * dy < r2:
-                m |= point_mask(px, py)
+    # the segments the disc crosses, found by machine code; each one's nearest point is worked
+    # out again here (a disc crosses a few at most)
+    k = _crossed(seg, 0, _NSEG, x, y, r, r2)
+    while k >= 0:
+        b = 4 * k
+        px = seg[b]
+        if x > px:
+            px = x if x < seg[b + 1] else seg[b + 1]
+        py = seg[b + 2]
+        if y > py:
+            py = y if y < seg[b + 3] else seg[b + 3]
+        m |= point_mask(px, py)
+        k = _crossed(seg, k + 1, _NSEG, x, y, r, r2)
     # the centre circle: the disc crosses it
     d2 = x * x + y * y
     lo = CENTER_R - r
