@@ -96,6 +96,7 @@ class Loc:
     straight into them, then calls set_ignored once)."""
     def __init__(self):
         self.n = 0
+        self.unread = 0             # frames it could not read (faults.py: the unreadable fault)
         self.ignore = bytearray(N)
         self.usable = bytearray(BT.PAD_PRESENT)
 
