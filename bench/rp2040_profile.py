@@ -107,6 +107,7 @@ import time
 import json
 sb = __main__.sb
 sc = sb.scan
+POS = "pos" if hasattr(sc, "pos") else "row"     # 0 after the step that ended a frame
 tr = sb.tracker
 ev = sb.ev
 drivers = sb.ui.drivers
@@ -131,7 +132,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     d = time.ticks_diff(t1, t0)
     if d > worst_step:
         worst_step = d
-    if sc.pos == 0:
+    if getattr(sc, POS) == 0:
         if moving and nf < N:
             f = time.ticks_diff(t1, t_frame) // 100
             dur[2 * nf] = f & 255
@@ -475,6 +476,7 @@ import json
 from array import array
 sb = __main__.sb
 sc = sb.scan
+POS = "pos" if hasattr(sc, "pos") else "row"     # 0 after the step that ended a frame
 tr = sb.tracker
 ev = sb.ev
 gc.collect()
@@ -522,7 +524,6 @@ end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     for j in range(NP):
         cur[j] = 0
-    pos0 = sc.pos
     t0 = time.ticks_us()
     idle = sb.step()
     t1 = time.ticks_us()
@@ -531,7 +532,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     rd[i] = time.ticks_diff(t1, t0)
     for j in range(NP):
         rp[i * NP + j] = cur[j]
-    rf[i] = 1 if sc.pos == 0 else 0
+    rf[i] = 1 if getattr(sc, POS) == 0 else 0
     if tr.still:
         still_since = tr.still_since
     if ev.lines != lines:
