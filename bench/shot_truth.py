@@ -581,34 +581,48 @@ def _pad_table():
 
 
 def pads_covered(kind, x, y):
-    """The presence pads a chip resting at (x, y) mm covers, by the simulator's own rule
-    (boardsim/target/presence_model.py: a pad's centre within the chip's radius less the rim,
-    plus that pad's reach; pads that do not exist left out): a set of cells."""
+    """The presence pads a chip resting at (x, y) mm is seen by, by the simulator's own rule
+    (boardsim/target/presence_model.py: level k of a pad sees the chip when the pad's centre
+    lies within the chip's radius less the rim, plus that pad's reach for the level; pads that
+    do not exist left out): {cell: level}, levels above 0."""
     W = _pad_table()
     r = W.R[kind] - W.PRES_RIM
+    L = W.PRES_LEVELS
     xs, ys = x * 10.0, y * 10.0
     p = W.PRES_PITCH
-    out = set()
-    c0 = max(int((xs - r - 20 - W.PRES_X0) // p), 0)
-    c1 = min(int((xs + r + 20 - W.PRES_X0) // p) + 1, W.PRES_COLS - 1)
-    r0 = max(int((ys - r - 20 - W.PRES_Y0) // p), 0)
-    r1 = min(int((ys + r + 20 - W.PRES_Y0) // p) + 1, W.PRES_ROWS - 1)
+    out = {}
+    c0 = max(int((xs - r - 60 - W.PRES_X0) // p), 0)
+    c1 = min(int((xs + r + 60 - W.PRES_X0) // p) + 1, W.PRES_COLS - 1)
+    r0 = max(int((ys - r - 60 - W.PRES_Y0) // p), 0)
+    r1 = min(int((ys + r + 60 - W.PRES_Y0) // p) + 1, W.PRES_ROWS - 1)
     for row in range(r0, r1 + 1):
         for col in range(c0, c1 + 1):
             g = row * W.PRES_COLS + col
             if not (W.PRES_PRESENT[g >> 3] >> (g & 7)) & 1:
                 continue
-            lim = r + W.PRES_REACH[g]
             dx = W.PRES_X0 + col * p - xs
             dy = W.PRES_Y0 + row * p - ys
-            if dx * dx + dy * dy <= lim * lim:
-                out.add(g)
+            lev = 0
+            while lev < L:
+                lim = r + W.PRES_REACH[g * L + lev]
+                if lim < 0 or dx * dx + dy * dy > lim * lim:
+                    break
+                lev += 1
+            if lev:
+                out[g] = lev
     return out
 
 
-# the largest move of a chip that changes no pad on the 10 mm square grid (docs/sensing.md,
+def pads_changed(kind, x0, y0, x1, y1):
+    """How many pads read another level with the chip resting at (x1, y1) than at (x0, y0)."""
+    a = pads_covered(kind, x0, y0)
+    b = pads_covered(kind, x1, y1)
+    return sum(1 for g in set(a) | set(b) if a.get(g, 0) != b.get(g, 0))
+
+
+# the largest move of a chip that changes no pad's level on the 10 mm grid of four levels (docs/sensing.md,
 # bench/presence_cells.py): below it a move may be invisible to any firmware
-PAD_BLIND_MM = {"small": 6.4, "big": 5.6}
+PAD_BLIND_MM = {"small": 2.2, "big": 2.2}
 
 
 def unseen_moves(r):
@@ -643,7 +657,7 @@ def unseen_moves(r):
                     continue
                 d = math.hypot(f[1] - x0, f[2] - y0)
                 if d >= SEEN_MM:
-                    out.append((c, kd, d, len(pads_covered(kd, x0, y0) ^ pads_covered(kd, f[1], f[2]))))
+                    out.append((c, kd, d, pads_changed(kd, x0, y0, f[1], f[2])))
             break
         pos = after
     return out

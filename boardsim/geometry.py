@@ -55,7 +55,9 @@ class Board:
             self.chip_diameter = {k: float(params["chips"][k]["diameter"]) for k in CHIP_KINDS}
             self.pads = dict(params["pads"])
             # the presence pads of the second front end (docs/sensing.md); defaults if absent
-            self.presence = {"pitch": 10, "aperture": 2.5, "threshold_spread": 0.15, "rim": 1.0}
+            # (without "levels": one threshold, half the window covered; one row a strobe)
+            self.presence = {"pitch": 10, "aperture": 2.5, "threshold_spread": 0.15, "rim": 1.0,
+                             "levels": [0.0], "rows_per_strobe": 1}
             self.presence.update(params.get("presence", {}))
         except (KeyError, TypeError, ValueError) as e:
             raise GeometryError(f"board geometry: missing or bad value: {e}") from e

@@ -141,23 +141,23 @@ def presence_rowmask(present, cols, n_sr):
 
 
 def presence_reach(board, n):
-    """Per presence pad, how much farther than the chip's seen edge (0.1 mm, may be negative)
-    its switching point lies: a pad switches when the covered share of its window (radius
-    `aperture`) reaches its threshold, which strays by up to +-threshold_spread from one half.
-    With the chip's edge taken as straight across the small window, the share covered when the
-    edge lies s inside the window's centre is f(s / aperture); the pad switches at
-    s = aperture * f^-1(threshold)."""
+    """Per presence pad and level (n * LEVELS, pad by pad), how much farther than the chip's
+    seen edge (0.1 mm, may be negative) that level's switching point lies. A pad's signal is the
+    covered share of its window (radius `aperture`) times its gain; level k switches where that
+    reaches the threshold that puts a pad of gain 1 at `levels[k]` beyond the edge. Each pad's
+    gain strays by up to +-threshold_spread (its LED and phototransistor), which moves all its
+    switching points together. With the chip's edge taken as straight across the window, the
+    share covered when the edge lies s past the window's centre is f(s / aperture)."""
     import math
     a = float(board.presence["aperture"])
     spread = float(board.presence["threshold_spread"])
+    levels = [float(v) for v in board.presence["levels"]]
     rng = random.Random(20261130)
 
     def f(t):
         return 0.5 + (t * math.sqrt(1 - t * t) + math.asin(t)) / math.pi
 
-    out = []
-    for _ in range(n):
-        th = min(0.95, max(0.05, 0.5 + rng.uniform(-spread, spread)))
+    def inv(th):
         lo, hi = -1.0, 1.0
         for _ in range(50):
             mid = (lo + hi) / 2
@@ -165,16 +165,38 @@ def presence_reach(board, n):
                 lo = mid
             else:
                 hi = mid
-        out.append(int(round(-a * lo * 10)))
+        return lo
+
+    nominal = [f(max(-1.0, min(1.0, -off / a))) for off in levels]
+    out = []
+    for _ in range(n):
+        if len(levels) == 1:
+            # one threshold (the first layout): it strays itself, +-spread from one half
+            th = [min(0.95, max(0.05, 0.5 + rng.uniform(-spread, spread)))]
+        else:
+            gain = 1.0 + rng.uniform(-spread, spread)
+            th = [min(0.99, max(0.01, t / gain)) for t in nominal]
+        for t in th:
+            out.append(int(round(-a * inv(t) * 10)))
     return out
 
 
 def presence_consts(board, pinmap):
     cols, rows, pitch, x0, y0, present = board.presence_grid
     n_sr = (cols + 7) // 8
+    levels = [tenth(float(v)) for v in board.presence["levels"]]
+    rps = int(board.presence["rows_per_strobe"])
+    if rows % rps:
+        raise SystemExit("presence: rows_per_strobe must divide the rows")
+    strobes = len(levels) * rows // rps
+    sel = pinmap["shift"]["row_select"]
+    if strobes > 1 << len(sel):
+        raise SystemExit(f"presence: {strobes} strobes need {strobes.bit_length()} select pins, "
+                         f"the pin map has {len(sel)}")
     return [("PRES_COLS", cols), ("PRES_ROWS", rows), ("PRES_PITCH", tenth(pitch)),
             ("PRES_X0", tenth(x0)), ("PRES_Y0", tenth(y0)), ("PRES_SR", n_sr),
-            ("PRES_N", sum(1 for p in present if p))], present
+            ("PRES_N", sum(1 for p in present if p)), ("PRES_LEVELS", len(levels)),
+            ("PRES_RPS", rps), ("PRES_STROBES", strobes)], present, levels
 
 
 def board_table(board, pinmap, src):
@@ -241,9 +263,14 @@ def board_table(board, pinmap, src):
     w("# PRES_PRESENT: a bit per cell (bit g & 7 of byte g >> 3), 0 where no pad can sit.\n")
     w("# PRES_PMASK: the same bits as the 165s shift them out (byte row * PRES_SR + k, bit 7 - j:\n")
     w("# column 8k + j).\n")
-    pc, present = presence_consts(board, pinmap)
+    pc, present, levels = presence_consts(board, pinmap)
+    w("# PRES_LEVELS levels a pad: each strobe lights PRES_RPS rows at one level's LED current\n")
+    w("# (strobe s: rows (s // PRES_LEVELS) * PRES_RPS .., level s % PRES_LEVELS); a pad's level\n")
+    w("# is how many of them see a chip. PRES_LEV: where each switches beyond a chip's seen edge\n")
+    w("# (0.1 mm, the first the farthest out).\n")
     for name, v in pc:
         w(f"{name} = const({v})\n")
+    w(f"PRES_LEV = {tuple(levels)!r}\n")
     w(f"PRES_PRESENT = (\n{fmt_bytes(presence_bits(present))}\n)\n")
     cols = dict(pc)["PRES_COLS"]
     w(f"PRES_PMASK = (\n{fmt_bytes(presence_rowmask(present, cols, dict(pc)['PRES_SR']))}\n)\n")
@@ -317,13 +344,15 @@ def world_table(board, pinmap):
     w(f"NOISE_LSB = {int(board.pads['noise_lsb'])}\n")
     w(f"FIELD_BIN = {FIELD_BIN}\nFIELD_SCALE = {FIELD_SCALE}\nFIELD_REACH = {tenth(3.5 * h)}\n")
     w(f"FIELD = array('i', (\n{fmt_seq(field_table(board, 3.5 * h))}\n))\n")
-    pc, present = presence_consts(board, pinmap)
+    pc, present, levels = presence_consts(board, pinmap)
     w("# presence pads (presence_model.py)\n")
     for name, v in pc:
         w(f"{name} = {v}\n")
+    w(f"PRES_LEV = {tuple(levels)!r}\n")
     w(f"PRES_PRESENT = (\n{fmt_bytes(presence_bits(present))}\n)\n")
     w(f"PRES_RIM = {tenth(float(board.presence['rim']))}\n")
-    w("# per cell: where the pad switches, beyond the chip's seen edge (0.1 mm)\n")
+    w("# per cell and level (cell * PRES_LEVELS + level): where the pad switches, beyond the\n")
+    w("# chip's seen edge (0.1 mm)\n")
     w(f"PRES_REACH = array('b', (\n{fmt_seq(presence_reach(board, len(present)), 32)}\n))\n")
     return "".join(L)
 

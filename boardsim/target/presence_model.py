@@ -1,13 +1,14 @@
 """The presence pads of the simulated table (front end "shift", docs/sensing.md): IR reflective
-pads on a square grid, each telling whether something covers its window, read as a matrix: a
-row strobe selects a row (row select pins, 7-bit Gray code), the 74HC165s take in its columns
-on the falling edge of their parallel load pin and SPI shifts them out. Runs in the firmware's
+pads on a square grid, each telling how much of its window something covers in PRES_LEVELS
+steps, read as a matrix: a strobe (row select pins, a Gray code) lights a line of PRES_RPS rows
+at one level's LED current, the 74HC165s take in its columns on the falling edge of their
+parallel load pin and SPI shifts them out (row by row of the line). Runs in the firmware's
 interpreter (MicroPython unix port or CPython), same code, same numbers: integers only.
 
-A pad is covered when its centre lies within  seen radius + PRES_REACH[cell]  of a chip's
-centre, where the seen radius is the chip's radius less PRES_RIM (its rounded rim reflects too
-little) and PRES_REACH is where that pad's switching threshold puts the edge across its window
-(tools/gen_tables.py). A chip counts once a hand has lowered it most of the way (amplitude at
+A pad sees a chip at level k when its centre lies within  seen radius + PRES_REACH[cell * L + k]
+of the chip's centre, where the seen radius is the chip's radius less PRES_RIM (its rounded rim
+reflects too little) and PRES_REACH is where that pad's switching point for the level puts the
+edge across its window (tools/gen_tables.py); its level (state) is how many levels see one. A chip counts once a hand has lowered it most of the way (amplitude at
 least half). A hand hovering over the pads covers them too: a disc of HAND_R, its rim ragged
 (the cells within HAND_RAGGED of it switch at random, read by read). The world shows one over
 each chip put down or lifted (world.py, HAND_BEFORE_MS; docs/simulator.md, "Hands") and where a
@@ -37,7 +38,7 @@ _MASK32 = 0xFFFFFFFF
 
 
 def gray_row(code):
-    """The row a 7-bit Gray code selects."""
+    """The strobe a Gray code selects."""
     r = code
     s = code >> 1
     while s:
@@ -55,7 +56,10 @@ class PresenceModel:
         self.pitch = T.PRES_PITCH
         self.x0 = T.PRES_X0
         self.y0 = T.PRES_Y0
-        self.nsr = T.PRES_SR
+        self.nsr = T.PRES_SR                  # registers a row
+        self.nlev = T.PRES_LEVELS
+        self.rps = T.PRES_RPS
+        self.strobes = T.PRES_STROBES
         n = self.cols * self.rows
         self.n = n
         self.present = bytearray(n)
@@ -63,13 +67,13 @@ class PresenceModel:
             self.present[g] = (T.PRES_PRESENT[g >> 3] >> (g & 7)) & 1
         self.reach = T.PRES_REACH
         self.rim = T.PRES_RIM
-        self.state = bytearray(n)             # covered now, faults aside
+        self.state = bytearray(n)             # the level each pad sees now, faults aside
         self.ragged = bytearray(n)            # 1: on a hand's ragged rim
         self.nragged = 0                      # cells on a ragged rim (fast path)
         self.fault = bytearray(n)
         self.sr_fault = bytearray(self.nsr)   # per shift register
         self.nfault = 0                       # cells and registers with a fault (fast path)
-        self.latched = bytearray(self.nsr)    # what the 165s took in at the last load
+        self.latched = bytearray(self.nsr * self.rps)    # what the 165s took in at the last load
         # the ragged rims' and flickering pads' coin (xorshift32), its state in an array: a
         # 32-bit int is a heap object on the RP2040, which the heap-locked loop turn of a HIL
         # run on a Pico cannot make (_bit in viper there)
@@ -81,12 +85,12 @@ class PresenceModel:
         self._levels = None                   # machine._level (set by the world)
         self.latches = 0
         self.rsel = None                      # the row select pins as bytes, and the sizes:
-        self.dims = array('i', (0, self.rows, self.cols, self.nsr))   # for _latch_viper
+        self.dims = array('i', (0, self.strobes, self.cols, self.nsr, self.nlev, self.rps))
 
     # -- what lies on the pads ------------------------------------------------------------------
     def _near(self, x, y, r, out):
         p = self.pitch
-        reach = r + 20
+        reach = r + 60
         c0 = max((x - reach - self.x0) // p, 0)
         c1 = min((x + reach - self.x0) // p + 1, self.cols - 1)
         r0 = max((y - reach - self.y0) // p, 0)
@@ -123,19 +127,29 @@ class PresenceModel:
             on = 0
             rag = 0
             if self.present[g]:
-                e = self.reach[g]
+                L = self.nlev
                 for x, y, r, hand in things:
                     dx = px - x
                     dy = py - y
                     d2 = dx * dx + dy * dy
-                    lim = r + e
-                    if d2 <= lim * lim:
-                        if hand and d2 > (lim - HAND_RAGGED) * (lim - HAND_RAGGED):
+                    if hand:
+                        lim = r + self.reach[g * L]
+                        if d2 <= lim * lim:
+                            if d2 > (lim - HAND_RAGGED) * (lim - HAND_RAGGED):
+                                rag = 1
+                            else:
+                                on = L
+                        elif d2 <= (lim + HAND_RAGGED) * (lim + HAND_RAGGED):
                             rag = 1
-                        else:
-                            on = 1
-                    elif hand and d2 <= (lim + HAND_RAGGED) * (lim + HAND_RAGGED):
-                        rag = 1
+                        continue
+                    k = 0
+                    while k < L:
+                        lim = r + self.reach[g * L + k]
+                        if lim < 0 or d2 > lim * lim:
+                            break
+                        k += 1
+                    if k > on:
+                        on = k
             self.state[g] = on
             r = 1 if rag and not on else 0
             self.nragged += r - self.ragged[g]
@@ -184,7 +198,8 @@ class PresenceModel:
 
     # -- the firmware's side (heap locked) ------------------------------------------------------
     def latch(self):
-        """The 74HC165s take in the selected row (falling edge of the parallel load)."""
+        """The 74HC165s take in the selected line at its level (falling edge of the parallel
+        load): PRES_RPS rows, PRES_SR registers each, bit 7 - j of register k: column 8k + j."""
         self.latches += 1
         if _latch_viper is not None and not self.nfault and not self.nragged and self.rsel is not None:
             _latch_viper(self._levels, self.rsel, self.state, self.latched, self.dims)
@@ -194,35 +209,37 @@ class PresenceModel:
         code = 0
         for i in range(len(sel)):
             code |= lv[sel[i]] << i
-        row = gray_row(code)
+        s = gray_row(code)
         out = self.latched
-        if row >= self.rows:
-            for k in range(self.nsr):
+        if s >= self.strobes:
+            for k in range(len(out)):
                 out[k] = 0
             return
-        base = row * self.cols
+        lev = s % self.nlev
         cols = self.cols
-        for k in range(self.nsr):
-            v = 0
-            for j in range(8):
-                c = 8 * k + j
-                if c >= cols:
-                    break
-                g = base + c
-                b = self.state[g]
-                if self.ragged[g]:
-                    b = self._bit()
-                if self.nfault:
-                    f = self.fault[g] or self.sr_fault[k]
-                    if f == STUCK_ON:
-                        b = 1
-                    elif f == STUCK_OFF:
-                        b = 0
-                    elif f == FLICKER:
+        for h in range(self.rps):
+            base = (s // self.nlev * self.rps + h) * cols
+            for k in range(self.nsr):
+                v = 0
+                for j in range(8):
+                    c = 8 * k + j
+                    if c >= cols:
+                        break
+                    g = base + c
+                    b = 1 if self.state[g] > lev else 0
+                    if self.ragged[g]:
                         b = self._bit()
-                if b:
-                    v |= 0x80 >> j
-            out[k] = v
+                    if self.nfault:
+                        f = self.fault[g] or self.sr_fault[k]
+                        if f == STUCK_ON:
+                            b = 1
+                        elif f == STUCK_OFF:
+                            b = 0
+                        elif f == FLICKER:
+                            b = self._bit()
+                    if b:
+                        v |= 0x80 >> j
+                out[h * self.nsr + k] = v
 
     def prepare(self):
         """After row_sel is set (heap unlocked): latch() may take its fast path from now on."""
@@ -230,10 +247,11 @@ class PresenceModel:
         self.dims[0] = len(self.row_sel)
 
     def read(self, buf):
-        """SPI.readinto: the latched row, first register first (further bytes read 0)."""
+        """SPI.readinto: the latched line, first register first (further bytes read 0)."""
         n = len(buf)
+        m = len(self.latched)
         for i in range(n):
-            buf[i] = self.latched[i] if i < self.nsr else 0
+            buf[i] = self.latched[i] if i < m else 0
 
 
 if sys.implementation.name == "micropython":
@@ -242,40 +260,47 @@ if sys.implementation.name == "micropython":
     @micropython.viper
     def _latch_viper(lv: ptr8, sel: ptr8, state: ptr8, out: ptr8, dims: ptr32):
         """latch() with no fault and no ragged rim anywhere (no random bits to draw): the
-        selected row's cells as they lie, in the same bytes."""
+        selected line's cells at its level, in the same bytes."""
         nsel = int(dims[0])
-        rows = int(dims[1])
+        strobes = int(dims[1])
         cols = int(dims[2])
         nsr = int(dims[3])
+        nlev = int(dims[4])
+        rps = int(dims[5])
         code = 0
         i = 0
         while i < nsel:
             code |= int(lv[sel[i]]) << i
             i += 1
-        row = code                      # gray_row(code)
-        s = code >> 1
-        while s != 0:
-            row ^= s
-            s >>= 1
-        k = 0
-        if row >= rows:
-            while k < nsr:
+        s = code                        # gray_row(code)
+        t = code >> 1
+        while t != 0:
+            s ^= t
+            t >>= 1
+        if s >= strobes:
+            k = 0
+            while k < nsr * rps:
                 out[k] = 0
                 k += 1
             return
-        base = row * cols
-        while k < nsr:
-            v = 0
-            j = 0
-            while j < 8:
-                c = 8 * k + j
-                if c >= cols:
-                    break
-                if state[base + c]:
-                    v |= 0x80 >> j
-                j += 1
-            out[k] = v
-            k += 1
+        lev = s % nlev
+        h = 0
+        while h < rps:
+            base = (s // nlev * rps + h) * cols
+            k = 0
+            while k < nsr:
+                v = 0
+                j = 0
+                while j < 8:
+                    c = 8 * k + j
+                    if c >= cols:
+                        break
+                    if int(state[base + c]) > lev:
+                        v |= 0x80 >> j
+                    j += 1
+                out[h * nsr + k] = v
+                k += 1
+            h += 1
 
     @micropython.viper
     def _bit_viper(st: ptr32) -> int:

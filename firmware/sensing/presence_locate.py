@@ -36,7 +36,7 @@ from micropython import const
 from array import array
 
 from tables.board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
-                         R_SMALL, R_BIG, ADC_PEAK)
+                         PRES_LEVELS, PRES_LEV, R_SMALL, R_BIG, ADC_PEAK)
 from tracking.shot import KIND_SMALL, KIND_BIG
 
 N_CELLS = PRES_COLS * PRES_ROWS
@@ -49,7 +49,13 @@ MAX_K = const(4)           # chips in one group at most
 # 1.8 s a frame on the chip). Such a frame is not read: the last chips stand, unread counts it
 MAX_PLAUSIBLE = const(256)
 MAX_SPECK = const(8)
+SNAP = const(40)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
 _P = PRES_PITCH
+# how far beyond a chip's seen edge a pad still sees it (its first level), and the mean square
+# of the levels' offsets (0.1 mm^2: a chip of seen radius r gives its pads levels summing to
+# about PRES_LEVELS * pi * (r^2 + _LEV_SQ) / P^2)
+_REACH = PRES_LEV[0] if PRES_LEV[0] > 0 else 0
+_LEV_SQ = sum(v * v for v in PRES_LEV) // PRES_LEVELS
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: delta() runs as plain Python over the arrays
@@ -72,13 +78,15 @@ _DY = (0, 1, 1, 1, 0, -1, -1, -1)
 
 @micropython.viper
 def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8,
-          label: ptr8, win: ptr32) -> int:
+          label: ptr8, win: ptr32, grid: ptr8) -> int:
     """How the mismatch of a fit (k chips at hx, hy of seen radius hr) changes when chip i moves
     to (nx, ny): over the pads of the window (win: c0, c1, r0, r1, the group's label, what two
     chips may overlap by before they count as overlapping (0.1 mm, less than 2 x the rim), what
-    that costs) that are usable and not another group's, a pad that changes from covered to not
-    or back under chip i and is not under another chip counts -1 if that agrees with the frame,
-    else +1. PresenceLocator._delta's work, in machine code on the Pico."""
+    that costs, the number of levels L, then the L levels' offsets beyond a chip's seen edge)
+    that are usable and not another group's, a pad whose level (the most any chip gives it:
+    how many levels' reach its centre lies within) changes under chip i counts how much nearer
+    to or farther from the level it reads (grid; 0 off the group) that takes it.
+    PresenceLocator._delta's work, in machine code on the Pico."""
     # a 64-bit port reads an array('i') element without its sign: a negative value (within
     # -2^30) comes as 2^32 less, which is taken off again (never on the Pico, nor in CPython)
     s16 = 1 << 16
@@ -89,11 +97,16 @@ def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usa
     if (oy >> 29) > 3:
         oy -= s16 * s16
     r = int(hr[i])
-    r2 = r * r
-    lo_x = (ox if ox < nx else nx) - r
-    hi_x = (ox if ox > nx else nx) + r
-    lo_y = (oy if oy < ny else ny) - r
-    hi_y = (oy if oy > ny else ny) + r
+    nlev = int(win[7])
+    reach = int(win[8])
+    if (reach >> 29) > 3:
+        reach -= s16 * s16
+    if reach < 0:
+        reach = 0
+    lo_x = (ox if ox < nx else nx) - r - reach
+    hi_x = (ox if ox > nx else nx) + r + reach
+    lo_y = (oy if oy < ny else ny) - r - reach
+    hi_y = (oy if oy > ny else ny) + r + reach
     # the columns c0..c1 and rows q0..q1 whose pads can be under the chip, in the window: from
     # the window's, as (v - X0) // P would give them (floor), without a division
     c0 = int(win[0])
@@ -147,18 +160,34 @@ def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usa
             if lb and lb != cur:
                 continue        # another group's pad: not this fit's to explain
             px = _X0 + (cc - 1) * _PITCH
+            # chip i's level at this pad, before and after
             ax = px - ox
             ay = py - oy
+            d2 = ax * ax + ay * ay
             was = 0
-            if ax * ax + ay * ay <= r2:
-                was = 1
+            while was < nlev:
+                o = int(win[8 + was])
+                if (o >> 29) > 3:
+                    o -= s16 * s16
+                lim = r + o
+                if lim < 0 or d2 > lim * lim:
+                    break
+                was += 1
             ax = px - nx
             ay = py - ny
+            d2 = ax * ax + ay * ay
             now = 0
-            if ax * ax + ay * ay <= r2:
-                now = 1
+            while now < nlev:
+                o = int(win[8 + now])
+                if (o >> 29) > 3:
+                    o -= s16 * s16
+                lim = r + o
+                if lim < 0 or d2 > lim * lim:
+                    break
+                now += 1
             if was == now:
                 continue
+            # the other chips' level here: the pad reads the most any chip gives it
             other = 0
             t = 0
             while t < k:
@@ -171,20 +200,36 @@ def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usa
                         yt -= s16 * s16
                     ax = px - xt
                     ay = py - yt
+                    d2 = ax * ax + ay * ay
                     rt = int(hr[t])
-                    if ax * ax + ay * ay <= rt * rt:
-                        other = 1
-                        break
+                    q = 0
+                    while q < nlev:
+                        o = int(win[8 + q])
+                        if (o >> 29) > 3:
+                            o -= s16 * s16
+                        lim = rt + o
+                        if lim < 0 or d2 > lim * lim:
+                            break
+                        q += 1
+                    if q > other:
+                        other = q
                 t += 1
-            if other:
+            if other > was:
+                was = other
+            if other > now:
+                now = other
+            if was == now:
                 continue
-            on = 0
+            seen = 0
             if lb == cur:
-                on = 1
-            if now == on:
-                d -= 1
-            else:
-                d += 1
+                seen = int(grid[g])
+            e = now - seen
+            if e < 0:
+                e = -e
+            f = was - seen
+            if f < 0:
+                f = -f
+            d += e - f
         rr += 1
     return d
 
@@ -219,6 +264,14 @@ class PresenceLocator:
     # pads wrong; else every set of chips is tried
     FOLLOW_REACH = 900     # 0.1 mm: a chip moves up to 90 mm a frame (tracker.MAX_JUMP)
     FOLLOW_MISS = 2
+    # A chip alone at rest keeps its fit while its pads read at most FLICKER levels off the
+    # pattern that fit was made of (its rest pattern: one pad switching at one level's threshold
+    # is noise, and moved a still fit by up to 2.5 mm); every move of 3 mm changes two levels or
+    # more (docs/sensing.md, "Moves the presence pads cannot see"). So a still fit moves only
+    # when the chip did, and the tracker's move tolerance can be MOVE_TOL (issue 12: 2 mm + 1.1
+    # mm of wander hid moves of 3.0 - 3.4 mm)
+    FLICKER = 1
+    MOVE_TOL = 10          # 0.1 mm (tracker.py): a 3 mm move moved the fit 1.4 mm at least
 
     def __init__(self, scanner=None):
         self.scan = scanner
@@ -306,15 +359,31 @@ class PresenceLocator:
         self.r1 = 0
         # the same and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
         # OVERLAP
-        self.win = array('i', bytes(4 * 7))
+        self.win = array('i', bytes(4 * (8 + PRES_LEVELS)))
+        self.win[7] = PRES_LEVELS
+        for q in range(PRES_LEVELS):
+            self.win[8 + q] = PRES_LEV[q]
+        self.grid = None    # the frame's levels (find)
+        self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
         self.settled = 0
+        # rest patterns (_steady): two tables in turn, entry i for the chip of result i of the
+        # frame they were made for: its pads and levels, and the fit made of them
+        self.st_cells = (array('h', bytes(2 * SNAP * MAX_FOUND)), array('h', bytes(2 * SNAP * MAX_FOUND)))
+        self.st_lev = (bytearray(SNAP * MAX_FOUND), bytearray(SNAP * MAX_FOUND))
+        self.st_n = (bytearray(MAX_FOUND), bytearray(MAX_FOUND))    # pads, 0: no entry
+        self.st_fit = (array('i', bytes(4 * 6 * MAX_FOUND)), array('i', bytes(4 * 6 * MAX_FOUND)))
+        self.st = 0                                  # the table of the frame before
+        self.src = array('h', bytes(2 * MAX_FOUND))  # result i's entry: -1 none, q: entry q of
+        # the table before, 100 + j: group j's pads (_keep_rest)
 
     # -- set-up ---------------------------------------------------------------------------------
     def set_ignored(self, g, flag):
         """Leave cell g out of every fit from now on (flag 1), or take it back."""
         self.usable[g] = 1 if ((PRES_PRESENT[g >> 3] >> (g & 7)) & 1) and not flag else 0
         self.png = 0            # nothing of the frame before can be reused
+        for q in range(MAX_FOUND):
+            self.st_n[self.st][q] = 0
         self.last_version = -1
 
     def set_radii(self, r_small, r_big):
@@ -335,6 +404,7 @@ class PresenceLocator:
 
     # -- the frame ------------------------------------------------------------------------------
     def find(self, grid):
+        self.grid = grid
         sc = self.scan
         if sc is not None and sc.version == self.last_version and self.settled:
             return self.n       # nothing changed since a frame that was fitted finely
@@ -407,6 +477,7 @@ class PresenceLocator:
                     self.err[n + i] = self.perr[s]
                     self.unc[n + i] = self.punc[s]
                     self.wander[n + i] = self.pwan[s]
+                    self.src[n + i] = s if self.st_n[self.st][s] else -1
                 self.resn[j] = m
                 self.fine[j] = 1
                 n += m
@@ -427,12 +498,16 @@ class PresenceLocator:
                 self.err[n + i] = self.cnt[i]
                 self.unc[n + i] = self.sx[i] if still else self.COARSE
                 self.wander[n + i] = self.sw[i] if still else self.COARSE
+                self.src[n + i] = self._rest_of(n + i, n)
+            if still and m == 1 and sc is not None:
+                self._steady(j, n)
             self.resn[j] = m
             self.fine[j] = 1 if still else 0
             n += m
         for i in range(n):
             self.strength[i] = ADC_PEAK
         self.n = n
+        self._keep_rest(n)
         # keep this frame's groups for the next
         for j in range(self.ng):
             self.psig[j] = self.sig[j]
@@ -457,6 +532,117 @@ class PresenceLocator:
         if sc is not None:
             self.last_version = sc.version
         return n
+
+    # -- rest patterns: a chip alone keeps its fit through one pad's flicker ----------------------
+    def _rest_of(self, i, n0):
+        """The rest pattern result i (a fresh fit) goes on with: the entry of the table before of
+        a chip of its kind nearest to it within FOLLOW_REACH that no result before it took
+        (n0: results of this frame before i's group), else -1."""
+        t = self.st
+        stn = self.st_n[t]
+        fit = self.st_fit[t]
+        best = -1
+        bd = self.FOLLOW_REACH * self.FOLLOW_REACH
+        for q in range(self.pn):
+            if not stn[q] or fit[6 * q] != self.kind[i]:
+                continue
+            taken = False
+            for e in range(i):
+                if self.src[e] == q:
+                    taken = True
+                    break
+            if taken:
+                continue
+            dx = fit[6 * q + 1] - self.x[i]
+            dy = fit[6 * q + 2] - self.y[i]
+            d = dx * dx + dy * dy
+            if d < bd:
+                bd = d
+                best = q
+        return best
+
+    def _steady(self, j, i):
+        """Result i, the one chip of group j fitted at rest: if its pads read at most FLICKER
+        levels off its rest pattern, the fit made of that pattern stays (a pad flickering is no
+        move); else group j's pads become its rest pattern."""
+        q = self.src[i]
+        if q >= 0:
+            t = self.st
+            base = q * SNAP
+            cells = self.st_cells[t]
+            lev = self.st_lev[t]
+            label = self.label
+            grid = self.grid
+            cur = j + 1
+            d = 0
+            both = 0
+            for e in range(self.st_n[t][q]):
+                g = cells[base + e]
+                lv = lev[base + e]
+                if label[g] == cur:
+                    v = grid[g]
+                    both += v
+                    d += v - lv if v > lv else lv - v
+                else:
+                    d += lv
+                if d > self.FLICKER:
+                    break
+            d += self.tot - both
+            if d <= self.FLICKER:
+                fit = self.st_fit[t]
+                self.x[i] = fit[6 * q + 1]
+                self.y[i] = fit[6 * q + 2]
+                self.unc[i] = fit[6 * q + 3]
+                self.wander[i] = fit[6 * q + 4]
+                self.err[i] = fit[6 * q + 5]
+                return
+        self.src[i] = 100 + j if self.g0[j + 1] - self.g0[j] <= SNAP else -1
+
+    def _keep_rest(self, n):
+        """This frame's rest patterns into the other table, which becomes the one before."""
+        t = self.st
+        u = 1 - t
+        for i in range(n):
+            q = self.src[i]
+            un = self.st_n[u]
+            uc = self.st_cells[u]
+            ul = self.st_lev[u]
+            uf = self.st_fit[u]
+            base = i * SNAP
+            if q < 0:
+                un[i] = 0
+                continue
+            if q >= 100:
+                # group q - 100's pads, and the fit made of them
+                a = self.g0[q - 100]
+                c = self.g0[q - 99] - a
+                for e in range(c):
+                    g = self.cells[a + e]
+                    uc[base + e] = g
+                    ul[base + e] = self.grid[g]
+                un[i] = c
+                uf[6 * i] = self.kind[i]
+                uf[6 * i + 1] = self.x[i]
+                uf[6 * i + 2] = self.y[i]
+                uf[6 * i + 3] = self.unc[i]
+                uf[6 * i + 4] = self.wander[i]
+                uf[6 * i + 5] = self.err[i]
+                continue
+            # the entry before, as it was (a moving chip keeps where it rested)
+            tn = self.st_n[t][q]
+            tb = q * SNAP
+            tc = self.st_cells[t]
+            tl = self.st_lev[t]
+            for e in range(tn):
+                uc[base + e] = tc[tb + e]
+                ul[base + e] = tl[tb + e]
+            un[i] = tn
+            tf = self.st_fit[t]
+            for e in range(6):
+                uf[6 * i + e] = tf[6 * q + e]
+        for i in range(n, MAX_FOUND):
+            self.st_n[u][i] = 0
+        self.st = u
 
     def _hand(self, j):
         self.resn[j] = 255
@@ -507,7 +693,7 @@ class PresenceLocator:
                 while q < nc and nc < MAX_PLAUSIBLE:
                     h = cells[q]
                     q += 1
-                    sig = (sig * 31 + h) & 0xFFFFFF
+                    sig = (sig * 31 + h * 5 + grid[h]) & 0xFFFFFF
                     hr = h // PRES_COLS
                     hc = h - hr * PRES_COLS
                     sx += hc
@@ -551,12 +737,15 @@ class PresenceLocator:
         r1 = 0
         sx = 0
         sy = 0
+        tot = 0
+        grid = self.grid
         for k in range(a, a + cnt):
             g = cells[k]
             r = g // PRES_COLS
             c = g - r * PRES_COLS
             sx += c
             sy += r
+            tot += grid[g]
             if c < c0:
                 c0 = c
             if c > c1:
@@ -565,7 +754,7 @@ class PresenceLocator:
                 r0 = r
             if r > r1:
                 r1 = r
-        w = (self.r_big + 2 * _P) // _P
+        w = (self.r_big + _REACH + 2 * _P) // _P
         self.c0 = c0 - w if c0 > w else 0
         self.c1 = c1 + w if c1 + w < PRES_COLS else PRES_COLS - 1
         self.r0 = r0 - w if r0 > w else 0
@@ -581,6 +770,7 @@ class PresenceLocator:
         win[6] = self.OVERLAP
         self.gx = PRES_X0 + sx * _P // cnt
         self.gy = PRES_Y0 + sy * _P // cnt
+        self.tot = tot
         return cnt
 
     def _by_hole(self, a, cnt):
@@ -609,10 +799,11 @@ class PresenceLocator:
         group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx)."""
         cnt = self._window(j)
         a = self.g0[j]
-        # areas in pads, x 16: a chip of seen radius r covers about pi r^2 / P^2 of them
-        es = 201 * self.r_small * self.r_small // (4 * _P * _P)
-        eb = 201 * self.r_big * self.r_big // (4 * _P * _P)
-        a16 = 16 * cnt
+        # areas in pads, x 16: a chip of seen radius r gives its pads levels that sum to about
+        # PRES_LEVELS * pi (r^2 + _LEV_SQ) / P^2
+        es = 201 * (self.r_small * self.r_small + _LEV_SQ) // (4 * _P * _P)
+        eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _P * _P)
+        a16 = 16 * self.tot // PRES_LEVELS
         if a16 > MAX_K * eb + (MAX_K * eb >> 2):
             return -1                        # more than four big chips cover: a hand
         cells = self.cells
@@ -681,7 +872,7 @@ class PresenceLocator:
             self._moves(10, 5)
             best = self._mismatch() + self.PER_CHIP * self.bk
             self._keep(self.bx, self.by, self.br, self.bk, False)
-        if self.bk == 0 or best - self.PER_CHIP * self.bk > cnt // 3 + 2:
+        if self.bk == 0 or best - self.PER_CHIP * self.bk > self.tot // 3 + 2:
             return -1                        # nothing fits: a hand
         k = self.bk
         self._keep(self.bx, self.by, self.br, k, True)
@@ -700,7 +891,9 @@ class PresenceLocator:
             for i in range(k):
                 self.bx[i] = self.hx[i]
                 self.by[i] = self.hy[i]
-                self.sw[i] = 5 + self.SPREAD        # half a step and the pads' spread
+                # a still chip's fit moves only when its pattern does by more than a pad's
+                # flicker (_steady): nothing of the pads' own spread, which stays put
+                self.sw[i] = 0
                 # chips touching can slide together along their row, which moving one at a
                 # time does not show: a chip touching another is known less well
                 if k > 1:
@@ -798,7 +991,7 @@ class PresenceLocator:
                 self._keep(self.bx, self.by, self.br, 1, True)
             if m > self.PER_CHIP:
                 return 0
-        elif m > self.FOLLOW_MISS + (cnt >> 3):
+        elif m > self.FOLLOW_MISS + (self.tot >> 3):
             return 0
         return self._done(k, still)
 
@@ -952,7 +1145,7 @@ class PresenceLocator:
     def _delta(self, i, nx, ny):
         """How the mismatch changes when chip i moves to (nx, ny) (delta(), in viper)."""
         return delta(i, nx, ny, self.hk, self.hx, self.hy, self.hr, self.usable, self.label,
-                     self.win)
+                     self.win, self.grid)
 
     def _mismatch(self):
         """Pads of the window the chips hx, hy, hr get wrong."""
@@ -962,6 +1155,7 @@ class PresenceLocator:
         hr = self.hr
         usable = self.usable
         label = self.label
+        grid = self.grid
         cur = self.cur
         m = 0
         for rr in range(self.r0, self.r1 + 1):
@@ -974,15 +1168,21 @@ class PresenceLocator:
                 if lb and lb != cur:
                     continue
                 px = PRES_X0 + cc * _P
-                pred = False
+                pred = 0
                 for t in range(k):
                     ax = px - hx[t]
                     ay = py - hy[t]
-                    if ax * ax + ay * ay <= hr[t] * hr[t]:
-                        pred = True
-                        break
-                if pred != (lb == cur):
-                    m += 1
+                    d2 = ax * ax + ay * ay
+                    q = 0
+                    while q < PRES_LEVELS:
+                        lim = hr[t] + PRES_LEV[q]
+                        if lim < 0 or d2 > lim * lim:
+                            break
+                        q += 1
+                    if q > pred:
+                        pred = q
+                e = pred - (grid[g] if lb == cur else 0)
+                m += e if e >= 0 else -e
         for i in range(k):
             for t in range(i + 1, k):
                 lim = hr[i] + hr[t] + 2 * self.RIM - self.OVERLAP_TOL

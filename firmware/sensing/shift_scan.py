@@ -1,28 +1,35 @@
 # The presence pads (front end "shift", docs/sensing.md): IR reflective pads on a 10 mm grid,
-# each telling whether something covers its window, read as a matrix. A row strobe (the row
-# select pins, a 7-bit Gray code, so one pin moves from row to row) lights one row of pads;
-# the row's PRES_COLS columns go into PRES_SR 74HC165s on the falling edge of their parallel
-# load pin and come out over SPI (first byte: columns 0..7, bit 7 first).
+# each telling how much of its window something covers, in PRES_LEVELS levels, read as a
+# matrix. A strobe (the row select pins, an 8-bit Gray code, so one pin moves from strobe to
+# strobe) lights one line of PRES_RPS rows at one level's LED current: the brighter the LEDs,
+# the less of a pad's window a chip must cover for it to switch (issue 12: a pad that only said
+# "covered" let a chip move up to 6.4 mm unseen on the 10 mm grid; four levels leave 2.2 mm at
+# most). The line's columns go into PRES_RPS * PRES_SR 74HC165s on the falling edge of their
+# parallel load pin and come out over SPI (row by row; in a row, first byte: columns 0..7, bit 7
+# first). Strobe s: line s // PRES_LEVELS, level s % PRES_LEVELS.
 #
 # The same interface as hall_scan.HallScanner, so that app.py, the fault monitor and the
-# calibration take either: step() scans ROWS_PER_STEP rows and returns True when that completed
-# a frame (every row; 16 steps, as the hall pads take), `frame` counts frames, `grid[g]` is the
-# cell's state (1: covered) by cell index (row * PRES_COLS + col; cells without a pad stay 0).
-# Beyond that: rows_on[row] counts the covered cells of each row (the locator visits only
-# those rows) and `version` changes whenever a cell changed (the locator reuses its work on a
-# still board).
+# calibration take either: step() reads STROBES_PER_STEP strobes and returns True when that
+# completed a frame (every line at every level; 16 steps, as the hall pads take), `frame` counts
+# frames, `grid[g]` is the cell's level (0: nothing over it .. PRES_LEVELS) by cell index
+# (row * PRES_COLS + col; cells without a pad stay 0). Beyond that: rows_on[row] counts the cells
+# of each row that see something (the locator visits only those rows), `version` changes
+# whenever a cell changed (the locator reuses its work on a still board), and `packed` holds
+# every row's bits of the first level (something over the pad), byte row * PRES_SR + k, as the
+# fault monitor reads them.
 #
 # How a step runs (docs/performance.md, "What would fix the rest", 3): two @micropython.viper
-# functions. read_rows() strobes the step's rows and reads each into its part of `rowbuf`
-# through the same Pin.value() and SPI.readinto() calls as Python would make, in the same
-# order; unpack() compares them with the packed rows and updates only the cells that changed.
-# In plain Python the byte and bit loops cost more than the bus (1.7 ms a step on the Pico);
-# in viper they are machine code. Under CPython both run as plain Python. tests/test_scan_step.py
-# checks the step against a plain reference on random rows under both runtimes.
+# functions. read_rows() strobes the step's lines and levels and reads each into its part of
+# `rowbuf` through the same Pin.value() and SPI.readinto() calls as Python would make, in the
+# same order; unpack() compares them with the last reading and updates only the cells that
+# changed. In plain Python the byte and bit loops cost more than the bus; in viper they are
+# machine code. Under CPython both run as plain Python. tests/test_scan_step.py checks the step
+# against a plain reference on random rows under both runtimes.
 #
-# A real board needs the phototransistors to settle after a row strobe (some 20 us); the
-# simulator needs nothing. RAM: 4.6 KB of cell states, 2.3 KB of their changes, 0.6 KB of packed rows (the
-# mask of where pads sit is board_table's PRES_PMASK, bytes in flash).
+# A real board needs the phototransistors to settle after a strobe (some 20 us); the simulator
+# needs nothing. RAM: 4.6 KB of cell levels, 2.3 KB of their changes, 2.3 KB of the last
+# reading of every strobe, 0.6 KB of first-level rows (the mask of where pads sit is
+# board_table's PRES_PMASK, bytes in flash).
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
 import sys
 import micropython
@@ -30,28 +37,33 @@ from micropython import const
 import machine
 
 from tables import pins
-from tables.board_table import PRES_COLS, PRES_ROWS, PRES_SR, PRES_PMASK
+from tables.board_table import (PRES_COLS, PRES_ROWS, PRES_SR, PRES_PMASK, PRES_LEVELS, PRES_RPS,
+                                PRES_STROBES)
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: unpack() runs as plain Python over the bytearrays
         return x
 
 N_CELLS = PRES_COLS * PRES_ROWS
-ROWS_PER_STEP = const(6)
-_SR = const(6)              # PRES_SR and PRES_COLS as constants of this module, for the viper
-_COLS = const(48)           # code (checked in __init__)
+STROBES_PER_STEP = const(12)
+ROWS_PER_STEP = STROBES_PER_STEP // PRES_LEVELS * PRES_RPS
+_SR = const(6)              # PRES_SR, PRES_COLS, PRES_LEVELS and PRES_RPS as constants of this
+_COLS = const(48)           # module, for the viper code (checked in __init__)
+_LEV = const(4)
+_RPS = const(2)
+_LINE = const(12)           # bytes a strobe reads: _RPS * _SR
 
 
 @micropython.viper
-def read_rows(row: int, code: int, sel, load, spi, views) -> int:
-    """Strobe rows row .. row + ROWS_PER_STEP - 1 and read each into views[i] (sel: the row
+def read_rows(strobe: int, code: int, sel, load, spi, views) -> int:
+    """Strobe strobe .. strobe + STROBES_PER_STEP - 1 and read each into views[i] (sel: the row
     select pins, load: the 165s' parallel load, code: the Gray code the select pins show).
-    Only the select pins that differ move: one from row to row (three from the last row, 95,
-    to 0).
+    Only the select pins that differ move: one from strobe to strobe (several from the last
+    strobe to 0).
     Returns the code the select pins show after."""
     i = 0
-    while i < ROWS_PER_STEP:
-        r = row + i
+    while i < STROBES_PER_STEP:
+        r = strobe + i
         want = r ^ (r >> 1)
         d = want ^ code
         b = 0
@@ -61,8 +73,8 @@ def read_rows(row: int, code: int, sel, load, spi, views) -> int:
             d >>= 1
             b += 1
         code = want
-        # (settle: the row's phototransistors, some 20 us on a real board)
-        load.value(0)         # the 165s take in the row
+        # (settle: the line's phototransistors, some 20 us on a real board)
+        load.value(0)         # the 165s take in the line
         load.value(1)
         spi.readinto(views[i])
         i += 1
@@ -70,37 +82,51 @@ def read_rows(row: int, code: int, sel, load, spi, views) -> int:
 
 
 @micropython.viper
-def unpack(row: int, buf: ptr8, packed: ptr8, pmask: ptr8, grid: ptr8, rows_on: ptr8,
-           toggles: ptr8) -> int:
-    """The rows read (buf: ROWS_PER_STEP rows of _SR bytes, from `row`) against the packed
-    rows: each byte that changed (pads only) is stored, and its changed bits set or clear their
-    cells in grid, count in rows_on and toggles (4 bits a cell, cell g in bits (g & 1) * 4 of
-    byte g >> 1, up to 15). Returns the cells changed."""
+def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on: ptr8,
+           toggles: ptr8, packed: ptr8) -> int:
+    """The strobes read (buf: STROBES_PER_STEP strobes of _LINE bytes, from `strobe`) against
+    the last reading of each: each byte that changed (pads only) is stored, and its changed
+    bits raise or lower their cells' level in grid, count in rows_on (cells above level 0) and
+    toggles (4 bits a cell, cell g in bits (g & 1) * 4 of byte g >> 1, up to 15); the first
+    level's bits also go to packed (byte row * _SR + k). Returns the level changes."""
     changed = 0
     q = 0
-    r = row
-    end = row + ROWS_PER_STEP
-    while r < end:
-        k0 = r * _SR
+    s = strobe
+    end = strobe + STROBES_PER_STEP
+    while s < end:
+        lev = s % _LEV
+        r0 = s // _LEV * _RPS
+        k0 = s * _LINE
         k = 0
-        while k < _SR:
-            v = int(buf[q + k]) & int(pmask[k0 + k])
-            old = int(packed[k0 + k])
+        while k < _LINE:
+            h = k // _SR
+            kk = k - h * _SR
+            r = r0 + h
+            v = int(buf[q + k]) & int(pmask[r * _SR + kk])
+            old = int(last[k0 + k])
             if v != old:
-                packed[k0 + k] = v
+                last[k0 + k] = v
+                if lev == 0:
+                    packed[r * _SR + kk] = v
                 diff = v ^ old
-                g0 = r * _COLS + 8 * k
+                g0 = r * _COLS + 8 * kk
                 j = 0
                 while j < 8:
                     bit = 7 - j
                     if (diff >> bit) & 1:
                         g = g0 + j
                         if (v >> bit) & 1:
-                            grid[g] = 1
-                            rows_on[r] = int(rows_on[r]) + 1
+                            n = int(grid[g]) + 1
+                            grid[g] = n
+                            if n == 1:
+                                rows_on[r] = int(rows_on[r]) + 1
                         else:
-                            grid[g] = 0
-                            rows_on[r] = int(rows_on[r]) - 1
+                            n = int(grid[g]) - 1
+                            if n < 0:
+                                n = 0
+                            grid[g] = n
+                            if n == 0:
+                                rows_on[r] = int(rows_on[r]) - 1
                         changed += 1
                         # 4 bits a cell (two to a byte), up to 15
                         sh = (g & 1) << 2
@@ -109,8 +135,8 @@ def unpack(row: int, buf: ptr8, packed: ptr8, pmask: ptr8, grid: ptr8, rows_on: 
                             toggles[g >> 1] = t + (1 << sh)
                     j += 1
             k += 1
-        q += _SR
-        r += 1
+        q += _LINE
+        s += 1
     return changed
 
 
@@ -118,25 +144,28 @@ class PresenceScanner:
     front_end = b"shift"
 
     def __init__(self):
-        if PRES_ROWS % ROWS_PER_STEP:
-            raise ValueError("shift_scan: rows per step must divide the rows")
-        if PRES_SR != _SR or PRES_COLS != _COLS or PRES_COLS != 8 * PRES_SR:
-            raise ValueError("shift_scan: _SR and _COLS must be board_table's PRES_SR, PRES_COLS")
+        if PRES_STROBES % STROBES_PER_STEP or STROBES_PER_STEP % PRES_LEVELS:
+            raise ValueError("shift_scan: strobes per step must divide the strobes, levels them")
+        if (PRES_SR != _SR or PRES_COLS != _COLS or PRES_COLS != 8 * PRES_SR
+                or PRES_LEVELS != _LEV or PRES_RPS != _RPS or _LINE != _RPS * _SR):
+            raise ValueError("shift_scan: _SR, _COLS, _LEV, _RPS must be board_table's")
         Pin = machine.Pin
-        self.sel = [Pin(p, Pin.OUT, value=0) for p in pins.SHIFT_ROW_SELECT]
-        self.load = Pin(pins.SHIFT_LOAD, Pin.OUT, value=1)
         self.spi = machine.SPI(pins.SHIFT_BUS, baudrate=10000000, polarity=0, phase=0,
                                sck=Pin(pins.SHIFT_SCK), mosi=Pin(pins.SHIFT_MOSI),
                                miso=Pin(pins.SHIFT_MISO))
+        # after the SPI: a select pin may be its MOSI (the 165 chain only reads), taken over
+        self.sel = [Pin(p, Pin.OUT, value=0) for p in pins.SHIFT_ROW_SELECT]
+        self.load = Pin(pins.SHIFT_LOAD, Pin.OUT, value=1)
         self.grid = bytearray(N_CELLS)
         self.rows_on = bytearray(PRES_ROWS)
-        self.packed = bytearray(PRES_ROWS * PRES_SR)     # the last reading of every row
+        self.last = bytearray(PRES_STROBES * _LINE)      # the last reading of every strobe
+        self.packed = bytearray(PRES_ROWS * PRES_SR)     # every row's first level
         # 1 bits where a pad sits: a constant of the board table (in flash when frozen)
         self.pmask = PRES_PMASK
-        self.rowbuf = bytearray(ROWS_PER_STEP * PRES_SR)    # the step's rows as read
+        self.rowbuf = bytearray(STROBES_PER_STEP * _LINE)    # the step's strobes as read
         mv = memoryview(self.rowbuf)
-        self.views = [mv[i * PRES_SR:(i + 1) * PRES_SR] for i in range(ROWS_PER_STEP)]
-        self.row = 0          # the row strobed next
+        self.views = [mv[i * _LINE:(i + 1) * _LINE] for i in range(STROBES_PER_STEP)]
+        self.row = 0          # the strobe next
         self.code = 0         # the Gray code the row select pins show now
         self.frame = 0        # complete frames so far (wraps at 2**30)
         self.version = 0      # changes whenever a cell changed (wraps at 2**30)
@@ -146,15 +175,15 @@ class PresenceScanner:
         self.toggles = bytearray((N_CELLS + 1) >> 1)
 
     def step(self):
-        """Strobe ROWS_PER_STEP rows. True when that completed a frame (every row)."""
+        """Read STROBES_PER_STEP strobes. True when that completed a frame (every strobe)."""
         row = self.row
         self.code = read_rows(row, self.code, self.sel, self.load, self.spi, self.views)
-        n = unpack(row, self.rowbuf, self.packed, self.pmask, self.grid, self.rows_on,
-                   self.toggles)
+        n = unpack(row, self.rowbuf, self.last, self.pmask, self.grid, self.rows_on,
+                   self.toggles, self.packed)
         if n:
             self.changed += n
-        row += ROWS_PER_STEP
-        if row >= PRES_ROWS:
+        row += STROBES_PER_STEP
+        if row >= PRES_STROBES:
             row = 0
         self.row = row
         if row == 0:

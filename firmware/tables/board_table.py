@@ -242,6 +242,10 @@ def __getattr__(name):
 # PRES_PRESENT: a bit per cell (bit g & 7 of byte g >> 3), 0 where no pad can sit.
 # PRES_PMASK: the same bits as the 165s shift them out (byte row * PRES_SR + k, bit 7 - j:
 # column 8k + j).
+# PRES_LEVELS levels a pad: each strobe lights PRES_RPS rows at one level's LED current
+# (strobe s: rows (s // PRES_LEVELS) * PRES_RPS .., level s % PRES_LEVELS); a pad's level
+# is how many of them see a chip. PRES_LEV: where each switches beyond a chip's seen edge
+# (0.1 mm, the first the farthest out).
 PRES_COLS = const(48)
 PRES_ROWS = const(96)
 PRES_PITCH = const(100)
@@ -249,6 +253,10 @@ PRES_X0 = const(-2350)
 PRES_Y0 = const(-4750)
 PRES_SR = const(6)
 PRES_N = const(4476)
+PRES_LEVELS = const(4)
+PRES_RPS = const(2)
+PRES_STROBES = const(192)
+PRES_LEV = (30, 10, -10, -30)
 PRES_PRESENT = (
     b'\xc0\xff\xff\xff\xff\x03\xe0\xff\xff\xff\xff\x07\xf0\xff\xff\xff\xff\x0f\xf8\xff\xff\xff\xff\x1f\xfc\xff\xff\xff\xff\x3f\xfe\xff'
     b'\xff\xff\xff\x7f\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff'

@@ -132,6 +132,9 @@ class Tracker:
         # by its strength, but they see the hand that lifts it (locator.hand, hand_x, hand_y)
         self.graded = 1 if locator.GRADED else 0
         self.move_tol = self.MOVE_TOL_GRADED if self.graded else self.MOVE_TOL
+        # a locator whose still fits move only with the chip says how far (presence pads of
+        # several levels, issue 12: sensing/presence_locate.py, FLICKER)
+        self.move_tol = getattr(locator, "MOVE_TOL", self.move_tol)
         self.hand_n = bytearray(MAX)         # frames a hand was seen where the chip went ...
         self.hand_t = array('i', (0,) * MAX) # ... the last at this ticks_ms (presence pads)
         self.handed = bytearray(MAX)         # HAND_FRAMES of them: a hand lifted it

@@ -18,6 +18,7 @@
 #        -> {"before": [...chips], "r": [...per frame], "cells": [pads flooded], "fits": [..],
 #            "hand": [..], "unread": [..]}; the faults cleared after
 #   {"op": "radii", "small": r, "big": r}                  the locator's seen radii
+#   {"op": "level", "cell": g, "delta": d}                 one pad's level moved (the chips stay)
 #   {"op": "alloc"}                                        allocates under the lock
 import micropython
 from driver import alloc_check, serve
@@ -123,6 +124,12 @@ def case(c):
         else:
             world.pres.set_sr_fault(c["sr"], c["mode"])
         return {}
+    if op == "level":
+        # one pad's level moved by delta, the chips left as they lie (a pad switching at one
+        # level's threshold: noise)
+        g = c["cell"]
+        world.pres.state[g] = max(0, min(T.PRES_LEVELS, world.pres.state[g] + c["delta"]))
+        return {"level": world.pres.state[g]}
     if op == "ignore":
         loc.set_ignored(c["cell"], c.get("flag", 1))
         return {}
