@@ -52,7 +52,7 @@ PICO_VREF_CYCLES = 134        # one iteration of b_loop.py's viper reference loo
 # are charged at H_k like a call from bytecode, which holds its method lookup and call)
 VIPER_CALLERS = {
     "HallScanner": (4174, 180 - 2 * 15 - 48),     # read_bank: 15 Pin.value(), 48 bound read_u16()
-    "PresenceScanner": (1662, 81 - 2 * 18 - 2 * 6),  # read_rows: 18 Pin.value(), 6 SPI.readinto()
+    "PresenceScanner": (3130, 159 - 2 * 36 - 2 * 12),  # read_rows: 36 Pin.value(), 12 SPI.readinto()
 }
 RUNTIME_CALL_US = 0.8         # one such call (argument or result conversion, a list index, a
                               # global's lookup): about 100 cycles, an assumption (+-100 %)

@@ -380,20 +380,22 @@ def hall_read_bank():
 
 
 def presence_unpack():
-    """shift_scan.unpack of a step's 6 rows with nothing changed (a board at rest)."""
+    """shift_scan.unpack of a step's 12 strobes (3 lines of 2 rows, 4 levels each) with nothing
+    changed (a board at rest)."""
     fn = dict(functions(os.path.join(ROOT, "firmware", "sensing", "shift_scan.py")))["unpack"]
     m = Mem(0x20000)
-    buf = m.put(bytearray(36))
-    packed = m.put(bytearray(96 * 6))
+    buf = m.put(bytearray(12 * 12))
+    last = m.put(bytearray(192 * 12))
     pmask = m.put(bytearray([0xFF] * (96 * 6)))
     grid = m.put(bytearray(96 * 48))
     rows_on = m.put(bytearray(96))
     toggles = m.put(bytearray(96 * 48))
-    return call(fn, m, [12, buf, packed, pmask, grid, rows_on, toggles])
+    packed = m.put(bytearray(96 * 6))
+    return call(fn, m, [12, buf, last, pmask, grid, rows_on, toggles, packed])
 
 
 def presence_read_rows():
-    """shift_scan.read_rows of one step (6 rows, one select pin each): the loop's own cycles."""
+    """shift_scan.read_rows of one step (12 strobes, one select pin each): the loop's own cycles."""
     fn = dict(functions(os.path.join(ROOT, "firmware", "sensing", "shift_scan.py")))["read_rows"]
     m = Mem()
     return call(fn, m, [12, 11 ^ (11 >> 1), 0x40, 0x44, 0x48, 0x4C])
@@ -413,10 +415,10 @@ def main():
           f"= {cy / CLOCK_HZ * 1e6:.1f} us + {calls} runtime calls (the Pin and ADC calls and "
           f"what it takes to make them)")
     cy, calls, _ = presence_read_rows()
-    print(f"shift_scan.read_rows, one step (6 rows): {cy} cycles = {cy / CLOCK_HZ * 1e6:.1f} us + "
+    print(f"shift_scan.read_rows, one step (12 strobes): {cy} cycles = {cy / CLOCK_HZ * 1e6:.1f} us + "
           f"{calls} runtime calls (the Pin and SPI calls and what it takes to make them)")
     cy, calls, _ = presence_unpack()
-    print(f"shift_scan.unpack, 6 rows unchanged: {cy} cycles = {cy / CLOCK_HZ * 1e6:.1f} us + "
+    print(f"shift_scan.unpack, 12 strobes unchanged: {cy} cycles = {cy / CLOCK_HZ * 1e6:.1f} us + "
           f"{calls} runtime calls")
 
 

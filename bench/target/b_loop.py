@@ -424,6 +424,11 @@ def _nop7(a, b, c, d, e, f, g) -> int:
 
 
 @micropython.viper
+def _nop8(a, b, c, d, e, f, g, h) -> int:
+    return 0
+
+
+@micropython.viper
 def _nop9(a, b, c, d, e, f, g, h, i) -> int:
     return 0
 
@@ -434,7 +439,7 @@ def _nop_rows(a, code: int, c, d, e, f) -> int:
 
 
 KERNELS = {"HallScanner": ("sensing.hall_scan", (("read_bank", _nop6), ("settle", _nop9))),
-           "PresenceScanner": ("sensing.shift_scan", (("read_rows", _nop_rows), ("unpack", _nop7)))}
+           "PresenceScanner": ("sensing.shift_scan", (("read_rows", _nop_rows), ("unpack", _nop8)))}
 
 
 class _Call7:
@@ -461,6 +466,16 @@ class _Call9:
         return self.f(self.a, self.b, self.c, self.d, self.e, self.g, self.h, self.i, self.j)
 
 
+class _Unpack:
+    """shift_scan.unpack()'s eight arguments through _Call9 (the ninth dropped)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def call(self, a, b, c, d, e, g, h, i, _j):
+        return self.f(a, b, c, d, e, g, h, i)
+
+
 def _direct(sc):
     """The scanner's viper function without calls to Python (hall settle(), presence unpack()),
     called as step() calls it on the bank or rows the last step read (nothing changed since, as
@@ -476,9 +491,9 @@ def _direct(sc):
                                   sc.jump, sc.SMOOTH, sc.ref, sc.drift))
         else:
             from sensing import shift_scan as M
-            row = (sc.row or M.PRES_ROWS) - M.ROWS_PER_STEP
-            c = _Call7(M.unpack, (row, sc.rowbuf, sc.packed, sc.pmask, sc.grid, sc.rows_on,
-                                  sc.toggles))
+            row = (sc.row or M.PRES_STROBES) - M.STROBES_PER_STEP
+            c = _Call9(_Unpack(M.unpack).call, (row, sc.rowbuf, sc.last, sc.pmask, sc.grid,
+                                                sc.rows_on, sc.toggles, sc.packed, 0))
         t += best(c.run, 1, 40000)
     return t / 16
 

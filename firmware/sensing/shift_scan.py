@@ -93,50 +93,60 @@ def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on:
     q = 0
     s = strobe
     end = strobe + STROBES_PER_STEP
+    lev = 0                 # strobe s: level lev of the line whose first row is r0 (strobe
+    r0 = 0                  # starts a line: STROBES_PER_STEP is a multiple of _LEV)
+    t = strobe
+    while t >= _LEV:        # r0 = strobe // _LEV * _RPS, without a division (no divide on
+        t -= _LEV           # the RP2040's core: a runtime call)
+        r0 += _RPS
     while s < end:
-        lev = s % _LEV
-        r0 = s // _LEV * _RPS
         k0 = s * _LINE
-        k = 0
-        while k < _LINE:
-            h = k // _SR
-            kk = k - h * _SR
+        h = 0
+        while h < _RPS:
             r = r0 + h
-            v = int(buf[q + k]) & int(pmask[r * _SR + kk])
-            old = int(last[k0 + k])
-            if v != old:
-                last[k0 + k] = v
-                if lev == 0:
-                    packed[r * _SR + kk] = v
-                diff = v ^ old
-                g0 = r * _COLS + 8 * kk
-                j = 0
-                while j < 8:
-                    bit = 7 - j
-                    if (diff >> bit) & 1:
-                        g = g0 + j
-                        if (v >> bit) & 1:
-                            n = int(grid[g]) + 1
-                            grid[g] = n
-                            if n == 1:
-                                rows_on[r] = int(rows_on[r]) + 1
-                        else:
-                            n = int(grid[g]) - 1
-                            if n < 0:
-                                n = 0
-                            grid[g] = n
-                            if n == 0:
-                                rows_on[r] = int(rows_on[r]) - 1
-                        changed += 1
-                        # 4 bits a cell (two to a byte), up to 15
-                        sh = (g & 1) << 2
-                        t = int(toggles[g >> 1])
-                        if ((t >> sh) & 15) < 15:
-                            toggles[g >> 1] = t + (1 << sh)
-                    j += 1
-            k += 1
+            kk = 0
+            while kk < _SR:
+                k = h * _SR + kk
+                v = int(buf[q + k]) & int(pmask[r * _SR + kk])
+                old = int(last[k0 + k])
+                if v != old:
+                    last[k0 + k] = v
+                    if lev == 0:
+                        packed[r * _SR + kk] = v
+                    diff = v ^ old
+                    g0 = r * _COLS + 8 * kk
+                    j = 0
+                    while j < 8:
+                        bit = 7 - j
+                        if (diff >> bit) & 1:
+                            g = g0 + j
+                            if (v >> bit) & 1:
+                                n = int(grid[g]) + 1
+                                grid[g] = n
+                                if n == 1:
+                                    rows_on[r] = int(rows_on[r]) + 1
+                            else:
+                                n = int(grid[g]) - 1
+                                if n < 0:
+                                    n = 0
+                                grid[g] = n
+                                if n == 0:
+                                    rows_on[r] = int(rows_on[r]) - 1
+                            changed += 1
+                            # 4 bits a cell (two to a byte), up to 15
+                            sh = (g & 1) << 2
+                            tg = int(toggles[g >> 1])
+                            if ((tg >> sh) & 15) < 15:
+                                toggles[g >> 1] = tg + (1 << sh)
+                        j += 1
+                kk += 1
+            h += 1
         q += _LINE
         s += 1
+        lev += 1
+        if lev == _LEV:
+            lev = 0
+            r0 += _RPS
     return changed
 
 
