@@ -11,6 +11,12 @@ For square and offset-row (hexagonal) layouts at several pitches, both chip size
 
     nice .venv/bin/python bench/presence_cells.py            # about 3 min
     .venv/bin/python bench/presence_cells.py --pitch 10 --layout square
+    .venv/bin/python bench/presence_cells.py --pitch 10 --layout square --levels 3 1 -1 -3
+
+--levels: pads that read how much of their window a chip covers in steps (the design since
+issue 12, board/geometry.json presence.levels): level k switches where the chip's seen edge
+lies levels[k] mm beyond the pad's centre; a move is seen when any pad's level changes, and
+"pads flipped" counts level steps. Each pad's switching points stray together.
 """
 import argparse
 
@@ -29,14 +35,15 @@ def _pads(pitch, hexa, w, h, margin):
     return np.array(out), rowh
 
 
-def worst_unseen(pitch, r, hexa, step=0.05):
+def worst_unseen(pitch, r, hexa, step=0.05, levels=(0.0,)):
     """The diameter of the largest one-pattern set of centres (mm), pads exactly on the grid."""
     rowh = pitch * np.sqrt(3) / 2 if hexa else pitch
     w, h = 2 * pitch, 2 * rowh * (2 if hexa else 1)
     xs, ys = np.meshgrid(np.arange(0, w, step), np.arange(0, h, step))
     x, y = xs.ravel(), ys.ravel()
     pads, _ = _pads(pitch, hexa, w, h, r + 1)
-    cov = ((x[:, None] - pads[None, :, 0]) ** 2 + (y[:, None] - pads[None, :, 1]) ** 2) <= r * r
+    d2 = (x[:, None] - pads[None, :, 0]) ** 2 + (y[:, None] - pads[None, :, 1]) ** 2
+    cov = np.concatenate([d2 <= (r + o) ** 2 for o in levels], axis=1)
     _, inv = np.unique(np.packbits(cov, axis=1), axis=0, return_inverse=True)
     inv = inv.ravel()
     best = 0.0
@@ -48,7 +55,7 @@ def worst_unseen(pitch, r, hexa, step=0.05):
     return best
 
 
-def random_moves(pitch, r, hexa, moves=(3.0, 4.0, 5.0), n=20000, seed=1):
+def random_moves(pitch, r, hexa, moves=(3.0, 4.0, 5.0), n=20000, seed=1, levels=(0.0,)):
     rng = np.random.default_rng(seed)
     w = 6 * pitch
     pads, rowh = _pads(pitch, hexa, w, 12 * pitch, r + 6)
@@ -58,12 +65,13 @@ def random_moves(pitch, r, hexa, moves=(3.0, 4.0, 5.0), n=20000, seed=1):
 
     def pattern(x, y):
         d = np.sqrt((x[:, None] - pads[None, :, 0]) ** 2 + (y[:, None] - pads[None, :, 1]) ** 2)
-        return d <= (r + e)[None, :]
+        return sum((d <= (r + o + e)[None, :]).astype(int) for o in levels)
     p0 = pattern(x0, y0)
     out = {}
     for m in moves:
         p1 = pattern(x0 + m * np.cos(a), y0 + m * np.sin(a))
-        out[m] = ((p0 == p1).all(axis=1).mean(), (p0 != p1).sum(axis=1).mean())
+        steps = np.abs(p0 - p1).sum(axis=1)
+        out[m] = ((steps == 0).mean(), steps.mean(), steps.min())
     return out
 
 
@@ -71,17 +79,19 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pitch", type=float, nargs="*", default=[10, 8, 6, 5])
     ap.add_argument("--layout", choices=("square", "hex", "both"), default="both")
+    ap.add_argument("--levels", type=float, nargs="*", default=[0.0],
+                    help="mm beyond the chip's seen edge where each level switches")
     a = ap.parse_args(argv)
-    print("| layout | pitch | chip | worst unseen move | unseen: 3 / 4 / 5 mm | pads flipped by 3 mm |")
-    print("|---|---|---|---|---|---|")
+    print("| layout | pitch | levels | chip | worst unseen move | unseen: 3 / 4 / 5 mm | level steps by 3 mm, mean / least |")
+    print("|---|---|---|---|---|---|---|")
     for pitch in a.pitch:
         for hexa in ((False, True) if a.layout == "both" else (a.layout == "hex",)):
             for kind, r in SEEN_R.items():
-                wu = worst_unseen(pitch, r, hexa)
-                rm = random_moves(pitch, r, hexa)
-                print(f"| {'offset rows' if hexa else 'square'} | {pitch:g} mm | {kind} | {wu:.1f} mm | "
-                      + " / ".join(f"{100 * u:.2f} %" for u, _ in rm.values())
-                      + f" | {rm[3.0][1]:.1f} |", flush=True)
+                wu = worst_unseen(pitch, r, hexa, levels=a.levels)
+                rm = random_moves(pitch, r, hexa, levels=a.levels)
+                print(f"| {'offset rows' if hexa else 'square'} | {pitch:g} mm | {len(a.levels)} | {kind} | {wu:.1f} mm | "
+                      + " / ".join(f"{100 * v[0]:.2f} %" for v in rm.values())
+                      + f" | {rm[3.0][1]:.1f} / {rm[3.0][2]} |", flush=True)
 
 
 if __name__ == "__main__":

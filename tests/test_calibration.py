@@ -179,7 +179,9 @@ def test_the_sensor_test_screen_of_the_presence_pads():
     tl += [{"op": "put", "chip": "big1", "x": 0.0, "y": 0.0}, {"op": "wait", "ms": 500}]
     events, st = play(tl, config={"front_end": "shift"})
     on = int(st["display"][0].split()[2])
-    assert st["display"][0].startswith("Shift on ") and 8 <= on <= 14
+    # pads that see the big chip at their first level: within its seen radius + 3 mm (18.5 +
+    # 3 mm: about pi 21.5^2 / 100 = 14.5 of them; 8 - 14 with one threshold at the edge)
+    assert st["display"][0].startswith("Shift on ") and 12 <= on <= 20
     x0 = (128 - BT.PRES_ROWS) // 2
     # the cells around the centre (rows 47, 48, columns 23, 24) are covered
     for r in (47, 48):

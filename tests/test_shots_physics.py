@@ -126,10 +126,10 @@ def test_escape_knocking_a_big_chip_off_the_front_of_the_zenn_line():
 
 
 # -- random flicks, as the bench draws them ------------------------------------------------------
-# (seen: a move of 3 mm for the hall pads; on the presence pads at 10 mm pitch a small chip can
-# move up to 6.4 mm without changing a pad (docs/sensing.md, "Moves the presence pads cannot
-# see", bench/presence_cells.py): held to 7 mm until the pads' layout changes)
-SEEN_MM = {"hall": 3.0, "shift": 7.0}
+# (seen: a move of 3 mm, both front ends: the presence pads read four levels, so every 3 mm move
+# changes two levels or more (docs/sensing.md, "Moves the presence pads cannot see",
+# bench/presence_cells.py); with one threshold a small chip moved up to 6.4 mm unseen)
+SEEN_MM = {"hall": 3.0, "shift": 3.0}
 
 
 def _check(shots, front_end, runtime):
@@ -143,6 +143,7 @@ def _check(shots, front_end, runtime):
             assert r["n_events"] == 1, f"not seen (moved {s['dist']:.1f} mm): {what}"
         if "exact" in r and not r["exact"]:
             assert not r["sure"], f"sure but wrong: {r['got']} pins, the physics says {r['want']}: {what}"
+    return results
 
 
 def _shots(draws):
@@ -201,6 +202,39 @@ def flicks(draw):
                 ("spot", 148.8, 20.8, 459.1333139731858, 5.574559035051916)])
 def test_random_flicks_are_seen_once_and_never_sure_but_wrong(front_end, runtime, draws):
     _check(_shots(draws), front_end, runtime)
+
+
+def _scenario_draws(name):
+    """The flicks of a file of the bench's bowling failures (bench/shot_failures), as draws:
+    (start, x, y, speed, angle), each from where the scenario put the chip."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                        "shot_failures", name)
+    out = []
+    with open(path) as f:
+        for line in f:
+            at = None
+            for step in json.loads(line)["steps"]:
+                if "place" in step:
+                    at = step["place"]["small"]
+                if "flick" in step:
+                    vx, vy = step["v"]
+                    out.append(("spot", at["x"], at["y"], math.hypot(vx, vy), math.atan2(vy, vx)))
+    return out
+
+
+def test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right(runtime):
+    # issue 12: the shot bench's 2,000 bowling shots (seed 41) on presence pads of one threshold
+    # left 24 moves of 3.0 - 5.1 mm unseen (no pad changed, or one or two, which a pad's
+    # flicker also gives), and the tracker's 2 mm + 1.1 mm hid moves up to 3.1 mm of a fit that
+    # did move. Every flick of those scenarios (50, the history of each failure included), in one
+    # firmware run: each seen once, none sure but wrong, the nudges' verdicts exact
+    shots = _shots(_scenario_draws("seed41_bowling_shift.jsonl"))
+    assert sum(1 for s in shots if s["dist"] >= 3.0 and s["dist"] < 5.2) >= 24
+    results = _check(shots, "shift", runtime)
+    # the nudges themselves exact (elsewhere an inexact verdict must be unsure: _check)
+    wrong = [(r["got"], r["want"], ST.scenario_of(r["s"])) for r in results
+             if 3.0 <= r["s"]["dist"] < 5.2 and not r.get("exact")]
+    assert not wrong, wrong
 
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)

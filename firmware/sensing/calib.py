@@ -223,7 +223,7 @@ class Calibration:
         self.counts[kind] += 1
         v = self.sums[kind] // self.counts[kind]
         if self.shift:
-            # from the mean count of covered pads (x 100) to the radius: r^2 = count P^2 / pi
+            # from the mean area in pads (x 100) to the radius: r^2 = area P^2 / pi
             from tables.board_table import PRES_PITCH
             v = _isqrt(v * PRES_PITCH * PRES_PITCH * 113 // (355 * 100))
         loc = self.loc
@@ -271,7 +271,7 @@ class Calibration:
         n = loc.find(sc.grid)
         if n != 1 or loc.kind[0] != kind or not _near_centre(loc.x[0], loc.y[0]):
             return 0
-        return 100 * loc.group_cells(0)
+        return loc.group_area(0)          # presence pads of several levels: their sum
 
 
 def _near_centre(x, y):

@@ -1199,6 +1199,19 @@ class PresenceLocator:
                 return self.g0[j + 1] - self.g0[j]
         return 0
 
+    def group_area(self, i):
+        """The area of chip i's seen disc in pads, x 100 (the calibration's radius: r^2 = area
+        P^2 / pi), from the levels of its group's pads: they sum to about PRES_LEVELS pi (r^2 +
+        _LEV_SQ) / P^2 (one threshold: the count of covered pads). 0 if none."""
+        for j in range(self.ng):
+            if self.res0[j] <= i < self.res0[j] + self.resn[j] and self.resn[j] != 255:
+                tot = 0
+                for k in range(self.g0[j], self.g0[j + 1]):
+                    tot += self.grid[self.cells[k]]
+                a = 100 * tot // PRES_LEVELS - 100 * 355 * _LEV_SQ // (113 * _P * _P)
+                return a if a > 0 else 0
+        return 0
+
     # -- what the pads can see ----------------------------------------------------------------
     def blind(self, x, y, r):
         """How many pads within r of (x, y) give no reading (ignored)."""
