@@ -3,7 +3,8 @@ reference, under both runtimes.
 
 delta() is what PresenceLocator._delta computed in plain Python before (docs/performance.md,
 "What would fix the rest", 2): how the pads a fit gets wrong change when one chip moves. The
-reference below is that code as it was. Seeded random fits (1 - 4 chips of either size, near,
+reference below is that code as it was, with the pads' levels since issue 12 (a pad reads how
+many of PRES_LEVELS circles around it hold a chip's centre; a fit's mismatch counts level steps). Seeded random fits (1 - 4 chips of either size, near,
 touching or overlapping each other, moves of 0.5 - 30 mm, windows at the board's edges, pads
 without a reading, other groups' pads in the window) must give the same answer to the pad,
 with the heap locked around every call under MicroPython; and the two runtimes must agree.
@@ -31,6 +32,8 @@ P = BT.PRES_PITCH
 COLS = BT.PRES_COLS
 ROWS = BT.PRES_ROWS
 N = COLS * ROWS
+LEV = BT.PRES_LEV
+L = BT.PRES_LEVELS
 RIM = LP.PresenceLocator.RIM
 TOL = LP.PresenceLocator.OVERLAP_TOL
 OVL = LP.PresenceLocator.OVERLAP
@@ -39,16 +42,26 @@ OVL = LP.PresenceLocator.OVERLAP
 from lcg import Rng
 
 
-def ref(i, nx, ny, k, hx, hy, hr, usable, label, c0w, c1w, r0w, r1w, cur):
-    """PresenceLocator._delta as it was in plain Python."""
+def level(px, py, x, y, r):
+    d2 = (px - x) ** 2 + (py - y) ** 2
+    n = 0
+    for o in LEV:
+        if r + o < 0 or d2 > (r + o) ** 2:
+            break
+        n += 1
+    return n
+
+
+def ref(i, nx, ny, k, hx, hy, hr, usable, label, c0w, c1w, r0w, r1w, cur, grid):
+    """PresenceLocator._delta as it was in plain Python, with levels."""
     ox = hx[i]
     oy = hy[i]
     r = hr[i]
-    r2 = r * r
-    lo_x = (ox if ox < nx else nx) - r
-    hi_x = (ox if ox > nx else nx) + r
-    lo_y = (oy if oy < ny else ny) - r
-    hi_y = (oy if oy > ny else ny) + r
+    reach = max(LEV[0], 0)
+    lo_x = (ox if ox < nx else nx) - r - reach
+    hi_x = (ox if ox > nx else nx) + r + reach
+    lo_y = (oy if oy < ny else ny) - r - reach
+    hi_y = (oy if oy > ny else ny) + r + reach
     c0 = (lo_x - X0) // P
     c1 = (hi_x - X0) // P + 1
     q0 = (lo_y - Y0) // P
@@ -85,46 +98,35 @@ def ref(i, nx, ny, k, hx, hy, hr, usable, label, c0w, c1w, r0w, r1w, cur):
             if lb and lb != cur:
                 continue
             px = X0 + cc * P
-            ax = px - ox
-            ay = py - oy
-            was = ax * ax + ay * ay <= r2
-            ax = px - nx
-            ay = py - ny
-            now = ax * ax + ay * ay <= r2
-            if was == now:
-                continue
-            other = False
+            other = 0
             for t in range(k):
-                if t == i:
-                    continue
-                ax = px - hx[t]
-                ay = py - hy[t]
-                if ax * ax + ay * ay <= hr[t] * hr[t]:
-                    other = True
-                    break
-            if other:
-                continue
-            on = lb == cur
-            if now == on:
-                d -= 1
-            else:
-                d += 1
+                if t != i:
+                    other = max(other, level(px, py, hx[t], hy[t], hr[t]))
+            was = max(level(px, py, ox, oy, r), other)
+            now = max(level(px, py, nx, ny, r), other)
+            seen = grid[g] if lb == cur else 0
+            d += abs(now - seen) - abs(was - seen)
     return d
 
 
 rng = Rng(job["seed"])
 usable = bytearray(N)
 label = bytearray(N)
+grid = bytearray(N)
 hx = array('i', bytes(16))
 hy = array('i', bytes(16))
 hr = array('i', bytes(16))
-win = array('i', bytes(28))
+win = array('i', bytes(4 * (9 + L)))
+win[7] = L
+for q in range(L):
+    win[8 + q] = LEV[q]
 radii = (70, 80, 110, 140)
 steps = (5, 10, 20, 40, 80, 300)
 bad = []
 h = 0
 calls = 0
 nonzero = 0
+got = 0         # (a global made under the heap lock would grow the module's dict)
 for trial in range(job["trials"]):
     for g in range(N):
         usable[g] = 0 if rng.below(12) == 0 else 1
@@ -138,10 +140,13 @@ for trial in range(job["trials"]):
     cur = 1 + rng.below(3)
     for g in range(N):
         label[g] = 0
+        grid[g] = 0
     for rr in range(q0, q1 + 1):
         for cc in range(c0, c1 + 1):
             v = rng.below(8)
             label[rr * COLS + cc] = 0 if v < 2 else (cur if v < 6 else 1 + rng.below(4))
+            if label[rr * COLS + cc]:
+                grid[rr * COLS + cc] = 1 + rng.below(L)
     k = 1 + rng.below(4)
     cx = X0 + (c0 + c1) * P // 2
     cy = Y0 + (q0 + q1) * P // 2
@@ -162,10 +167,11 @@ for trial in range(job["trials"]):
         s = steps[rng.below(len(steps))]
         nx = hx[i] + (rng.below(3) - 1) * s
         ny = hy[i] + (rng.below(3) - 1) * s
-        want = ref(i, nx, ny, k, hx, hy, hr, usable, label, c0, c1, q0, q1, cur)
+        want = ref(i, nx, ny, k, hx, hy, hr, usable, label, c0, c1, q0, q1, cur, grid)
         if sys.implementation.name == "micropython":
             micropython.heap_lock()
-        got = LP.delta(i, nx, ny, k, hx, hy, hr, usable, label, win)
+        win[8 + L] = k
+        got = LP.delta(i, nx, ny, hx, hy, hr, usable, label, win, grid)
         if sys.implementation.name == "micropython":
             micropython.heap_unlock()
         calls += 1

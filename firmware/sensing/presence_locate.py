@@ -77,12 +77,13 @@ _DY = (0, 1, 1, 1, 0, -1, -1, -1)
 
 
 @micropython.viper
-def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8,
+def delta(i: int, nx: int, ny: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8,
           label: ptr8, win: ptr32, grid: ptr8) -> int:
     """How the mismatch of a fit (k chips at hx, hy of seen radius hr) changes when chip i moves
     to (nx, ny): over the pads of the window (win: c0, c1, r0, r1, the group's label, what two
     chips may overlap by before they count as overlapping (0.1 mm, less than 2 x the rim), what
-    that costs, the number of levels L, then the L levels' offsets beyond a chip's seen edge)
+    that costs, the number of levels L, the L levels' offsets beyond a chip's seen edge, then
+    k: ten arguments, as many as the call made before the levels, which allocates nothing)
     that are usable and not another group's, a pad whose level (the most any chip gives it:
     how many levels' reach its centre lies within) changes under chip i counts how much nearer
     to or farther from the level it reads (grid; 0 off the group) that takes it.
@@ -98,6 +99,7 @@ def delta(i: int, nx: int, ny: int, k: int, hx: ptr32, hy: ptr32, hr: ptr32, usa
         oy -= s16 * s16
     r = int(hr[i])
     nlev = int(win[7])
+    k = int(win[8 + nlev])
     reach = int(win[8])
     if (reach >> 29) > 3:
         reach -= s16 * s16
@@ -359,7 +361,7 @@ class PresenceLocator:
         self.r1 = 0
         # the same and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
         # OVERLAP
-        self.win = array('i', bytes(4 * (8 + PRES_LEVELS)))
+        self.win = array('i', bytes(4 * (9 + PRES_LEVELS)))
         self.win[7] = PRES_LEVELS
         for q in range(PRES_LEVELS):
             self.win[8 + q] = PRES_LEV[q]
@@ -1144,8 +1146,9 @@ class PresenceLocator:
 
     def _delta(self, i, nx, ny):
         """How the mismatch changes when chip i moves to (nx, ny) (delta(), in viper)."""
-        return delta(i, nx, ny, self.hk, self.hx, self.hy, self.hr, self.usable, self.label,
-                     self.win, self.grid)
+        self.win[8 + PRES_LEVELS] = self.hk
+        return delta(i, nx, ny, self.hx, self.hy, self.hr, self.usable, self.label, self.win,
+                     self.grid)
 
     def _mismatch(self):
         """Pads of the window the chips hx, hy, hr get wrong."""
