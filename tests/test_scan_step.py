@@ -300,14 +300,16 @@ def presence():
                         g = r * COLS + 8 * (k % NSR) + j
                         if (v >> (7 - j)) & 1:
                             grid[g] += 1
-                            if grid[g] == 1:
+                            edge = grid[g] == 1
+                            if edge:
                                 rows_on[r] += 1
                         else:
                             grid[g] -= 1
-                            if grid[g] == 0:
+                            edge = grid[g] == 0
+                            if edge:
                                 rows_on[r] -= 1
                         changed += 1
-                        if toggles[g] < 15:
+                        if edge and toggles[g] < 15:
                             toggles[g] += 1
             row += 1
         if row >= STROBES:

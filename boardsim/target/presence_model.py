@@ -69,6 +69,7 @@ class PresenceModel:
         self.rim = T.PRES_RIM
         self.state = bytearray(n)             # the level each pad sees now, faults aside
         self.ragged = bytearray(n)            # 1: on a hand's ragged rim
+        self.coin = bytearray(n)              # the coin a random pad shows this line read
         self.nragged = 0                      # cells on a ragged rim (fast path)
         self.fault = bytearray(n)
         self.sr_fault = bytearray(self.nsr)   # per shift register
@@ -227,16 +228,23 @@ class PresenceModel:
                         break
                     g = base + c
                     b = 1 if self.state[g] > lev else 0
-                    if self.ragged[g]:
-                        b = self._bit()
+                    # what switches at random (a hand's ragged rim, a flickering pad) does so
+                    # as a whole pad: a coin at the line's first level, kept for the others
+                    rnd = self.ragged[g]
                     if self.nfault:
                         f = self.fault[g] or self.sr_fault[k]
                         if f == STUCK_ON:
                             b = 1
+                            rnd = 0
                         elif f == STUCK_OFF:
                             b = 0
+                            rnd = 0
                         elif f == FLICKER:
-                            b = self._bit()
+                            rnd = 1
+                    if rnd:
+                        if lev == 0:
+                            self.coin[g] = self._bit()
+                        b = self.coin[g]
                     if b:
                         v |= 0x80 >> j
                 out[h * self.nsr + k] = v

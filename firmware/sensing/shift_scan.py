@@ -86,8 +86,9 @@ def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on:
            toggles: ptr8, packed: ptr8) -> int:
     """The strobes read (buf: STROBES_PER_STEP strobes of _LINE bytes, from `strobe`) against
     the last reading of each: each byte that changed (pads only) is stored, and its changed
-    bits raise or lower their cells' level in grid, count in rows_on (cells above level 0) and
-    toggles (4 bits a cell, cell g in bits (g & 1) * 4 of byte g >> 1, up to 15); the first
+    bits raise or lower their cells' level in grid, count in rows_on (cells above level 0) and,
+    when a cell goes from level 0 or to it, in toggles (4 bits a cell, cell g in bits (g & 1) *
+    4 of byte g >> 1, up to 15); the first
     level's bits also go to packed (byte row * _SR + k). Returns the level changes."""
     changed = 0
     q = 0
@@ -120,11 +121,13 @@ def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on:
                         bit = 7 - j
                         if (diff >> bit) & 1:
                             g = g0 + j
+                            edge = 0
                             if (v >> bit) & 1:
                                 n = int(grid[g]) + 1
                                 grid[g] = n
                                 if n == 1:
                                     rows_on[r] = int(rows_on[r]) + 1
+                                    edge = 1
                             else:
                                 n = int(grid[g]) - 1
                                 if n < 0:
@@ -132,12 +135,16 @@ def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on:
                                 grid[g] = n
                                 if n == 0:
                                     rows_on[r] = int(rows_on[r]) - 1
+                                    edge = 1
                             changed += 1
-                            # 4 bits a cell (two to a byte), up to 15
-                            sh = (g & 1) << 2
-                            tg = int(toggles[g >> 1])
-                            if ((tg >> sh) & 15) < 15:
-                                toggles[g >> 1] = tg + (1 << sh)
+                            if edge:
+                                # a pad that something covers or leaves: 4 bits a cell (two
+                                # to a byte), up to 15 (levels changing under a chip are no
+                                # flicker of the pad)
+                                sh = (g & 1) << 2
+                                tg = int(toggles[g >> 1])
+                                if ((tg >> sh) & 15) < 15:
+                                    toggles[g >> 1] = tg + (1 << sh)
                         j += 1
                 kk += 1
             h += 1
