@@ -31,7 +31,10 @@ ONE_WORKER = ("mem", "host_mpy")
 FIRMWARE_HEAP_MAX = {"hall": 220_000,       # held after boot, code and objects (measured 189 KB;
                                             # 217.0 KB after issue 15's folders and app split and
                                             # issues 12-13's tracker, 2026-12-01)
-                     "shift": 212_000}      # (measured 193 KB)
+                     "shift": 215_000}      # (measured 193 KB; 213.4 KB with issue 12's
+                                            # four levels a pad: +2.3 KB the scanner's last
+                                            # reading of every strobe, +2.3 KB the locator's
+                                            # rest patterns (1.5 KB since), code, 2026-12-02)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
                 "shift": 162_000}           # (measured 138 KB; 158.1 KB with all of the below)
 # (issue 15's folders: +3.6 KB with either front end, 145.8 -> 149.4 KB shift: a module object and

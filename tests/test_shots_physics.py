@@ -237,6 +237,58 @@ def test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right(r
     assert not wrong, wrong
 
 
+def _trap_game(scenario):
+    """A Trap Zenn failure scenario of the bench (bench/shot_failures) as the bench's game: the
+    set-up and each flick, through the physics from where the chips lie."""
+    pos = {n: ("small" if n == "small" else "big", p["x"], p["y"])
+           for n, p in scenario["steps"][0]["place"].items()}
+    shots = []
+    cur = dict(pos)
+    for step in scenario["steps"][1:]:
+        if "flick" not in step:
+            continue
+        mover = step["flick"]
+        vx, vy = step["v"]
+        moves, final = simulate_flick(BOARD, cur, mover, (vx, vy))
+        after = dict(cur)
+        for c, f in final.items():
+            if f[0] == "board":
+                after[c] = (cur[c][0], f[1], f[2])
+            else:
+                after.pop(c)
+        shots.append({"mover": mover, "v": [vx, vy], "speed": math.hypot(vx, vy), "before": cur,
+                      "after": after, "final": final, "moves": moves})
+        cur = after
+    return {"setup": pos, "shots": shots}
+
+
+# the seed-41 Trap Zenn run on presence pads of one threshold: 18 nudges unseen; these are the
+# scenarios (bench/shot_failures/seed41_trap_shift.jsonl, 0-based lines) in which a flick gave no
+# shot event then. Left out: line 11 (big1 nudged 4 mm while 5 mm from big2: chips whose pads
+# touch keep 4 mm of wander, docs/sensing.md) and 25
+SEED41_TRAP_UNSEEN = (1, 2, 5, 8, 9, 12, 13, 14, 15, 16, 17, 18, 19, 20, 23, 24)
+
+
+def test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen(runtime):
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                        "shot_failures", "seed41_trap_shift.jsonl")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    truth = ST.TrapTruth(BOARD)
+    unseen = []
+    wrong = []
+    for k in SEED41_TRAP_UNSEEN:
+        g = _trap_game(json.loads(lines[k]))
+        events = ST.run_trap_game(g, "shift", runtime)
+        for r in ST.judge_trap([g], [events], truth):
+            if r["must"] and r["n_events"] != 1:
+                unseen.append((k, r["kind"], r["n_events"]))
+            if "exact" in r and not r["exact"] and r["sure"]:
+                wrong.append((k, r["kind"], r["got"], r["want"]))
+    assert not unseen, unseen
+    assert not wrong, wrong
+
+
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 def test_a_chip_the_uncalibrated_pads_fit_over_a_line_is_unsure(front_end):
     # the bench (seed 31, hall pads): the physics leaves the small chip wholly in a.n3, its rim

@@ -49,7 +49,7 @@ MAX_K = const(4)           # chips in one group at most
 # 1.8 s a frame on the chip). Such a frame is not read: the last chips stand, unread counts it
 MAX_PLAUSIBLE = const(256)
 MAX_SPECK = const(8)
-SNAP = const(40)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
+SNAP = const(24)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
 _P = PRES_PITCH
 # how far beyond a chip's seen edge a pad still sees it (its first level), and the mean square
 # of the levels' offsets (0.1 mm^2: a chip of seen radius r gives its pads levels summing to
