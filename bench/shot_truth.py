@@ -667,7 +667,7 @@ def pad_report(records, out=sys.stdout):
     """Presence pads: the moves of 3 mm or more of the shots not seen, by what the pads could
     show of them (no pad changed between where the chip lay and where it rests; one or two, as
     a pad flickering at its threshold also gives; more) and whether they are within the largest
-    move the 10 mm grid can miss (6.4 mm small, 5.6 mm big)."""
+    move the pads can miss (PAD_BLIND_MM; 6.4 mm small, 5.6 mm big with one threshold)."""
     rows = []
     for r in records:
         if r.get("must") and r.get("n_events") == 0:
@@ -683,7 +683,7 @@ def pad_report(records, out=sys.stdout):
     n12 = sum(1 for t in rows if 1 <= t[4] <= 2)
     inside = sum(1 for t in rows if t[3] < PAD_BLIND_MM[t[2]])
     out.write(f"no pad changed: {n0}; one or two pads: {n12}; more: {len(rows) - n0 - n12}; "
-              f"within the grid's blind move (6.4 mm small, 5.6 mm big): {inside} of {len(rows)}\n")
+              f"within the pads' blind move ({PAD_BLIND_MM['small']} mm small, {PAD_BLIND_MM['big']} mm big): {inside} of {len(rows)}\n")
     return rows
 
 
