@@ -48,8 +48,9 @@ for _ in range(12):                  # past the settle window's frames after the
 r = {"ev": "profile", "steps_per_frame": SPF}
 # each step of a frame, by its place in the frame (the last ends it: find, tracker, faults)
 steps = [0] * SPF
+HALL = hasattr(sc, "pos")            # else the presence pads (their strobe: sc.row)
 for _ in range(4):
-    while sc.pos != 0:
+    while (sc.pos if HALL else sc.row) != 0:
         sb.step()
     for i in range(SPF):
         t0 = time.ticks_us()
@@ -63,18 +64,19 @@ def fd():
 r["find_ns"] = per_call(fd, 16)
 r["wdt_feed_ns"] = per_call(sb.wdt.feed, 64)
 r["scan_step_ns"] = per_call(sc.step, 32)
-raw2 = array('H', sc.raw)
-def rb():
-    HS.read_bank(0, sc.ch_pins, sc.rd0, sc.rd1, sc.rd2, raw2)
-    HS.read_bank(16, sc.ch_pins, sc.rd0, sc.rd1, sc.rd2, raw2)
-r["read_bank_pins_ns"] = per_call(rb, 16) // 2
-acc2 = array('i', sc.acc)            # copies: the scanner's own arrays stay as they are
-grid2 = array('h', sc.grid)
-def st():
-    HS.settle(sc.raw, 0, sc.baseline, acc2, grid2, sc.jump, sc.SMOOTH, sc.ref, sc.drift)
-r["settle_ns"] = per_call(st, 32)
-r["read_u16_ns"] = per_call(sc.rd0, 64)
-p = sc.ch_pins[0]
+if HALL:
+    raw2 = array('H', sc.raw)
+    def rb():
+        HS.read_bank(0, sc.ch_pins, sc.rd0, sc.rd1, sc.rd2, raw2)
+        HS.read_bank(16, sc.ch_pins, sc.rd0, sc.rd1, sc.rd2, raw2)
+    r["read_bank_pins_ns"] = per_call(rb, 16) // 2
+    acc2 = array('i', sc.acc)            # copies: the scanner's own arrays stay as they are
+    grid2 = array('h', sc.grid)
+    def st():
+        HS.settle(sc.raw, 0, sc.baseline, acc2, grid2, sc.jump, sc.SMOOTH, sc.ref, sc.drift)
+    r["settle_ns"] = per_call(st, 32)
+    r["read_u16_ns"] = per_call(sc.rd0, 64)
+p = sc.ch_pins[0] if HALL else sc.sel[0]
 def pv():
     p.value(0)
 r["pin_value_ns"] = per_call(pv, 64)
