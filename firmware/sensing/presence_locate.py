@@ -49,7 +49,7 @@ MAX_K = const(4)           # chips in one group at most
 # 1.8 s a frame on the chip). Such a frame is not read: the last chips stand, unread counts it
 MAX_PLAUSIBLE = const(256)
 MAX_SPECK = const(8)
-SNAP = const(24)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
+SNAP = const(20)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
 _P = PRES_PITCH
 # how far beyond a chip's seen edge a pad still sees it (its first level), and the mean square
 # of the levels' offsets (0.1 mm^2: a chip of seen radius r gives its pads levels summing to
@@ -273,6 +273,7 @@ class PresenceLocator:
     # when the chip did, and the tracker's move tolerance can be MOVE_TOL (issue 12: 2 mm + 1.1
     # mm of wander hid moves of 3.0 - 3.4 mm)
     FLICKER = 1
+    HAND_NEAR = 900        # 0.1 mm: a chip this near a hand's centre may seem to move (COARSE)
     MOVE_TOL = 10          # 0.1 mm (tracker.py): a 3 mm move moved the fit 1.4 mm at least
 
     def __init__(self, scanner=None):
@@ -369,15 +370,15 @@ class PresenceLocator:
         self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
         self.settled = 0
-        # rest patterns (_steady): two tables in turn, entry i for the chip of result i of the
-        # frame they were made for: its pads and levels, and the fit made of them
-        self.st_cells = (array('h', bytes(2 * SNAP * MAX_FOUND)), array('h', bytes(2 * SNAP * MAX_FOUND)))
-        self.st_lev = (bytearray(SNAP * MAX_FOUND), bytearray(SNAP * MAX_FOUND))
-        self.st_n = (bytearray(MAX_FOUND), bytearray(MAX_FOUND))    # pads, 0: no entry
-        self.st_fit = (array('i', bytes(4 * 6 * MAX_FOUND)), array('i', bytes(4 * 6 * MAX_FOUND)))
-        self.st = 0                                  # the table of the frame before
-        self.src = array('h', bytes(2 * MAX_FOUND))  # result i's entry: -1 none, q: entry q of
-        # the table before, 100 + j: group j's pads (_keep_rest)
+        # rest patterns (_steady): MAX_FOUND entries, each a chip's pads and levels at rest and
+        # the fit made of them; src[i]: result i's entry (-1 none; 100 + j while group j's pads
+        # are to become its new one, _keep_rest), psrc the frame before's
+        self.st_cells = array('h', bytes(2 * SNAP * MAX_FOUND))
+        self.st_lev = bytearray(SNAP * MAX_FOUND)
+        self.st_n = bytearray(MAX_FOUND)             # pads, 0: a free entry
+        self.st_fit = array('i', bytes(4 * 6 * MAX_FOUND))
+        self.src = array('h', bytes(2 * MAX_FOUND))
+        self.psrc = array('h', b"\xff\xff" * MAX_FOUND)
 
     # -- set-up ---------------------------------------------------------------------------------
     def set_ignored(self, g, flag):
@@ -385,7 +386,7 @@ class PresenceLocator:
         self.usable[g] = 1 if ((PRES_PRESENT[g >> 3] >> (g & 7)) & 1) and not flag else 0
         self.png = 0            # nothing of the frame before can be reused
         for q in range(MAX_FOUND):
-            self.st_n[self.st][q] = 0
+            self.st_n[q] = 0
         self.last_version = -1
 
     def set_radii(self, r_small, r_big):
@@ -479,7 +480,7 @@ class PresenceLocator:
                     self.err[n + i] = self.perr[s]
                     self.unc[n + i] = self.punc[s]
                     self.wander[n + i] = self.pwan[s]
-                    self.src[n + i] = s if self.st_n[self.st][s] else -1
+                    self.src[n + i] = self.psrc[s]
                 self.resn[j] = m
                 self.fine[j] = 1
                 n += m
@@ -531,21 +532,21 @@ class PresenceLocator:
             if not self.fine[j] and self.resn[j] != 255:
                 settled = 0
         self.settled = settled
+        self._near_hand(n)
         if sc is not None:
             self.last_version = sc.version
         return n
 
     # -- rest patterns: a chip alone keeps its fit through one pad's flicker ----------------------
     def _rest_of(self, i, n0):
-        """The rest pattern result i (a fresh fit) goes on with: the entry of the table before of
-        a chip of its kind nearest to it within FOLLOW_REACH that no result before it took
-        (n0: results of this frame before i's group), else -1."""
-        t = self.st
-        stn = self.st_n[t]
-        fit = self.st_fit[t]
+        """The rest pattern result i (a fresh fit) goes on with: the entry of a chip of its kind
+        nearest to it within FOLLOW_REACH that no result before it took (n0: results of this
+        frame before i's group), else -1."""
+        stn = self.st_n
+        fit = self.st_fit
         best = -1
         bd = self.FOLLOW_REACH * self.FOLLOW_REACH
-        for q in range(self.pn):
+        for q in range(MAX_FOUND):
             if not stn[q] or fit[6 * q] != self.kind[i]:
                 continue
             taken = False
@@ -569,16 +570,15 @@ class PresenceLocator:
         move); else group j's pads become its rest pattern."""
         q = self.src[i]
         if q >= 0:
-            t = self.st
             base = q * SNAP
-            cells = self.st_cells[t]
-            lev = self.st_lev[t]
+            cells = self.st_cells
+            lev = self.st_lev
             label = self.label
             grid = self.grid
             cur = j + 1
             d = 0
             both = 0
-            for e in range(self.st_n[t][q]):
+            for e in range(self.st_n[q]):
                 g = cells[base + e]
                 lv = lev[base + e]
                 if label[g] == cur:
@@ -591,7 +591,7 @@ class PresenceLocator:
                     break
             d += self.tot - both
             if d <= self.FLICKER:
-                fit = self.st_fit[t]
+                fit = self.st_fit
                 self.x[i] = fit[6 * q + 1]
                 self.y[i] = fit[6 * q + 2]
                 self.unc[i] = fit[6 * q + 3]
@@ -601,50 +601,57 @@ class PresenceLocator:
         self.src[i] = 100 + j if self.g0[j + 1] - self.g0[j] <= SNAP else -1
 
     def _keep_rest(self, n):
-        """This frame's rest patterns into the other table, which becomes the one before."""
-        t = self.st
-        u = 1 - t
+        """Entries no result goes on with are freed; groups' pads that became a result's rest
+        pattern go into free entries, with the fit made of them."""
+        stn = self.st_n
+        for q in range(MAX_FOUND):
+            used = False
+            for i in range(n):
+                if self.src[i] == q:
+                    used = True
+                    break
+            if not used:
+                stn[q] = 0
         for i in range(n):
-            q = self.src[i]
-            un = self.st_n[u]
-            uc = self.st_cells[u]
-            ul = self.st_lev[u]
-            uf = self.st_fit[u]
-            base = i * SNAP
-            if q < 0:
-                un[i] = 0
+            j = self.src[i] - 100
+            if j < 0:
                 continue
-            if q >= 100:
-                # group q - 100's pads, and the fit made of them
-                a = self.g0[q - 100]
-                c = self.g0[q - 99] - a
-                for e in range(c):
-                    g = self.cells[a + e]
-                    uc[base + e] = g
-                    ul[base + e] = self.grid[g]
-                un[i] = c
-                uf[6 * i] = self.kind[i]
-                uf[6 * i + 1] = self.x[i]
-                uf[6 * i + 2] = self.y[i]
-                uf[6 * i + 3] = self.unc[i]
-                uf[6 * i + 4] = self.wander[i]
-                uf[6 * i + 5] = self.err[i]
+            q = 0
+            while q < MAX_FOUND and stn[q]:
+                q += 1
+            if q == MAX_FOUND:
+                self.src[i] = -1
                 continue
-            # the entry before, as it was (a moving chip keeps where it rested)
-            tn = self.st_n[t][q]
-            tb = q * SNAP
-            tc = self.st_cells[t]
-            tl = self.st_lev[t]
-            for e in range(tn):
-                uc[base + e] = tc[tb + e]
-                ul[base + e] = tl[tb + e]
-            un[i] = tn
-            tf = self.st_fit[t]
-            for e in range(6):
-                uf[6 * i + e] = tf[6 * q + e]
-        for i in range(n, MAX_FOUND):
-            self.st_n[u][i] = 0
-        self.st = u
+            a = self.g0[j]
+            c = self.g0[j + 1] - a
+            base = q * SNAP
+            for e in range(c):
+                g = self.cells[a + e]
+                self.st_cells[base + e] = g
+                self.st_lev[base + e] = self.grid[g]
+            stn[q] = c
+            f = self.st_fit
+            f[6 * q] = self.kind[i]
+            f[6 * q + 1] = self.x[i]
+            f[6 * q + 2] = self.y[i]
+            f[6 * q + 3] = self.unc[i]
+            f[6 * q + 4] = self.wander[i]
+            f[6 * q + 5] = self.err[i]
+            self.src[i] = q
+        for i in range(MAX_FOUND):
+            self.psrc[i] = self.src[i] if i < n else -1
+
+    def _near_hand(self, n):
+        """A hand near a chip (putting it down, lifting it, a finger by it): its ragged rim
+        joins and leaves the chip's pads, so the fit may move without the chip: COARSE wander
+        this frame (not kept for the next)."""
+        if self.hand:
+            lim = self.HAND_NEAR * self.HAND_NEAR
+            for i in range(n):
+                dx = self.x[i] - self.hand_x
+                dy = self.y[i] - self.hand_y
+                if dx * dx + dy * dy < lim and self.wander[i] < self.COARSE:
+                    self.wander[i] = self.COARSE
 
     def _hand(self, j):
         self.resn[j] = 255
