@@ -34,7 +34,7 @@ FIRMWARE_HEAP_MAX = {"hall": 220_000,       # held after boot, code and objects 
                      "shift": 215_000}      # (measured 193 KB; 213.4 KB with issue 12's
                                             # four levels a pad: +2.3 KB the scanner's last
                                             # reading of every strobe, +2.3 KB the locator's
-                                            # rest patterns (1.5 KB since), code, 2026-12-02)
+                                            # rest patterns (0.7 KB since), code, 2026-12-02)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
                 "shift": 162_000}           # (measured 138 KB; 158.1 KB with all of the below)
 # (issue 15's folders: +3.6 KB with either front end, 145.8 -> 149.4 KB shift: a module object and
