@@ -390,8 +390,7 @@ def presence_unpack():
     grid = m.put(bytearray(96 * 48))
     rows_on = m.put(bytearray(96))
     toggles = m.put(bytearray(96 * 48))
-    packed = m.put(bytearray(96 * 6))
-    return call(fn, m, [12, buf, last, pmask, grid, rows_on, toggles, packed])
+    return call(fn, m, [12, buf, last, pmask, grid, rows_on, toggles])
 
 
 def presence_read_rows():

@@ -320,7 +320,7 @@ def presence():
                 changed = 0
         if done != (row == 0) or sc.frame != frame or sc.version != version:
             bad.append(["frame", step, sc.frame, frame, sc.version, version])
-        if (sc.grid != grid or sc.rows_on != rows_on or sc.packed != packed or sc.last != last
+        if (sc.grid != grid or sc.rows_on != rows_on or sc.last != last
                 or bytearray(tog(sc, g) for g in range(NC)) != toggles or sc.changed != changed):
             bad.append(["cells", step])
         if len(bad) > 5:

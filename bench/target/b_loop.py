@@ -467,13 +467,13 @@ class _Call9:
 
 
 class _Unpack:
-    """shift_scan.unpack()'s eight arguments through _Call9 (the ninth dropped)."""
+    """shift_scan.unpack()'s seven arguments through _Call9 (the last two dropped)."""
 
     def __init__(self, f):
         self.f = f
 
-    def call(self, a, b, c, d, e, g, h, i, _j):
-        return self.f(a, b, c, d, e, g, h, i)
+    def call(self, a, b, c, d, e, g, h, _i, _j):
+        return self.f(a, b, c, d, e, g, h)
 
 
 def _direct(sc):
@@ -493,7 +493,7 @@ def _direct(sc):
             from sensing import shift_scan as M
             row = (sc.row or M.PRES_STROBES) - M.STROBES_PER_STEP
             c = _Call9(_Unpack(M.unpack).call, (row, sc.rowbuf, sc.last, sc.pmask, sc.grid,
-                                                sc.rows_on, sc.toggles, sc.packed, 0))
+                                                sc.rows_on, sc.toggles, 0, 0))
         t += best(c.run, 1, 40000)
     return t / 16
 

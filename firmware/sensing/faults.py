@@ -294,19 +294,29 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
 
 
 @micropython.viper
-def _full(nsr: int, rows: int, pmask: ptr8, packed: ptr8, full: ptr8):
-    """Presence: full[k] = 1 when shift register k reads every pad of every row covered."""
+def _full(nsr: int, rows: int, pmask: ptr8, last: ptr8, full: ptr8, rps: int, line: int):
+    """Presence: full[k] = 1 when shift register k reads every pad of every row covered (last:
+    the scanner's last reading of every strobe; row r's first level at (r // rps) * line + (r %
+    rps) * nsr, line: the bytes of one line's strobes of every level)."""
     k = 0
     while k < nsr:
         f = 1
         i = k
+        j = k
+        h = 0
         e = rows * nsr
         while i < e:
             m = int(pmask[i])
-            if m != 0 and int(packed[i]) != m:
+            if m != 0 and int(last[j]) != m:
                 f = 0
                 break
             i += nsr
+            h += 1
+            if h == rps:
+                h = 0
+                j += line - (rps - 1) * nsr
+            else:
+                j += nsr
         full[k] = f
         k += 1
 
@@ -856,7 +866,8 @@ class FaultMonitor:
         # a shift register reading every pad covered, frame after frame
         if sc.version != self.version:
             self.version = sc.version
-            _full(BT.PRES_SR, BT.PRES_ROWS, sc.pmask, sc.packed, self.full)
+            _full(BT.PRES_SR, BT.PRES_ROWS, sc.pmask, sc.last, self.full, BT.PRES_RPS,
+                  BT.PRES_LEVELS * BT.PRES_RPS * BT.PRES_SR)
         for k in range(BT.PRES_SR):
             if self.mux_bad[k] or not self.full[k]:
                 self.sr_on[k] = 0

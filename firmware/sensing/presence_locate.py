@@ -373,8 +373,10 @@ class PresenceLocator:
         # rest patterns (_steady): MAX_FOUND entries, each a chip's pads and levels at rest and
         # the fit made of them; src[i]: result i's entry (-1 none; 100 + j while group j's pads
         # are to become its new one, _keep_rest), psrc the frame before's
-        self.st_cells = array('h', bytes(2 * SNAP * MAX_FOUND))
-        self.st_lev = bytearray(SNAP * MAX_FOUND)
+        # a pad of a pattern: cell << 3 | its level (levels 1 .. 4; N_CELLS << 3 < 2**16)
+        if PRES_LEVELS > 7 or N_CELLS > 8192:
+            raise ValueError("presence_locate: rest patterns hold cell << 3 | level in 16 bits")
+        self.st_cells = array('H', bytes(2 * SNAP * MAX_FOUND))
         self.st_n = bytearray(MAX_FOUND)             # pads, 0: a free entry
         self.st_fit = array('i', bytes(4 * 6 * MAX_FOUND))
         self.src = array('h', bytes(2 * MAX_FOUND))
@@ -572,7 +574,6 @@ class PresenceLocator:
         if q >= 0:
             base = q * SNAP
             cells = self.st_cells
-            lev = self.st_lev
             label = self.label
             grid = self.grid
             cur = j + 1
@@ -580,7 +581,8 @@ class PresenceLocator:
             both = 0
             for e in range(self.st_n[q]):
                 g = cells[base + e]
-                lv = lev[base + e]
+                lv = g & 7
+                g >>= 3
                 if label[g] == cur:
                     v = grid[g]
                     both += v
@@ -627,8 +629,7 @@ class PresenceLocator:
             base = q * SNAP
             for e in range(c):
                 g = self.cells[a + e]
-                self.st_cells[base + e] = g
-                self.st_lev[base + e] = self.grid[g]
+                self.st_cells[base + e] = (g << 3) | self.grid[g]
             stn[q] = c
             f = self.st_fit
             f[6 * q] = self.kind[i]

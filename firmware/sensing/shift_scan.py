@@ -14,9 +14,10 @@
 # frames, `grid[g]` is the cell's level (0: nothing over it .. PRES_LEVELS) by cell index
 # (row * PRES_COLS + col; cells without a pad stay 0). Beyond that: rows_on[row] counts the cells
 # of each row that see something (the locator visits only those rows), `version` changes
-# whenever a cell changed (the locator reuses its work on a still board), and `packed` holds
-# every row's bits of the first level (something over the pad), byte row * PRES_SR + k, as the
-# fault monitor reads them.
+# whenever a cell changed (the locator reuses its work on a still board), and `last` holds the
+# last reading of every strobe: strobe s's bytes at s * PRES_RPS * PRES_SR, row by row; the
+# first level's strobes (something over the pad) are what the fault monitor reads (a copy of
+# them, 0.6 KB, was the presence image's heap short of its floor).
 #
 # How a step runs (docs/performance.md, "What would fix the rest", 3): two @micropython.viper
 # functions. read_rows() strobes the step's lines and levels and reads each into its part of
@@ -28,8 +29,8 @@
 #
 # A real board needs the phototransistors to settle after a strobe (some 20 us); the simulator
 # needs nothing. RAM: 4.6 KB of cell levels, 2.3 KB of their changes, 2.3 KB of the last
-# reading of every strobe, 0.6 KB of first-level rows (the mask of where pads sit is
-# board_table's PRES_PMASK, bytes in flash).
+# reading of every strobe (the mask of where pads sit is board_table's PRES_PMASK, bytes in
+# flash).
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
 import sys
 import micropython
@@ -83,13 +84,12 @@ def read_rows(strobe: int, code: int, sel, load, spi, views) -> int:
 
 @micropython.viper
 def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on: ptr8,
-           toggles: ptr8, packed: ptr8) -> int:
+           toggles: ptr8) -> int:
     """The strobes read (buf: STROBES_PER_STEP strobes of _LINE bytes, from `strobe`) against
     the last reading of each: each byte that changed (pads only) is stored, and its changed
     bits raise or lower their cells' level in grid, count in rows_on (cells above level 0) and,
     when a cell goes from level 0 or to it, in toggles (4 bits a cell, cell g in bits (g & 1) *
-    4 of byte g >> 1, up to 15); the first
-    level's bits also go to packed (byte row * _SR + k). Returns the level changes."""
+    4 of byte g >> 1, up to 15). Returns the level changes."""
     changed = 0
     q = 0
     s = strobe
@@ -112,8 +112,6 @@ def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on:
                 old = int(last[k0 + k])
                 if v != old:
                     last[k0 + k] = v
-                    if lev == 0:
-                        packed[r * _SR + kk] = v
                     diff = v ^ old
                     g0 = r * _COLS + 8 * kk
                     j = 0
@@ -176,7 +174,6 @@ class PresenceScanner:
         self.grid = bytearray(N_CELLS)
         self.rows_on = bytearray(PRES_ROWS)
         self.last = bytearray(PRES_STROBES * _LINE)      # the last reading of every strobe
-        self.packed = bytearray(PRES_ROWS * PRES_SR)     # every row's first level
         # 1 bits where a pad sits: a constant of the board table (in flash when frozen)
         self.pmask = PRES_PMASK
         self.rowbuf = bytearray(STROBES_PER_STEP * _LINE)    # the step's strobes as read
@@ -196,7 +193,7 @@ class PresenceScanner:
         row = self.row
         self.code = read_rows(row, self.code, self.sel, self.load, self.spi, self.views)
         n = unpack(row, self.rowbuf, self.last, self.pmask, self.grid, self.rows_on,
-                   self.toggles, self.packed)
+                   self.toggles)
         if n:
             self.changed += n
         row += STROBES_PER_STEP
