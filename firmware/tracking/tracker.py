@@ -94,6 +94,13 @@ class Tracker:
     # partly off the pads is taken for chips in some frames.
     HAND_NEAR = 600
     HAND_RECENT_MS = 250
+    # a chip last seen this near a hand's centre lies under the hand's patch (a palm covers 65
+    # pads and more, 45 mm about its centre): it is hidden, not seen elsewhere, so it is not
+    # followed this frame to a chip farther than MOVE_TOL (+ wander) from it. A piece of the
+    # hand's ragged rim cut off from its patch, which the locator may take for a chip, lies
+    # 40 - 65 mm out; a chip followed to one and lost there, beyond HAND_NEAR, was judged
+    # flicked off while the hand lifted it (issue 12)
+    HAND_HIDES = 300
     HAND_FRAMES = 2
     # ... and by the edge a hand mostly off the pads is no hand to the locator but a crowd of
     # chips that come and go where a chip lay (a lift 2 mm from the side was taken for a flick
@@ -502,6 +509,8 @@ class Tracker:
                     best = j
             if best >= 0 and self._taken_by_nearer(i, best, bd):
                 best = -1                 # its fit is another chip's: it went under a hand
+            if best >= 0 and loc.hand and _near(xi, yi, loc.hand_x, loc.hand_y, self.HAND_HIDES):
+                best = -1                 # under the hand's patch: hidden, not gone elsewhere
             if best < 0:
                 seen[i] = 0               # vanished: into a cup, off the board or lifted
                 self.gone_t[i] = now
