@@ -246,3 +246,33 @@ def test_every_3_mm_move_of_a_still_chip_moves_its_fit_beyond_the_move_tolerance
         if d <= 10:
             short.append((kind, x, y, a, d))
     assert not short, short
+
+
+def test_a_hands_ragged_rim_by_the_boards_end_is_no_chip(drv):
+    # issue 12, the seed-41 bench's lift after shot 48: the hand lifting a small chip 42 mm from
+    # end a's bumper; its ragged rim reaches the last row of pads (5 mm inside the board), and a
+    # sliver of it, cut off from the hand's patch, was fitted as a small chip centred beyond the
+    # board's end (y -483 mm), 60 mm and more from the hand's centre (the tracker followed the
+    # lifted chip to it and judged it flicked off). In a frame with a hand, no fit centred off
+    # the board is a chip; a chip at rest by the end, beside the hand, still is
+    hand = (-1170, -4220)
+    r = locate(drv, [[]] * 12, frames=2, hands=[hand])
+    assert r["r"] == [[]] * 12 and all(r["hand"]), r
+    by_end = (600, -4640, "small")
+    r = locate(drv, [[by_end]], frames=3, hands=[hand])
+    assert match([by_end], r["r"][0]) is not None and r["hand"] == [1], r
+    locate(drv, [[]], frames=2)
+    # a sliver of five pads at their last level in the last row, the hand 45 mm off: no chip;
+    # the same sliver with no hand (a chip going over the end) is still fitted, beyond it
+    for hands in ([(0, -4000)], []):
+        locate(drv, [[]], frames=2, hands=hands)
+        for g in range(10, 15):
+            drv(op="level", cell=g, delta=4)
+        r = locate(drv, [[]], frames=3, hands=hands)
+        if hands:
+            assert r["r"] == [[]] and r["hand"] == [1], r
+        else:
+            assert r["r"][0] and all(f[2] < -4800 for f in r["r"][0]), r
+        # the pads read afresh (a hand over them, then none): nothing left for the next test
+        locate(drv, [[]], frames=2, hands=[(-1150, -4500)])
+        assert locate(drv, [[]], frames=2)["r"] == [[]]

@@ -99,7 +99,8 @@ class Tracker:
     # followed this frame to a chip farther than MOVE_TOL (+ wander) from it. A piece of the
     # hand's ragged rim cut off from its patch, which the locator may take for a chip, lies
     # 40 - 65 mm out; a chip followed to one and lost there, beyond HAND_NEAR, was judged
-    # flicked off while the hand lifted it (issue 12)
+    # flicked off while the hand lifted it (issue 12). Nor is a chip lost there found again
+    # elsewhere while the hand is seen
     HAND_HIDES = 300
     HAND_FRAMES = 2
     # ... and by the edge a hand mostly off the pads is no hand to the locator but a crowd of
@@ -509,7 +510,7 @@ class Tracker:
                     best = j
             if best >= 0 and self._taken_by_nearer(i, best, bd):
                 best = -1                 # its fit is another chip's: it went under a hand
-            if best >= 0 and loc.hand and _near(xi, yi, loc.hand_x, loc.hand_y, self.HAND_HIDES):
+            if best >= 0 and self._under_hand(xi, yi):
                 best = -1                 # under the hand's patch: hidden, not gone elsewhere
             if best < 0:
                 seen[i] = 0               # vanished: into a cup, off the board or lifted
@@ -533,6 +534,8 @@ class Tracker:
             ki = kind[i]
             xi = tx[i]
             yi = ty[i]
+            if self._under_hand(xi, yi):
+                continue                  # hidden under the hand while it is there
             for j in range(n):
                 if claimed[j] or lk[j] != ki:
                     continue
@@ -556,6 +559,11 @@ class Tracker:
             self._hand_at(now)
         if not self.graded:
             self._ghosts(n, now)
+
+    def _under_hand(self, x, y):
+        """A hand is seen (presence pads) and (x, y) lies under its patch (HAND_HIDES)."""
+        loc = self.loc
+        return loc.hand and _near(x, y, loc.hand_x, loc.hand_y, self.HAND_HIDES)
 
     def _taken_by_nearer(self, i, j, d):
         """A slot still to be matched this frame, of i's kind, lies nearer (d: i's squared
