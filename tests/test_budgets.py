@@ -31,12 +31,15 @@ ONE_WORKER = ("mem", "host_mpy")
 FIRMWARE_HEAP_MAX = {"hall": 220_000,       # held after boot, code and objects (measured 189 KB;
                                             # 217.0 KB after issue 15's folders and app split and
                                             # issues 12-13's tracker, 2026-12-01)
-                     "shift": 215_000}      # (measured 193 KB; 213.4 KB with issue 12's
+                     "shift": 217_000}      # (measured 193 KB; 213.4 KB with issue 12's
                                             # four levels a pad: +2.3 KB the scanner's last
                                             # reading of every strobe, +2.3 KB the locator's
-                                            # rest patterns (0.7 KB since), code, 2026-12-02)
+                                            # rest patterns (0.7 KB since), code, 2026-12-02;
+                                            # 214.4 KB rebased on d7b7249, main 208.4 KB)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 162_000}           # (measured 138 KB; 158.1 KB with all of the below)
+                "shift": 165_000}           # (measured 138 KB; 158.1 KB with all of the below;
+                                            # 162.3 KB with issue 12's four levels a pad rebased
+                                            # on d7b7249, main 159.6 KB: +2.8 KB)
 # (issue 15's folders: +3.6 KB with either front end, 145.8 -> 149.4 KB shift: a module object and
 # dict per folder, a package's __path__, the longer dotted names; with the hall pads also the hall
 # locator's three seams' modules, 155.9 -> 162.0 KB in all. On the Pico +2.3 / +4.7 KB estimated,
@@ -64,10 +67,13 @@ PICO_ESTIMATE_MAX = {"hall": 182_000,      # (171.6 KB after the app split and i
 # copies, locate.near_pads); issue 14's held results, best games (best.mpy 3.0 KB) and buzzer
 # (buzzer + tunes 1.1 KB) +7.1 KB: flash is plentiful (1.4 MB of filesystem), best/buzzer take no
 # RAM unless used, and the frozen image keeps code out of the heap)
-MPY_TOTAL_MAX = 143_000     # (126.7 KB after issue 15's folders, the app split and issues 12-13;
+MPY_TOTAL_MAX = 149_000     # (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
 # 139.3 -> 142.2 KB with issue 13's rest -> shown: the OLED's partial pages +1.5 KB and zones'
-# segment loop +0.8 KB of armv6m code, the unreadable fault and the locator's crowd rule +0.5 KB)
+# segment loop +0.8 KB of armv6m code, the unreadable fault and the locator's crowd rule +0.5 KB;
+# +3.8 KB with issue 12's four levels a pad: presence_locate.mpy 10.7 -> 13.7 KB (the levels in
+# delta() and the fits, rest patterns, fits off the board left out in a frame with a hand),
+# shift_scan.mpy 2.8 -> 3.3 KB, 2026-12-02)
 
 
 def quick_timelines():
