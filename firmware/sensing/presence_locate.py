@@ -36,19 +36,20 @@ from micropython import const
 from array import array
 
 from tables.board_table import (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0, PRES_PRESENT,
-                         PRES_LEVELS, PRES_LEV, R_SMALL, R_BIG, ADC_PEAK, HALF_W, HALF_L,
-                         CORNER_SUM)
+                         PRES_LEVELS, PRES_LEV, R_SMALL, R_BIG, ADC_PEAK)
 from tracking.shot import KIND_SMALL, KIND_BIG
 
 N_CELLS = PRES_COLS * PRES_ROWS
 MAX_FOUND = const(8)
 MAX_COMP = const(16)       # groups of pads per frame at most
-MAX_CELLS = const(1200)    # covered pads per frame at most (a hand covers about 65)
 MAX_K = const(4)           # chips in one group at most
 # issue 13: a hand covers about 65 pads, four big chips 56; a frame with this many covered is
 # no chips but a fault (a dead 74HC165 chain reading every pad covered: flooding its 1200 took
 # 1.8 s a frame on the chip). Such a frame is not read: the last chips stand, unread counts it
 MAX_PLAUSIBLE = const(256)
+# covered pads a frame holds at most: the flood stops at MAX_PLAUSIBLE, after a pad's 8
+# neighbours at most (1200, every pad, before the bound: 1.9 KB of the chip's heap)
+MAX_CELLS = const(264)
 MAX_SPECK = const(8)
 SNAP = const(20)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
 _P = PRES_PITCH
@@ -71,6 +72,14 @@ _PITCH = const(100)
 _X0 = const(-2350)
 _Y0 = const(-4750)
 assert (_COLS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_PITCH, PRES_X0, PRES_Y0)
+# ... and the board's outline (_off_board; checked without importing the names, each of which
+# would be a global of this module on the chip's heap)
+_HALF_W = const(2400)
+_HALF_L = const(4800)
+_CORNER_SUM = const(6600)
+_BT = sys.modules["tables.board_table"]
+assert (_HALF_W, _HALF_L, _CORNER_SUM) == (_BT.HALF_W, _BT.HALF_L, _BT.CORNER_SUM)
+del _BT
 
 # the 8 directions a chip is moved in
 _DX = (1, 1, 0, -1, -1, -1, 0, 1)
@@ -668,7 +677,7 @@ class PresenceLocator:
                 y = self.y[i]
                 ax = x if x >= 0 else -x
                 ay = y if y >= 0 else -y
-                if ax > HALF_W or ay > HALF_L or ax + ay > CORNER_SUM:
+                if ax > _HALF_W or ay > _HALF_L or ax + ay > _CORNER_SUM:
                     self.fine[j] = 0
                     continue
                 if w != i:

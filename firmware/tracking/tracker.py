@@ -31,6 +31,14 @@ EV_SHOT = const(1)
 EV_PLACED = const(2)
 EV_TAKEN = const(3)
 EV_CHANGED = const(4)
+# A chip last seen this near (0.1 mm) a hand's centre lies under the hand's patch (presence
+# pads: a palm covers 65 pads and more, 45 mm about its centre): it is hidden, not seen
+# elsewhere, so it is not followed that frame to a chip farther than the move tolerance from
+# it, nor found again elsewhere while the hand is seen. A piece of the hand's ragged rim cut
+# off from its patch, which the locator may take for a chip, lies 40 - 65 mm out; a chip
+# followed to one and lost there, beyond HAND_NEAR, was judged flicked off while the hand
+# lifted it (issue 12). A constant, not a class attribute: no entry on the chip's heap
+_HAND_HIDES = const(300)
 
 
 class Tracker:
@@ -94,14 +102,6 @@ class Tracker:
     # partly off the pads is taken for chips in some frames.
     HAND_NEAR = 600
     HAND_RECENT_MS = 250
-    # a chip last seen this near a hand's centre lies under the hand's patch (a palm covers 65
-    # pads and more, 45 mm about its centre): it is hidden, not seen elsewhere, so it is not
-    # followed this frame to a chip farther than MOVE_TOL (+ wander) from it. A piece of the
-    # hand's ragged rim cut off from its patch, which the locator may take for a chip, lies
-    # 40 - 65 mm out; a chip followed to one and lost there, beyond HAND_NEAR, was judged
-    # flicked off while the hand lifted it (issue 12). Nor is a chip lost there found again
-    # elsewhere while the hand is seen
-    HAND_HIDES = 300
     HAND_FRAMES = 2
     # ... and by the edge a hand mostly off the pads is no hand to the locator but a crowd of
     # chips that come and go where a chip lay (a lift 2 mm from the side was taken for a flick
@@ -561,9 +561,9 @@ class Tracker:
             self._ghosts(n, now)
 
     def _under_hand(self, x, y):
-        """A hand is seen (presence pads) and (x, y) lies under its patch (HAND_HIDES)."""
+        """A hand is seen (presence pads) and (x, y) lies under its patch (_HAND_HIDES)."""
         loc = self.loc
-        return loc.hand and _near(x, y, loc.hand_x, loc.hand_y, self.HAND_HIDES)
+        return loc.hand and _near(x, y, loc.hand_x, loc.hand_y, _HAND_HIDES)
 
     def _taken_by_nearer(self, i, j, d):
         """A slot still to be matched this frame, of i's kind, lies nearer (d: i's squared
