@@ -66,7 +66,7 @@ bench: $(STAMP) rp2040js
 	$(VPY) -m bench.rp2040
 
 # The wiring documents from wiring/pinmap.json and board/geometry.json (tools/wiring.py):
-# bom.csv, harness.yml + harness.svg (WireViz, needs Graphviz's dot: installed here when
+# bom.csv, bom_presence.csv, harness.yml + harness.svg (WireViz, needs Graphviz's dot: installed here when
 # missing and we are root), mux_circuit.svg, board.svg. tests/test_wiring.py checks them.
 wiring: $(STAMP)
 	@command -v dot >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq graphviz >/dev/null; } \

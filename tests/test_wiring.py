@@ -79,3 +79,42 @@ def test_board_drawing_has_every_pad_and_zone():
         for k in ("back4", "cup3", "pocket", "zline", "z3", "e2", "n2", "n3", "cup"):
             assert f"<title>{end}.{k}</title>" in svg
     assert "<title>center</title>" in svg
+
+
+def test_presence_bom_follows_the_levels_lines_and_select_pins():
+    # the presence front end's parts (wiring/bom_presence.csv): four levels a pad and lines of
+    # two rows (issue 12) take twelve 74HC165s, 48 line MOSFETs, four level rails, an 8-bit
+    # Gray-coded select (GP27 the 8th pin); one threshold and one row a strobe took six
+    # 74HC165s, 96 line MOSFETs and a 7-bit select
+    pm, board = wiring.load()
+
+    def pres(geom_edit=None, pm_edit=None):
+        p = json.load(open(DEFAULT_GEOMETRY))
+        if geom_edit:
+            geom_edit(p["presence"])
+        m = copy.deepcopy(pm)
+        if pm_edit:
+            pm_edit(m)
+        rows = wiring.presence_bom_rows(m, Board(p))
+        return {r[0]: r[4] for r in rows}
+
+    now = pres()
+    assert (now["PD"], now["US"], now["QL"], now["QR"], now["UR"], now["UD"], now["UX"]) == \
+        (4476, 12, 48, 4, 4, 3, 2)
+    assert len(pm["shift"]["row_select"]) == 8 and 27 in pm["shift"]["row_select"]
+
+    def one_threshold(pr):
+        pr["levels"] = [0.0]
+        pr["rows_per_strobe"] = 1
+
+    before = pres(one_threshold, lambda m: m["shift"]["row_select"].remove(27))
+    assert (before["PD"], before["US"], before["QL"], before["QR"], before["UD"], before["UX"]) == \
+        (4476, 6, 96, 1, 6, 2)
+    assert before["UE"] == 1            # six 74HC154s: a 74HC138 enables one
+    # four levels on one row a strobe: 384 strobes, more than the 8 select pins can name
+    try:
+        pres(lambda pr: pr.update(rows_per_strobe=1))
+    except SystemExit as e:
+        assert "select" in str(e)
+    else:
+        raise AssertionError("384 strobes on 8 select pins were accepted")

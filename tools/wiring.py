@@ -6,6 +6,8 @@ the one board geometry (board/geometry.json through boardsim/geometry.py).
 
 Writes:
   wiring/bom.csv              bill of materials, quantities derived from the pad count
+  wiring/bom_presence.csv     the presence front end's own parts instead of the hall pads'
+                              (front_end "shift": pads, 74HC165s, line and level drive)
   wiring/harness.yml          WireViz description of every harness, from the pin map
   wiring/harness.svg          its drawing (WireViz + Graphviz's dot; committed, so that a
                               checkout without Graphviz has it; --check does not redraw it)
@@ -114,13 +116,81 @@ def bom_rows(pm, board):
     return rows
 
 
-def bom_csv(pm, board):
+def bom_csv(pm, board, rows=None):
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["ref", "part", "manufacturer", "part_number", "qty", "qty_from", "note"])
-    for r in bom_rows(pm, board):
+    for r in (bom_rows(pm, board) if rows is None else rows):
         w.writerow(r)
     return out.getvalue()
+
+
+def presence_counts(pm, board):
+    """The presence front end's quantities (config.json front_end "shift", docs/sensing.md,
+    "The second front end"): a strobe lights one line of rows_per_strobe rows at one level's
+    LED current; strobe s is line s // levels, level s % levels, its number a Gray code on the
+    pin map's row_select pins."""
+    cols, rows, _pitch, _x0, _y0, present = board.presence_grid
+    rps = int(board.presence["rows_per_strobe"])
+    levels = len(board.presence["levels"])
+    lines = rows // rps
+    strobes = lines * levels
+    sel = len(pm["shift"]["row_select"])
+    if strobes > 1 << sel:
+        raise SystemExit(f"presence: {strobes} strobes need {(strobes - 1).bit_length()} select "
+                         f"pins, the pin map has {sel}")
+    line_dec = math.ceil(lines / 16)               # 74HC154s, one line MOSFET per output
+    # one 2-to-4 decoder (half a 74HC139) picks the level's rail, another the 74HC154 enabled;
+    # more than four of either take a 74HC138 instead
+    halves = (1 if levels <= 4 else 0) + (1 if line_dec <= 4 else 0)
+    return {"pads": sum(1 for p in present if p), "sr": math.ceil(cols / 8) * rps,
+            "lines": lines, "levels": levels, "sel": sel, "xor": math.ceil((sel - 1) / 4),
+            "line_dec": line_dec, "dec139": math.ceil(halves / 2),
+            "dec138": (levels > 4) + (line_dec > 4),
+            "tiles": math.ceil(board.width / TILE_MM) * math.ceil(board.length / TILE_MM)}
+
+
+def presence_bom_rows(pm, board):
+    """The presence pads' own parts, instead of bom.csv's hall sensors, magnets, multiplexers
+    and their PCBs (the Pico, displays, beams, buttons and supplies as there)."""
+    c = presence_counts(pm, board)
+    logic = c["sr"] + c["xor"] + c["line_dec"] + c["dec139"] + c["dec138"]
+    rows = [
+        ("PD", "IR reflective sensor (IR LED + phototransistor), SMD", "Everlight",
+         "ITR8307/S17/TR8", c["pads"], "presence pads in board/geometry.json",
+         "one per pad under the IR-transparent surface"),
+        ("RL", "LED resistor 0603", "Yageo", "RC0603FR-07100RL", c["pads"], "presence pads",
+         "one per pad's IR LED"),
+        ("RP", "phototransistor pull-up 0603", "Yageo", "RC0603FR-0747KL", c["pads"],
+         "presence pads", "gives each 74HC165 input its level"),
+        ("US", "8-bit parallel-in shift register", "Texas Instruments", "SN74HC165PWR", c["sr"],
+         "ceil(columns / 8) x rows_per_strobe", "one chain, read over SPI1 (load on the pin map's load pin)"),
+        ("UX", "quad XOR gate", "Texas Instruments", "SN74HC86PWR", c["xor"],
+         "row_select pins in wiring/pinmap.json - 1, 4 a chip",
+         "the select pins' Gray code back to the strobe number"),
+        ("UD", "4-to-16 line decoder", "Texas Instruments", "SN74HC154PWR", c["line_dec"],
+         "lines (rows / rows_per_strobe) / 16", "one output per line MOSFET"),
+        ("UL", "dual 2-to-4 line decoder", "Texas Instruments", "SN74HC139PWR", c["dec139"],
+         "levels and line decoders, 4 each", "one half picks the level's LED rail, the other the line decoder"),
+        ("QL", "P-channel MOSFET 30 V 4 A, SOT-23", "Alpha & Omega", "AO3401A", c["lines"],
+         "lines (rows / rows_per_strobe)", "switches one line's LEDs and phototransistors"),
+        ("QR", "P-channel MOSFET 30 V 4 A, SOT-23", "Alpha & Omega", "AO3401A", c["levels"],
+         "levels in board/geometry.json", "switches one level's LED rail"),
+        ("UR", "LED rail regulator, adjustable, 800 mA", "Texas Instruments", "LM1117MP-ADJ/NOPB",
+         c["levels"], "levels", "one per level: that level's LED current (docs/sensing.md)"),
+        ("CR", "470 uF 10 V electrolytic", "Panasonic", "EEE-FK1A471P", c["levels"], "levels",
+         "carries a line's pulses (about 1 A for 25 us) on each rail"),
+        ("CD", "100 nF X7R 0402 decoupling", "Murata", "GRM155R71C104KA88D", logic,
+         "logic chips", "one per chip"),
+        ("PCB", "presence pad tile PCB 240 x 240 mm, 2 layers", "any PCB house", "ZENN-PRES-240",
+         c["tiles"], "board outline / 240 mm tiles", "pads, line MOSFETs, 74HC165s, ribbon headers"),
+        ("S", "IR-transparent acrylic sheet 3 mm (black to the eye), 480 x 960 mm", "any",
+         "PMMA-IR-3", 1, "one", "the playing surface over the pads"),
+    ]
+    if c["dec138"]:
+        rows.append(("UE", "3-to-8 line decoder", "Texas Instruments", "SN74HC138PWR",
+                     c["dec138"], "more than 4 levels or line decoders", "instead of a 74HC139 half"))
+    return rows
 
 
 # -- harnesses (WireViz) -------------------------------------------------------------------
@@ -358,6 +428,7 @@ def outputs(pm, board):
     """{path: text} of every generated text file."""
     return {
         os.path.join(WIRING, "bom.csv"): bom_csv(pm, board),
+        os.path.join(WIRING, "bom_presence.csv"): bom_csv(pm, board, presence_bom_rows(pm, board)),
         os.path.join(WIRING, "harness.yml"): harness_yaml(pm),
         os.path.join(WIRING, "mux_circuit.svg"): mux_circuit_svg(pm, board),
         os.path.join(WIRING, "board.svg"): board_svg(board),
