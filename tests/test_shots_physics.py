@@ -585,3 +585,21 @@ def test_a_small_chip_flicked_into_a_big_chip_under_a_millimetre_away_is_the_fug
     res = _trap_results(SEED41_HIT_FROM_CLOSE, front_end)
     assert res[1]["want"] == ("fugitive", "small", "b.backcourt", "trapped_hit", None)
     assert res[1]["got"][:2] == ("fugitive", "small"), res[1]
+
+
+def test_a_chip_lifted_by_the_side_into_a_crowd_of_big_ghosts_is_no_shot(runtime):
+    # the seed-41 bowling bench on four-level presence pads (shot 187): a small chip at rest
+    # 1 mm from the side (x 225 mm); the hand lifting it, over it and partly off the pads, was
+    # fitted as four big chips from the frame the small chip went (a hand in one frame only).
+    # The crowd was looked at only in that frame, with none counted yet: off the board, sure
+    # (no_basket). A chip gone into a crowd that goes on for GHOST_FRAMES was lifted
+    sc = {"game": "bowling", "players": 1, "steps": [
+        {"place": {"small": {"x": -118.11, "y": -425.87}}}, {"flick": "small", "v": [-1242.4, 2411.9]},
+        {"wait_ms": 1500}, {"take": "small"},
+        {"place": {"small": {"x": 203.9, "y": -189.52}}}, {"flick": "small", "v": [-1860.9, 379.5]},
+        {"wait_ms": 2000}]}
+    f = _final(-118.11, -425.87, (-1242.4, 2411.9))
+    assert f[0] == "board" and f[1] > 224, f          # by the side, 1 mm from it
+    r = run_timeline(compile_scenario(parse(sc)), runtime, config={"front_end": "shift"})
+    shots = r.events_of("shot")
+    assert [s["ball"] for s in shots] == [1, 2] and shots[1]["zone"] != "off", shots

@@ -614,7 +614,12 @@ class Tracker:
 
     def _ghosts(self, n, now):
         """Presence pads: count a frame for every chip with a chip the locator sees, that is no
-        tracked chip, within HAND_NEAR of where it lay (GHOST_FRAMES)."""
+        tracked chip, within HAND_NEAR of where it lay (GHOST_FRAMES). A chip already gone
+        whose crowd goes on to GHOST_FRAMES was lifted too: a hand by the side, over the chip
+        and partly off the pads, was fitted as four big chips from the frame the small chip
+        went, and only the frame it went was looked at (a lift taken for a flick off, the
+        seed-41 bench on four-level pads). A crowd that begins more than HAND_RECENT_MS after
+        the chip went did not take it."""
         loc = self.loc
         lx = loc.x
         ly = loc.y
@@ -629,10 +634,15 @@ class Tracker:
                     g = self.ghost_n[i]
                     if g and time.ticks_diff(now, self.ghost_t[i]) > self.HAND_RECENT_MS:
                         g = 0
+                    if g == 0 and not self.seen[i] and \
+                            time.ticks_diff(now, self.gone_t[i]) > self.HAND_RECENT_MS:
+                        break
                     if g < 255:
                         g += 1
                     self.ghost_n[i] = g
                     self.ghost_t[i] = now
+                    if g >= self.GHOST_FRAMES and not self.seen[i]:
+                        self.handed[i] = 1
                     break
 
     def _follow(self, i, j):
