@@ -310,8 +310,18 @@ for t in range(job["trials"]):
     for i in range(len(pmask)):
         pmask[i] = 0xFF if rng.below(10) else rng.below(256)
         packed[i] = pmask[i] if rng.below(400) else rng.below(256)
+    # the scanner's last reading of every strobe (issue 12's four levels, lines of PRES_RPS
+    # rows): row r's first level at (r // RPS) * line + (r % RPS) * SR; the other levels'
+    # bytes random (the monitor must not read them)
+    line = BT.PRES_LEVELS * BT.PRES_RPS * BT.PRES_SR
+    last = bytearray((BT.PRES_ROWS // BT.PRES_RPS) * line)
+    for i in range(len(last)):
+        last[i] = rng.below(256)
+    for r in range(BT.PRES_ROWS):
+        for sr in range(BT.PRES_SR):
+            last[(r // BT.PRES_RPS) * line + (r % BT.PRES_RPS) * BT.PRES_SR + sr] = packed[r * BT.PRES_SR + sr]
     full = bytearray(BT.PRES_SR)
-    FA._full(BT.PRES_SR, BT.PRES_ROWS, pmask, packed, full)
+    FA._full(BT.PRES_SR, BT.PRES_ROWS, pmask, last, full, BT.PRES_RPS, line)
     for sr in range(BT.PRES_SR):
         f = 1
         for r in range(BT.PRES_ROWS):

@@ -306,6 +306,10 @@ class PresenceLocator:
         self.hand_x = 0
         self.hand_y = 0
         self.hand_cells = 0
+        # a changed group fitted as MAX_K chips this frame: what a hand by the edge, partly off
+        # the pads, looks like (its ragged rim changes every frame); the fault monitor takes it
+        # for a hand (faults.py, flickering pads)
+        self.crowd = 0
         self.specks = 0
         self.speck = array('h', bytes(2 * MAX_SPECK))
         self.r_small = R_SMALL - self.RIM      # seen radii (calibration: set_radii)
@@ -445,6 +449,7 @@ class PresenceLocator:
         n = 0
         self.hand = 0
         self.hand_cells = 0
+        self.crowd = 0
         self.specks = 0
         # each chip of the frame before goes with the group nearest to it (_follow)
         lim = self.FOLLOW_REACH * self.FOLLOW_REACH
@@ -506,6 +511,8 @@ class PresenceLocator:
             if m < 0:
                 self._hand(j)
                 continue
+            if m >= MAX_K and not still:
+                self.crowd = 1
             for i in range(m):
                 self.kind[n + i] = KIND_SMALL if self.br[i] == self.r_small else KIND_BIG
                 self.x[n + i] = self.bx[i]
