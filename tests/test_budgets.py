@@ -53,12 +53,13 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 182_000,      # (171.6 KB after the app split and issues 12-13's
+PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and issues 12-13's
                      "shift": 175_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # hall 176.8 KB with issue 13's fit in viper, hall_fit.mpy 3.7 -> 12.6 KB: its machine code is
 # on the heap of a stock .mpy deployment only, the frozen image holds it in flash, 185,840 B
 # free after boot there, 32 B less than before; +3 KB with the seed-41 Trap Zenn fixes: cup
-# drops by distance, lost first movers, the rest positions' sure / maybe zones and weigh())
+# drops by distance, lost first movers, the rest positions' sure / maybe zones and weigh();
+# 182.0 KB with issue 13's partial OLED pages and issue 12's hand and crowd rules in the tracker)
 # (issue 15, a stock .mpy deployment only: the folders' package modules and the hall locator's
 # three seams' modules, +4.7 KB estimated with the hall pads (159.7 -> 164.4 KB), +2.4 KB with the
 # presence pads (162.0 -> 164.4 KB); the frozen image, which ships, holds no code on the heap)
