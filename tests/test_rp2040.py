@@ -80,6 +80,7 @@ def test_the_chip_side_pad_models_give_the_same_readings_as_the_worlds(tmp_path)
     p.set_fault(3, PM.FLICKER)
     p.set_fault(40, PM.STUCK_OFF)
     p.set_sr_fault(1, PM.STUCK_ON)
+    NSEL = p.strobes.bit_length()                 # row-select pins: a Gray code of the strobe
     dummy = tmp_path / "nothing.bin"              # no chip is powered: any image will do
     dummy.write_bytes(b"\0" * 16384)
     with Pico(str(dummy), str(dummy), node=images.node()) as pico:
@@ -87,21 +88,22 @@ def test_the_chip_side_pad_models_give_the_same_readings_as_the_worlds(tmp_path)
                         "channels": T.CHANNELS, "adc_zero": T.ADC_ZERO, "sel": [0, 1, 2, 3],
                         "bank": [4, 5, 6, 7], "noise_lsb": h.noise_lsb, "seed": h.state,
                         "clean": list(h.clean), "base": list(h.base), "fault": list(h.fault)},
-                   {"rows": p.rows, "cols": p.cols, "nsr": p.nsr, "row_sel": list(range(7)),
+                   {"rows": p.rows, "cols": p.cols, "nsr": p.nsr, "row_sel": list(range(NSEL)),
                     "seed": p.rng, "state": bytes(p.state).hex(), "ragged": bytes(p.ragged).hex(),
                     "fault": bytes(p.fault).hex(), "sr_fault": bytes(p.sr_fault).hex(),
-                    "nfault": p.nfault})
+                    "nfault": p.nfault, "nlev": p.nlev, "rps": p.rps, "strobes": p.strobes,
+                    "coin": bytes(p.coin).hex()})
         pads = [i % h.n for i in range(0, 7000, 7)] + list(range(20))
-        rows = [r % p.rows for r in range(0, 400, 3)]
+        rows = [r % p.strobes for r in range(0, 400, 3)]      # strobes: rows x levels
         got = pico.call(cmd="sample", pads=pads, rows=rows)
     want_hall = [h.read(pad) for pad in pads]
     want_pres = []
     levels = bytearray(32)
     p._levels = levels
-    p.row_sel = tuple(range(7))
+    p.row_sel = tuple(range(NSEL))
     for r in rows:
         code = r ^ (r >> 1)
-        for i in range(7):
+        for i in range(NSEL):
             levels[i] = (code >> i) & 1
         p.latch()
         want_pres.append(list(p.latched))
@@ -451,8 +453,11 @@ for ox, oy, nx, ny, r in ((-2350, -4750, -2340, -4740, 220), (2350, 4750, 2360, 
     hr = array('i', [r, 200])
     usable = bytearray(b"\x01" * (BT.PRES_COLS * BT.PRES_ROWS))
     label = bytearray(BT.PRES_COLS * BT.PRES_ROWS)
-    win = array('i', [0, BT.PRES_COLS - 1, 0, BT.PRES_ROWS - 1, 0, 60, 1])
-    res.append(LP.delta(0, nx, ny, 1, hx, hy, hr, usable, label, win))
+    grid = bytearray(BT.PRES_COLS * BT.PRES_ROWS)
+    # the window: columns, rows, the group's label, tolerance, overlap, the levels, then k
+    win = array('i', [0, BT.PRES_COLS - 1, 0, BT.PRES_ROWS - 1, 0, 60, 1, BT.PRES_LEVELS]
+                + list(BT.PRES_LEV) + [1])
+    res.append(LP.delta(0, nx, ny, hx, hy, hr, usable, label, win, grid))
 out["delta"] = res
 # take() (Locator._take's pass): readings across the 'h' grid's whole range (a viper ptr16 loads
 # them unsigned), the 12-bit ADC's steps (multiples of 16 less a baseline), both rails and the

@@ -139,6 +139,14 @@ def ram_after_boot(display="oled", heap=HEAP):
                                     os.path.join(FIRMWARE, name)], capture_output=True, text=True)
                 if r.returncode != 0:
                     raise SystemExit(f"mpy-cross -march=x64 failed on {name}:\n{r.stderr}")
+        # the simulator's table as .mpy too: compiled from source at import, its largest tuple
+        # (the presence pads' levels) needed 147 KB in one piece for a moment, more than the
+        # heap measured here holds beside the firmware; loaded from .mpy it is built once
+        r = subprocess.run([mpy_cross(), "-march=x64", OPT, "-o", os.path.join(lib, "world_table.mpy"),
+                            os.path.join(ROOT, "boardsim", "target", "world_table.py")],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"mpy-cross -march=x64 failed on world_table.py:\n{r.stderr}")
         script = os.path.join(tmp, "ram_after_boot.py")
         cfg = os.path.join(tmp, "config.json")
         with open(script, "w") as f:

@@ -160,33 +160,43 @@ function grayRow(code) {
   return r;
 }
 
-// presence_model.PresenceModel.latch(): the 74HC165s take in the selected row
+// presence_model.PresenceModel.latch(): the 74HC165s take in the selected strobe: rps rows at
+// one of nlev LED levels (strobe s: rows (s / nlev) * rps .., level s % nlev), nsr registers a row
 function presLatch(chip) {
   if (W.pres) presLatchRow(grayRow(bits(chip, W.pres.rowSel)));
 }
 
-function presLatchRow(row) {
+function presLatchRow(s) {
   const p = W.pres;
   p.index = 0;
-  if (row >= p.rows) { p.latched.fill(0); return; }
-  const base = row * p.cols;
-  for (let k = 0; k < p.nsr; k++) {
-    let v = 0;
-    for (let j = 0; j < 8; j++) {
-      const c = 8 * k + j;
-      if (c >= p.cols) break;
-      const g = base + c;
-      let b = p.state[g];
-      if (p.ragged[g]) b = presBit(p);
-      if (p.nfault) {
-        const f = p.fault[g] || p.srFault[k];
-        if (f === 1) b = 1;
-        else if (f === 2) b = 0;
-        else if (f === 3) b = presBit(p);
+  if (s >= p.strobes) { p.latched.fill(0); return; }
+  const lev = s % p.nlev;
+  for (let h = 0; h < p.rps; h++) {
+    const base = (Math.floor(s / p.nlev) * p.rps + h) * p.cols;
+    for (let k = 0; k < p.nsr; k++) {
+      let v = 0;
+      for (let j = 0; j < 8; j++) {
+        const c = 8 * k + j;
+        if (c >= p.cols) break;
+        const g = base + c;
+        let b = p.state[g] > lev ? 1 : 0;
+        // what switches at random (a hand's ragged rim, a flickering pad) does so as a whole
+        // pad: a coin at the line's first level, kept for the others
+        let rnd = p.ragged[g];
+        if (p.nfault) {
+          const f = p.fault[g] || p.srFault[k];
+          if (f === 1) { b = 1; rnd = 0; }
+          else if (f === 2) { b = 0; rnd = 0; }
+          else if (f === 3) rnd = 1;
+        }
+        if (rnd) {
+          if (lev === 0) p.coin[g] = presBit(p);
+          b = p.coin[g];
+        }
+        if (b) v |= 0x80 >> j;
       }
-      if (b) v |= 0x80 >> j;
+      p.latched[h * p.nsr + k] = v;
     }
-    p.latched[k] = v;
   }
 }
 
@@ -286,7 +296,7 @@ function wire(mcu) {
       let rx = 0;
       if (bus === W.shiftBus && W.pres) {
         const p = W.pres;
-        rx = p.index < p.nsr ? p.latched[p.index] : 0;
+        rx = p.index < p.latched.length ? p.latched[p.index] : 0;
         p.index++;
       } else {
         if (!spiRun || spiRun[0] !== bus) { flushSpi(); spiRun = [bus, []]; }
@@ -480,7 +490,9 @@ function command(c) {
         W.pres = {
           rows: p.rows, cols: p.cols, nsr: p.nsr, rowSel: p.row_sel, rng: p.seed >>> 0,
           state: hexBytes(p.state), ragged: hexBytes(p.ragged), fault: hexBytes(p.fault),
-          srFault: hexBytes(p.sr_fault), nfault: p.nfault, latched: new Uint8Array(p.nsr), index: 0,
+          srFault: hexBytes(p.sr_fault), nfault: p.nfault, index: 0,
+          nlev: p.nlev, rps: p.rps, strobes: p.strobes, coin: p.coin ? hexBytes(p.coin) : new Uint8Array(p.rows * p.cols),
+          latched: new Uint8Array(p.nsr * p.rps),
         };
       }
       return answer();

@@ -147,7 +147,8 @@ class ChipRunner(R.Runner):
         p = w.pres
         pres = {"rows": p.rows, "cols": p.cols, "nsr": p.nsr, "row_sel": list(p.row_sel), "seed": p.rng,
                 "state": bytes(p.state).hex(), "ragged": bytes(p.ragged).hex(), "fault": bytes(p.fault).hex(),
-                "sr_fault": bytes(p.sr_fault).hex(), "nfault": p.nfault}
+                "sr_fault": bytes(p.sr_fault).hex(), "nfault": p.nfault, "nlev": p.nlev, "rps": p.rps,
+                "strobes": p.strobes, "coin": bytes(p.coin).hex()}
         self.pico.table(wiring, hall, pres)
         self._remember_tables()
 
