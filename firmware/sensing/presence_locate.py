@@ -66,12 +66,16 @@ if sys.implementation.name != "micropython":
     def ptr32(x):
         return x
 
+    def ptr16(x):
+        return x
+
 # the grid as constants of this module, for the viper code (checked against board_table below)
 _COLS = const(48)
+_ROWS = const(96)
 _PITCH = const(100)
 _X0 = const(-2350)
 _Y0 = const(-4750)
-assert (_COLS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_PITCH, PRES_X0, PRES_Y0)
+assert (_COLS, _ROWS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0)
 # ... and the board's outline (_off_board; checked without importing the names, each of which
 # would be a global of this module on the chip's heap)
 _HALF_W = const(2400)
@@ -84,6 +88,29 @@ del _BT
 # the 8 directions a chip is moved in
 _DX = (1, 1, 0, -1, -1, -1, 0, 1)
 _DY = (0, 1, 1, 1, 0, -1, -1, -1)
+
+
+@micropython.viper
+def covered(grid: ptr8, usable: ptr8, rows_on: ptr8, seeds: ptr16, most: int) -> int:
+    """The covered usable pads of the rows with a pad on (rows_on), in scan order, into seeds;
+    their count, or most as soon as that many are found. In machine code: a dead 74HC165 chain
+    covers every pad, and this scan in Python took 190 ms a frame on the chip (issue 13)."""
+    n = 0
+    r = 0
+    while r < _ROWS:
+        if rows_on[r]:
+            g = r * _COLS
+            e = g + _COLS
+            while g < e:
+                if grid[g]:
+                    if usable[g]:
+                        seeds[n] = g
+                        n += 1
+                        if n >= most:
+                            return n
+                g += 1
+        r += 1
+    return n
 
 
 @micropython.viper
@@ -324,6 +351,9 @@ class PresenceLocator:
         # groups of this frame
         self.label = bytearray(N_CELLS)        # group number + 1 this frame, 0: none
         self.cells = array('h', bytes(2 * MAX_CELLS))
+        # the frame's covered usable pads in scan order (covered()), the floods' seeds: 0.5 KB
+        self.seeds = array('H', bytes(2 * MAX_PLAUSIBLE))
+        self.all_rows = bytearray(b"\x01" * PRES_ROWS)   # rows_on without a scanner (tests)
         self.nc = 0
         self.g0 = array('h', bytes(2 * (MAX_COMP + 1)))   # group j: cells[g0[j]:g0[j + 1]]
         self.ng = 0
@@ -738,53 +768,59 @@ class PresenceLocator:
             label[cells[k]] = 0
         nc = 0
         ng = 0
-        rows_on = self.scan.rows_on if self.scan is not None else None
-        for r in range(PRES_ROWS):
-            if rows_on is not None and not rows_on[r]:
+        rows_on = self.scan.rows_on if self.scan is not None else self.all_rows
+        seeds = self.seeds
+        ns = covered(grid, usable, rows_on, seeds, MAX_PLAUSIBLE)
+        if ns >= MAX_PLAUSIBLE:
+            # not flooded: the first MAX_PLAUSIBLE pads in scan order stand for the hand
+            for k in range(ns):
+                cells[k] = seeds[k]
+            self.g0[0] = 0
+            self.nc = ns
+            self.ng = 0
+            return True
+        # each seed not yet in a group starts one: flood it (in scan order, as the rows were)
+        for s in range(ns):
+            g = seeds[s]
+            if label[g]:
                 continue
-            base = r * PRES_COLS
-            for g in range(base, base + PRES_COLS):
-                if not grid[g] or not usable[g] or label[g]:
-                    continue
-                if ng >= MAX_COMP or nc >= MAX_CELLS:
-                    break
-                # a new group: flood it (cells[] is the queue)
-                self.g0[ng] = nc
-                ng += 1
-                label[g] = ng
-                cells[nc] = g
-                nc += 1
-                q = nc - 1
-                sig = 0
-                sx = 0
-                sy = 0
-                while q < nc and nc < MAX_PLAUSIBLE:
-                    h = cells[q]
-                    q += 1
-                    sig = (sig * 31 + h * 5 + grid[h]) & 0xFFFFFF
-                    hr = h // PRES_COLS
-                    hc = h - hr * PRES_COLS
-                    sx += hc
-                    sy += hr
-                    for dr in (-1, 0, 1):
-                        rr = hr + dr
-                        if rr < 0 or rr >= PRES_ROWS:
+            if ng >= MAX_COMP or nc >= MAX_CELLS:
+                break
+            # a new group: flood it (cells[] is the queue)
+            self.g0[ng] = nc
+            ng += 1
+            label[g] = ng
+            cells[nc] = g
+            nc += 1
+            q = nc - 1
+            sig = 0
+            sx = 0
+            sy = 0
+            while q < nc and nc < MAX_PLAUSIBLE:
+                h = cells[q]
+                q += 1
+                sig = (sig * 31 + h * 5 + grid[h]) & 0xFFFFFF
+                hr = h // PRES_COLS
+                hc = h - hr * PRES_COLS
+                sx += hc
+                sy += hr
+                for dr in (-1, 0, 1):
+                    rr = hr + dr
+                    if rr < 0 or rr >= PRES_ROWS:
+                        continue
+                    for dc in (-1, 0, 1):
+                        cc = hc + dc
+                        if cc < 0 or cc >= PRES_COLS:
                             continue
-                        for dc in (-1, 0, 1):
-                            cc = hc + dc
-                            if cc < 0 or cc >= PRES_COLS:
-                                continue
-                            e = rr * PRES_COLS + cc
-                            if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
-                                label[e] = ng
-                                cells[nc] = e
-                                nc += 1
-                self.sig[ng - 1] = sig
-                q = nc - self.g0[ng - 1]
-                self.gcx[ng - 1] = PRES_X0 + sx * _P // q
-                self.gcy[ng - 1] = PRES_Y0 + sy * _P // q
-                if nc >= MAX_PLAUSIBLE:
-                    break
+                        e = rr * PRES_COLS + cc
+                        if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
+                            label[e] = ng
+                            cells[nc] = e
+                            nc += 1
+            self.sig[ng - 1] = sig
+            q = nc - self.g0[ng - 1]
+            self.gcx[ng - 1] = PRES_X0 + sx * _P // q
+            self.gcy[ng - 1] = PRES_Y0 + sy * _P // q
             if nc >= MAX_PLAUSIBLE:
                 break
         self.g0[ng] = nc

@@ -26,7 +26,7 @@ import machine
 import world_table as T
 from presence_model import PresenceModel
 from sensing.shift_scan import PresenceScanner
-from sensing.presence_locate import PresenceLocator
+from sensing.presence_locate import PresenceLocator, covered
 from tables.board_table import R_SMALL, R_BIG
 from tracking.shot import KIND_SMALL
 from sensing import zones
@@ -158,6 +158,19 @@ def case(c):
             out["unread"].append(getattr(loc, "unread", -1))
         world.pres.clear_faults()
         return out
+    if op == "seeds":
+        # presence_locate.covered() (viper on MicroPython) over given pads, under the heap lock
+        grid = bytearray(c["grid"])
+        usable = bytearray(c["usable"])
+        rows = bytearray(c["rows"])
+        most = c["most"]
+        seeds = array('H', bytes(2 * most))
+        micropython.heap_lock()     # inline: a closure over six names allocates its call
+        try:
+            n = covered(grid, usable, rows, seeds, most)
+        finally:
+            micropython.heap_unlock()
+        return {"n": n, "seeds": [seeds[i] for i in range(min(n, most))]}
     if op == "radii":
         loc.set_radii(c["small"], c["big"])
         return {}
