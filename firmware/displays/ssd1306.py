@@ -104,61 +104,18 @@ def _extent(ext: ptr8, row: int, lo: int, hi: int):
 
 
 @micropython.viper
-def _glyphs(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, k: int, n: int, fm: int,
-            ext: ptr8, row: int) -> int:
-    # buf[k:k + n] as glyphs into fb from byte p (page row), cells from ci; fm = cache flag
-    # << 8 | xor mask. Skips cells the cache says hold the same already. Returns 1 if a byte
-    # changed (the page's extent, ext, widened to the changed columns).
+def _cells(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, k: int, n: int, rm: int, a: int,
+           b: int, ext: ptr8, row: int) -> int:
+    # buf[k:k + n] as glyphs into fb from byte p (page row), cells from ci: those at buf
+    # indices a..b-1 in negative (cache flag _INV, mask rm ^ 0xFF), the others with the row's
+    # mask rm. text() draws a run with it, row() a whole row (what were up to three text()
+    # calls, each a Python call on the RP2040: issue 13). Skips cells the cache says hold the
+    # same already. Returns 1 if a byte changed (the page's extent, ext, widened to them).
     font = ptr8(FONT)
-    m = fm & 0xFF
-    flag = fm >> 8
     lo = 9999
     hi = -1
     end = k + n
     while k < end:
-        c = int(buf[k])
-        if c < 32 or c > 126:
-            c = _QUESTION
-        if int(cells[ci]) != (c | flag):
-            cells[ci] = c | flag
-            g = (c - 32) * 6
-            j = 0
-            while j < 6:
-                v = int(font[g + j]) ^ m
-                if int(fb[p + j]) != v:
-                    fb[p + j] = v
-                    if p + j < lo:
-                        lo = p + j
-                    hi = p + j
-                j += 1
-        ci += 1
-        p += 6
-        k += 1
-    if hi < 0:
-        return 0
-    base = row * _STRIDE + 1          # the page's extent widened (_extent, without a call)
-    lo -= base
-    hi -= base
-    if lo < int(ext[row]):
-        ext[row] = lo
-    e = int(ext[row + PAGES])
-    if e == _NONE or hi > e:
-        ext[row + PAGES] = hi
-    return 1
-
-
-@micropython.viper
-def _row(fb: ptr8, p: int, cells: ptr8, ci: int, buf: ptr8, rm: int, a: int, b: int,
-         ext: ptr8, row: int) -> int:
-    # a whole row of COLS cells from buf[0:COLS], as text() draws them: cells a..b-1 in
-    # negative (cache flag _INV, mask rm ^ 0xFF), the others with the row's mask rm. One call
-    # for what were up to three text() calls (issue 13: each a Python call on the RP2040).
-    # Returns 1 if a byte changed (the page's extent, ext, widened to the changed columns).
-    font = ptr8(FONT)
-    lo = 9999
-    hi = -1
-    k = 0
-    while k < COLS:
         m = rm
         flag = 0
         if k >= a and k < b:
@@ -356,11 +313,9 @@ class SSD1306:
             n = COLS - col
         if row < 0 or row >= ROWS or n <= 0:
             return col
-        fm = self._rinv[row]
-        if inv:
-            fm = (_INV << 8) | (fm ^ 0xFF)
-        if _glyphs(self.buf, row * _STRIDE + 1 + X0 + col * 6, self._cells, row * COLS + col,
-                   buf, off, n, fm, self._ext, row):
+        a = off if inv else 0           # the run's cells in negative, or none
+        if _cells(self.buf, row * _STRIDE + 1 + X0 + col * 6, self._cells, row * COLS + col,
+                  buf, off, n, self._rinv[row], a, off + n if inv else 0, self._ext, row):
             self.dirty |= 1 << row
         return col + n
 
@@ -378,8 +333,8 @@ class SSD1306:
             self._mark(row, 0, WIDTH - 1)
         if k <= 0:
             a = 0
-        if _row(self.buf, row * _STRIDE + 1 + X0, self._cells, row * COLS, buf, v, a, a + k,
-                self._ext, row):
+        if _cells(self.buf, row * _STRIDE + 1 + X0, self._cells, row * COLS, buf, 0, COLS, v, a,
+                  a + k, self._ext, row):
             self.dirty |= 1 << row
 
     def number(self, row, col, value, width, inv=0, pad=0x20):
