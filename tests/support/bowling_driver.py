@@ -145,6 +145,10 @@ def run_op(op):
 
 
 def run_case(case):
+    # every case starts from a board just switched on, as trap_driver's do: a case must not
+    # depend on where the case before it (on this worker) left the game
+    global game
+    game = Bowling(ew)
     steps, err = run_ops(case["ops"], run_op, sink)
     if err is not None:
         return err
