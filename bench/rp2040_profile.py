@@ -37,7 +37,12 @@ def per_call(fn, n):
         fn()
     return time.ticks_diff(time.ticks_us(), t0) * 1000 // n     # ns
 
-SPF = 16 // (HS.PER_STEP_HW if getattr(sc, "hw", 0) else 1)   # loop turns a frame (hall: banks a step)
+HALL = hasattr(sc, "pos")            # else the presence pads (their strobe: sc.row)
+if HALL:                             # loop turns a frame (hall: banks a step; presence: strobes)
+    SPF = 16 // (HS.PER_STEP_HW if getattr(sc, "hw", 0) else 1)
+else:
+    from sensing import shift_scan as SS
+    SPF = SS.PRES_STROBES // (SS.PER_STEP_HW if getattr(sc, "hw", 0) else SS.STROBES_PER_STEP)
 
 def frame():
     for _ in range(SPF):
@@ -45,20 +50,35 @@ def frame():
 
 for _ in range(12):                  # past the settle window's frames after the stop
     frame()
-r = {"ev": "profile", "steps_per_frame": SPF}
+# at rest: the tracker idle (after main.py is stopped the loop's first frames come late, and the
+# tracker takes the chips for moved ones until its settle window has passed: hundreds of ms)
+n_wait = 0
+while not sb.tracker.at_rest() and n_wait < 400:
+    frame()
+    n_wait += 1
+for _ in range(4):
+    frame()
+r = {"ev": "profile", "steps_per_frame": SPF, "at_rest": sb.tracker.at_rest(),
+     "frames_to_rest": n_wait}
 # each step of a frame, by its place in the frame (the last ends it: find, tracker, faults)
 steps = [0] * SPF
-HALL = hasattr(sc, "pos")            # else the presence pads (their strobe: sc.row)
+worst = 0
 for _ in range(4):
     while (sc.pos if HALL else sc.row) != 0:
         sb.step()
+    f = 0
     for i in range(SPF):
         t0 = time.ticks_us()
         sb.step()
-        steps[i] += time.ticks_diff(time.ticks_us(), t0)
+        d = time.ticks_diff(time.ticks_us(), t0)
+        steps[i] += d
+        f += d
+    if f > worst:
+        worst = f
 r["step_plain_us"] = sum(steps[:SPF - 1]) // (4 * (SPF - 1))
 r["step_frame_end_us"] = steps[SPF - 1] // 4
 r["frame_us"] = sum(steps) // 4
+r["frame_worst_us"] = worst
 def fd():
     sb.loc.find(sc.grid)
 r["find_ns"] = per_call(fd, 16)
@@ -87,6 +107,11 @@ if not fa.shift:
     r["fault_chatter_ns"] = per_call(fa._chatter, 16)
     r["fault_hall_ns"] = per_call(fa._hall, 16)
     r["fault_numb_ns"] = per_call(lambda: fa._numb(sc.grid), 16)
+    r["fault_work_ns"] = per_call(fa._work, 16)
+else:
+    r["fault_chatter_ns"] = per_call(fa._chatter, 16)
+    r["fault_presence_ns"] = per_call(fa._presence, 16)   # (of it: _holes)
+    r["fault_holes_ns"] = per_call(fa._holes, 16)
     r["fault_work_ns"] = per_call(fa._work, 16)
 r["take_event_ns"] = per_call(sb.tracker.take_event, 64)
 r["at_rest_ns"] = per_call(sb.tracker.at_rest, 64)
@@ -685,7 +710,7 @@ def main(argv=None):
         if k == "ev":
             continue
         us = v / 1000 if k.endswith("_ns") else v
-        if k == "steps_per_frame":
+        if k in ("steps_per_frame", "frames_to_rest", "at_rest"):
             print(f"  {k:22} {v:9d}")
             continue
         print(f"  {k[:-3] if k.endswith(('_ns', '_us')) else k:22} {us:9.1f} us")

@@ -27,8 +27,23 @@
 # machine code. Under CPython both run as plain Python. tests/test_scan_step.py checks the step
 # against a plain reference on random rows under both runtimes.
 #
-# A real board needs the phototransistors to settle after a strobe (some 20 us); the simulator
-# needs nothing. RAM: 4.6 KB of cell levels, 2.3 KB of their changes, 2.3 KB of the last
+# On the RP2040 itself (HW: the rp2 port with its own machine module) a step reads PER_STEP_HW =
+# 48 strobes (a quarter of the frame) in one viper call, scan_rp2(): the select and load pins
+# through SIO's GPIO_OUT_SET / _CLR, each strobe's bytes through the SPI's data and status
+# registers (the FIFO kept fed, as SPI.readinto() does), each byte compared with the last
+# reading as it comes in; a group of STROBES_PER_STEP strobes in which a byte changed goes
+# through unpack() as above (at rest: none). On the emulated chip a Python call costs about 30
+# us: 36 Pin.value() and 12 readinto() calls a step and the loop turn's own Python (app.step)
+# paid 16 times a frame were most of the presence frame (docs/performance.md, issue 13). The
+# pins show the same codes at each load, the bytes are the same bytes; tests/test_rp2040_shift.py
+# runs both paths on the chip over the same table. Everywhere else a step is read_rows() and
+# unpack() as above.
+#
+# A real board needs the phototransistors to settle after the select pins move (SETTLE_US). The
+# register path moves them to the next strobe's line right after the load (the 165s hold what
+# they took in while the bytes shift out), so the settling overlaps the transfer, and waits out
+# what is left of SETTLE_US on the chip's timer before the next load; the Pin.value() path takes
+# longer than that between a select pin and the load anyway. The simulator needs nothing. RAM: 4.6 KB of cell levels, 2.3 KB of their changes, 2.3 KB of the last
 # reading of every strobe (the mask of where pads sit is board_table's PRES_PMASK, bytes in
 # flash).
 # Allocation-free after construction, except calibrate_empty() (boot / calibration only).
@@ -155,6 +170,128 @@ def unpack(strobe: int, buf: ptr8, last: ptr8, pmask: ptr8, grid: ptr8, rows_on:
     return changed
 
 
+# The RP2040's own registers (RP2040 datasheet 2.3.1.7, 4.4.4, 4.6.5): the chip path of a step
+_SIO_BASE = const(0xD0000000)   # words: GPIO_OUT_SET [5], GPIO_OUT_CLR [6]
+_SPI0_BASE = const(0x4003C000)  # words: SSPDR [2], SSPSR [3]
+_SPI1_BASE = const(0x40040000)
+_TIMER_BASE = const(0x40054000)  # words: TIMERAWL [10] (microseconds)
+_SSP_TNF = const(2)             # SSPSR: transmit FIFO not full
+_SSP_RNE = const(4)             # SSPSR: receive FIFO not empty
+_FIFO = const(8)                # the SSP's FIFOs: bytes in flight at most (no receive overrun)
+PER_STEP_HW = const(48)         # strobes a step() on the register path: 4 loop turns a frame
+SETTLE_US = const(20)           # a line's phototransistors after the select pins move
+_STROBES = const(192)           # PRES_STROBES (checked in __init__)
+
+
+@micropython.viper
+def scan_rp2(strobe: int, code: int, n: int, hwp: ptr8, buf, last, pmask, grid, rows_on,
+             toggles) -> int:
+    """Up to n strobes (to the end of the frame) from `strobe` on the RP2040, through its
+    registers, the select pins showing `code` (hwp: the select pins' GPIO numbers [0:8], the
+    load pin's [8], the SPI bus [9]). Per strobe: the load pulse once SETTLE_US have passed
+    since the select pins moved, the select pins moved on to the next strobe's code at once,
+    then the strobe's _LINE bytes over the SPI into its place in buf, each compared with the
+    last reading as it comes; each group of STROBES_PER_STEP strobes (buf: one group) with a
+    byte changed then goes through unpack(). Returns unpack()'s changes summed << 16 | the
+    code the select pins show << 8 | the next strobe (no array for them: heap)."""
+    sio = ptr32(_SIO_BASE)
+    ssp = ptr32(_SPI0_BASE)
+    if int(hwp[9]):
+        ssp = ptr32(_SPI1_BASE)
+    tm = ptr32(_TIMER_BASE)
+    b = ptr8(buf)
+    lst = ptr8(last)
+    pm = ptr8(pmask)
+    ld = 1 << int(hwp[8])
+    end = strobe + n
+    if end > _STROBES:
+        end = _STROBES
+    while int(ssp[3]) & _SSP_RNE:       # nothing left over in the receive FIFO
+        v = ssp[2]
+    s = strobe
+    want = s ^ (s >> 1)
+    t_sel = int(tm[10]) - SETTLE_US     # moved before this call (the loop turn since): settled
+    if want != code:
+        d = want ^ code
+        j = 0
+        while d:
+            if d & 1:
+                if (want >> j) & 1:
+                    sio[5] = 1 << int(hwp[j])
+                else:
+                    sio[6] = 1 << int(hwp[j])
+            d >>= 1
+            j += 1
+        code = want
+        t_sel = int(tm[10])
+    po = 0                              # pmask's offset of the strobe's line (its first row)
+    t = s
+    while t >= _LEV:                    # po = s // _LEV * _LINE, without a division
+        t -= _LEV
+        po += _LINE
+    lev = t
+    nch = 0
+    g0 = s                              # the group's first strobe
+    q = 0                               # the strobe's offset in buf
+    dirty = 0
+    while s < end:
+        while int(tm[10]) - t_sel < SETTLE_US:
+            pass
+        sio[6] = ld                     # load low: the 165s take in the line
+        sio[5] = ld
+        nx = s + 1                      # the next strobe's line settles while the bytes shift
+        if nx == _STROBES:
+            nx = 0
+        want = nx ^ (nx >> 1)
+        d = want ^ code
+        j = 0
+        while d:
+            if d & 1:
+                if (want >> j) & 1:
+                    sio[5] = 1 << int(hwp[j])
+                else:
+                    sio[6] = 1 << int(hwp[j])
+            d >>= 1
+            j += 1
+        code = want
+        t_sel = int(tm[10])
+        k = s * _LINE
+        tx = 0
+        rx = 0
+        while rx < _LINE:
+            st = int(ssp[3])
+            if tx < _LINE and tx - rx < _FIFO and (st & _SSP_TNF):
+                ssp[2] = 0
+                tx += 1
+            if st & _SSP_RNE:
+                v = int(ssp[2]) & 0xFF
+                b[q + rx] = v
+                if (v & int(pm[po + rx])) != int(lst[k + rx]):
+                    dirty = 1
+                rx += 1
+        q += _LINE
+        s += 1
+        lev += 1
+        if lev == _LEV:
+            lev = 0
+            po += _LINE
+        if s - g0 == STROBES_PER_STEP:
+            if dirty:
+                nch += int(unpack(g0, buf, last, pmask, grid, rows_on, toggles))
+                dirty = 0
+            g0 = s
+            q = 0
+    if s == _STROBES:
+        s = 0
+    return (nch << 16) | (code << 8) | s
+
+
+# the register path where the firmware runs on the RP2040 with its own machine module (the
+# tests' reference scripts run it on the chip behind the simulator's stand-in, which has no
+# mem32); read_rows() and unpack() everywhere else
+HW = sys.platform == "rp2" and hasattr(machine, "mem32")
+
+
 class PresenceScanner:
     front_end = b"shift"
 
@@ -162,8 +299,10 @@ class PresenceScanner:
         if PRES_STROBES % STROBES_PER_STEP or STROBES_PER_STEP % PRES_LEVELS:
             raise ValueError("shift_scan: strobes per step must divide the strobes, levels them")
         if (PRES_SR != _SR or PRES_COLS != _COLS or PRES_COLS != 8 * PRES_SR
-                or PRES_LEVELS != _LEV or PRES_RPS != _RPS or _LINE != _RPS * _SR):
-            raise ValueError("shift_scan: _SR, _COLS, _LEV, _RPS must be board_table's")
+                or PRES_LEVELS != _LEV or PRES_RPS != _RPS or _LINE != _RPS * _SR
+                or PRES_STROBES != _STROBES or PER_STEP_HW % STROBES_PER_STEP
+                or _STROBES % PER_STEP_HW):
+            raise ValueError("shift_scan: _SR, _COLS, _LEV, _RPS, _STROBES must be board_table's")
         Pin = machine.Pin
         self.spi = machine.SPI(pins.SHIFT_BUS, baudrate=10000000, polarity=0, phase=0,
                                sck=Pin(pins.SHIFT_SCK), mosi=Pin(pins.SHIFT_MOSI),
@@ -171,6 +310,9 @@ class PresenceScanner:
         # after the SPI: a select pin may be its MOSI (the 165 chain only reads), taken over
         self.sel = [Pin(p, Pin.OUT, value=0) for p in pins.SHIFT_ROW_SELECT]
         self.load = Pin(pins.SHIFT_LOAD, Pin.OUT, value=1)
+        # on the RP2040 itself the step goes through the registers (scan_rp2): its pins and bus
+        self.hw = HW
+        self.hwpins = bytes(tuple(pins.SHIFT_ROW_SELECT) + (pins.SHIFT_LOAD, pins.SHIFT_BUS))
         self.grid = bytearray(N_CELLS)
         self.rows_on = bytearray(PRES_ROWS)
         self.last = bytearray(PRES_STROBES * _LINE)      # the last reading of every strobe
@@ -189,16 +331,26 @@ class PresenceScanner:
         self.toggles = bytearray((N_CELLS + 1) >> 1)
 
     def step(self):
-        """Read STROBES_PER_STEP strobes. True when that completed a frame (every strobe)."""
+        """Read STROBES_PER_STEP strobes (PER_STEP_HW on the register path). True when that
+        completed a frame (every strobe)."""
         row = self.row
-        self.code = read_rows(row, self.code, self.sel, self.load, self.spi, self.views)
-        n = unpack(row, self.rowbuf, self.last, self.pmask, self.grid, self.rows_on,
-                   self.toggles)
+        if self.hw:
+            # on the chip a loop turn's own Python costs about what a step's calls cost, so a
+            # turn reads a quarter of the frame (4 turns a frame, not 16), as the hall scan does
+            r = scan_rp2(row, self.code, PER_STEP_HW, self.hwpins, self.rowbuf, self.last,
+                         self.pmask, self.grid, self.rows_on, self.toggles)
+            n = r >> 16
+            self.code = (r >> 8) & 255
+            row = r & 255
+        else:
+            self.code = read_rows(row, self.code, self.sel, self.load, self.spi, self.views)
+            n = unpack(row, self.rowbuf, self.last, self.pmask, self.grid, self.rows_on,
+                       self.toggles)
+            row += STROBES_PER_STEP
+            if row >= PRES_STROBES:
+                row = 0
         if n:
             self.changed += n
-        row += STROBES_PER_STEP
-        if row >= PRES_STROBES:
-            row = 0
         self.row = row
         if row == 0:
             self.frame = (self.frame + 1) & 0x3FFFFFFF

@@ -1,0 +1,131 @@
+"""The presence pads' register path on the emulated RP2040 (docs/rp2040.md, "The chip's own
+paths"): shift_scan.scan_rp2() against read_rows() + unpack(), the Pin.value() / SPI.readinto()
+twin the unix port runs, on the chip over the same table.
+
+Both scanners read the same still table (chips lying on the pads, one 74HC165 stuck on) frame
+after frame, with the heap locked around every step; then each is given the same made-up last
+reading (every pad covered at every level, the grid at its top level) so that a frame takes
+cells down as well as up. Their cells, rows, last readings, flicker counts, frame and version
+counts and the code on the select pins must be the same to the last bit. Skipped, with the
+reason, when there is no emulated Pico (tests/test_rp2040.py).
+"""
+import os
+
+import pytest
+
+from boardsim.rp2040 import images
+
+WHY = ("ZENN_SKIP_RP2040 is set" if os.environ.get("ZENN_SKIP_RP2040") else images.missing())
+needs_chip = pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
+
+SHIFT_HW = r'''
+import json
+import time
+import micropython
+from tables import board_table as BT
+from sensing import shift_scan as SS
+out = {"hw": SS.HW and __main__.sb.scan.hw}
+del __main__.sb
+gc.collect()
+N = BT.PRES_COLS * BT.PRES_ROWS
+
+
+def covered_everywhere(sc):
+    # the last reading every pad covered at every level, each pad cell at the top level
+    pm = sc.pmask
+    line = BT.PRES_RPS * BT.PRES_SR
+    for s in range(BT.PRES_STROBES):
+        r0 = s // BT.PRES_LEVELS * BT.PRES_RPS
+        for k in range(line):
+            sc.last[s * line + k] = pm[r0 * BT.PRES_SR + k]
+    for r in range(BT.PRES_ROWS):
+        n = 0
+        for c in range(BT.PRES_COLS):
+            g = r * BT.PRES_COLS + c
+            if (pm[r * BT.PRES_SR + (c >> 3)] >> (7 - (c & 7))) & 1:
+                sc.grid[g] = BT.PRES_LEVELS
+                n += 1
+            else:
+                sc.grid[g] = 0
+        sc.rows_on[r] = n
+
+
+def frames(sc, n):
+    steps = 0
+    for _ in range(n):
+        done = False
+        while not done:
+            micropython.heap_lock()
+            try:
+                done = sc.step()
+            finally:
+                micropython.heap_unlock()
+            steps += 1
+    return steps
+
+
+res = []
+for hw in (1, 0):
+    sc = SS.PresenceScanner()           # (its pins start at 0, as its counters)
+    sc.hw = hw
+    steps = frames(sc, 2)
+    t0 = time.ticks_us()
+    steps += frames(sc, 1)              # a still table: nothing changes after the first frame
+    us = time.ticks_diff(time.ticks_us(), t0)
+    v_still = sc.version
+    covered_everywhere(sc)
+    steps += frames(sc, 2)              # every cell the table does not cover goes down
+    res.append((bytes(sc.grid), bytes(sc.rows_on), bytes(sc.last), bytes(sc.toggles),
+                sc.frame, sc.version, v_still, sc.code, sc.row, steps, us))
+    sc = None
+    gc.collect()
+a, b = res
+out["same"] = [a[i] == b[i] for i in range(9)]
+out["codes"] = [a[7], b[7]]
+out["steps_hw"], out["steps_pin"] = a[9], b[9]
+out["us_hw"], out["us_pin"] = a[10], b[10]
+out["frame"], out["version"], out["v_still"] = a[4], a[5], a[6]
+grid = a[0]
+out["covered"] = sum(1 for g in range(N) if grid[g])
+out["levels"] = [sum(1 for g in range(N) if grid[g] == lv) for lv in range(BT.PRES_LEVELS + 1)]
+tg = a[3]
+out["toggled"] = sum(1 for i in range(len(tg)) if tg[i])
+out["rows_on"] = sum(a[1])
+out["stuck_on"] = sum(1 for r in range(BT.PRES_ROWS) for c in range(16, 24)
+                      if grid[r * BT.PRES_COLS + c] == BT.PRES_LEVELS
+                      or not (BT.PRES_PMASK[r * BT.PRES_SR + 2] >> (7 - (c & 7))) & 1)
+print(json.dumps(out))
+'''
+
+
+@needs_chip
+def test_the_register_scan_reads_what_the_pin_and_spi_calls_read_on_the_chip():
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = Table("bowling", players=1).place("small", "a.pocket").place("big1", "b.e2")
+    before = [o for o in t.timeline()[1:] if o["op"] == "put"]
+    before += [{"op": "fault", "mux": 2, "mode": "stuck_high"}, {"op": "wait", "ms": 200}]
+    r = probe.run_module(SHIFT_HW, config={"front_end": "shift"}, before=before,
+                         await_ms=60000, wait_ms=100)
+    out = r.events[-1]
+    print(f"a still frame's reads on the chip: registers {out['us_hw']} us, Pin/SPI calls "
+          f"{out['us_pin']} us (the heap locked around each step)")
+    print(out)
+    assert out["hw"] is True            # the firmware on the chip runs the register path
+    # grid, rows_on, last, toggles, frame, version, version when still, -, next strobe
+    assert out["same"][:7] + out["same"][8:] == [True] * 8, out
+    # the select pins: the register path moves them on to the next strobe's line right after
+    # each load (to settle while the bytes shift out), so after a frame they show strobe 0's
+    # code, where the twin left them at the last strobe's
+    last = 191 ^ (191 >> 1)
+    assert out["codes"] == [0, last], out["codes"]
+    assert out["steps_hw"] * 4 == out["steps_pin"] == 5 * 16
+    assert out["frame"] == 5
+    # a still table changes nothing after its first frame; the made-up reading changed cells
+    assert out["v_still"] == 1 and out["version"] == 2
+    # what was read: the two chips' pads at their levels (a pad under a chip's edge lower), the
+    # stuck register's column of pads at the top level, cells that went on and off counted
+    lv = out["levels"]
+    assert 0 < lv[1] and 0 < lv[2] and 0 < lv[4], lv
+    assert out["stuck_on"] == 8 * 96, out["stuck_on"]
+    assert out["rows_on"] == out["covered"] and out["toggled"] > 0
