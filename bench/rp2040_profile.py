@@ -393,7 +393,11 @@ import json
 sb = __main__.sb
 loc = sb.loc
 NAMES = ("find", "_follow", "_settle", "_find", "_take", "_extrema", "_model", "_fit_group",
-         "_win_err", "_finish", "_nearest", "_span", "_window", "_group", "_restore", "_uncertainty")
+         "_win_err", "_finish", "_nearest", "_span", "_window", "_group", "_restore", "_uncertainty",
+         # the presence locator's
+         "_groups", "_fit", "_seed", "_improve", "_centre", "_mismatch", "_done", "_keep_rest",
+         "_steady", "_rest_of", "_off_board", "_near_hand", "_by_hole", "_moves", "_keep", "_delta",
+         "_reach")
 tot = {}
 cnt = {}
 def wrap(name):
