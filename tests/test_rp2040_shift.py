@@ -129,3 +129,23 @@ def test_the_register_scan_reads_what_the_pin_and_spi_calls_read_on_the_chip():
     assert 0 < lv[1] and 0 < lv[2] and 0 < lv[4], lv
     assert out["stuck_on"] == 8 * 96, out["stuck_on"]
     assert out["rows_on"] == out["covered"] and out["toggled"] > 0
+
+
+@needs_chip
+def test_the_presence_loop_allocates_nothing_on_the_chip_while_a_shot_is_played():
+    """tests/test_rp2040.py's locked loop with the presence pads: every loop turn (the register
+    scan's 48 strobes among them) under heap_lock on the chip while a strike is played."""
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    from tests.test_rp2040 import LOOP
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    r = probe.run_module("MS = 6000\n" + LOOP, config={"front_end": "shift"}, before=menu,
+                         after=play, await_ms=15000, await_ev="loop", wait_ms=200)
+    loop = r.last("loop")
+    print("presence loop on the chip:", loop)
+    assert loop["steps"] > 500
+    r.assert_event("shot", result="strike", pins=10)
