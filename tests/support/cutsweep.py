@@ -10,7 +10,8 @@
 # 1. fork: the game once, never cut. After every firmware loop turn (and the service() run after
 #    it) the flash image is played back by the firmware's own journal code (Journal.boot on a
 #    copy mounted at /chk): it must give the game on the scoreboard, or the one before its last
-#    change (a record still waiting for the board to rest). Every block write of that turn is
+#    change (a record still waiting for the board to rest); after a turn that changed the game
+#    and left the displays nothing to send (the change on show), the game on the scoreboard. Every block write of that turn is
 #    also torn in a copy (half of it written, nothing after it): that copy must give the game
 #    as it was before the turn or as it is after it.
 # 2. cuts: the game again, the power cut and switched on again after every step of the timeline
@@ -118,6 +119,7 @@ class Sweep(RN.Runner):
         self.prev = "none"          # the scoreboard's game before its last change
         self.live = "none"
         self.checks = 0
+        self.shown = 0              # turns whose change of the game was all on the displays
         self.torn = 0
         self.lags = 0
         self.bad = []
@@ -149,6 +151,19 @@ class Sweep(RN.Runner):
             self.live = after
         if self.writes:
             self.check_turn(before, after)
+        if after != before and before != "off" and after != "none" and self.sb is not None:
+            # the turn changed the game (a shot's verdict, an undo, a correction): once the
+            # displays have sent all of it, the flash must hold it too; a power cut right after
+            # the score is shown loses no ball (issue 13: the verdict's screen is flushed in
+            # its own turn, after the save)
+            shown = 1
+            for d in self.sb.ui.drivers:
+                if d.dirty:
+                    shown = 0
+            if shown:
+                self.shown += 1
+                if recover(self.flash.storage.image()) != after:
+                    self.bad.append(["shown before saved", vclock.now_ms(), before, after])
         if self.durable != after and self.durable != self.prev:
             self.bad.append(["lag", vclock.now_ms(), self.durable, after])
         elif self.durable != after:
@@ -195,7 +210,7 @@ def run_fork(timeline):
         r.op(o)
     r.run_ms(200)
     ev = r.out.events()
-    res = {"checks": r.checks, "torn": r.torn, "lags": r.lags, "bad": r.bad[:20],
+    res = {"checks": r.checks, "shown": r.shown, "torn": r.torn, "lags": r.lags, "bad": r.bad[:20],
            "nbad": len(r.bad), "writes": r.flash.storage.writes, "events": ev,
            "game_over": [e for e in ev if e.get("ev") == "game_over"],
            "shots": len([e for e in ev if e.get("ev") == "shot"])}
