@@ -12,8 +12,8 @@ left garbage in, an erase and pages), so the points across one save are where in
 operation the power goes: before its first byte, after one, after 16, half way, before its last
 byte, and after all of it (the cut right after the operation). Before the commit's end the entry
 is lost, after it kept, as littlefs' own CRC decides; either is right, as long as the game is the
-one before the shot or after it. (Tearing the second and later operations of a save,
-tear_after 1, 2 ..., is not done here yet.)
+one before the shot or after it. (The second and later operations of a save, tear_after 1, 2
+..., are torn in test_every_later_operation_of_a_save_torn_on_the_chip_loses_nothing_committed.)
 
 After each cut the game must come back with at most the shot whose save was under way lost,
 never a crash, a wrong frame or a wrong score; a damaged record must be reported (fault event,
@@ -196,3 +196,109 @@ def test_a_save_torn_at_each_point_of_its_page_on_the_chip_loses_at_most_that_sh
     print("entries restored after each tear (keep, entries):", list(zip(KEEPS, restored)))
     assert len(r.events_of("boot")) == 1 + len(KEEPS)
     assert not r.events_of("fault")
+
+
+
+# The later operations of a save (tear_after 1, 2, ...). A save made in the first commit after a
+# torn one is several flash operations: littlefs compacts the directory block the tear left
+# garbage in (an erase of the pair's other block, then its pages). Shots cost the emulator
+# seconds each, so here the balls are played at the chip's REPL (main.py stopped after each
+# boot): the rules engine's apply_outcome() and the journal's out() and write(), one save a
+# ball, exactly what app.py does after a verdict. Each cycle: a ball saved whole (the save after
+# it is a single page again), a ball whose save is torn after its first byte (lost), power on,
+# then the next ball's save, the compaction, torn after TEARS[i] of its operations, power on.
+# The first cycle tears none of that save and counts its operations (the snapshots'
+# flash_ops), so that every later one up to its last is torn once.
+TEARS = [None, 1, 2, 3]
+_REPL_SETUP = ("import machine;_w=machine.WDT(timeout=5000);"
+               "_t=machine.Timer(period=500,callback=lambda t:_w.feed());"
+               "ball=lambda c:(sb.game.apply_outcome(c),sb.journal.out(c),sb.journal.write(),"
+               "print('{\"ev\":\"saved\",\"entries\":%d}'%sb.game.nlog))")
+
+
+def _eight():
+    # the outcome code of a ball at rest on b.e2 (an 8 as a first ball, no basket as a second)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for d in ("firmware", os.path.join("boardsim", "target")):
+        if os.path.join(root, d) not in sys.path:
+            sys.path.append(os.path.join(root, d))
+    from tables import board_table as BT
+    return BT.ZONE_NAMES.index(b"b.e2")         # K_REST << OUT_SHIFT is 0
+
+
+def later_ops_timeline(tears):
+    """The timeline (pico_runner ops) of the cycles above; returns (ops, balls played)."""
+    from boardsim.rp2040.probe import repl
+    code = _eight()
+    tl = [{"op": "boot"}, {"op": "wait", "ms": 1500},
+          {"op": "press", "button": "ok"}, {"op": "press", "button": "ok"},
+          {"op": "press", "button": "ok"}, {"op": "wait", "ms": 500}]
+    balls = []
+
+    def ball():
+        tl.append({"op": "serial", "line": "ball(%d)\r" % code, "raw": True})
+        tl.append({"op": "wait", "ms": 100})
+        balls.append(code)
+
+    def power_on(label):
+        tl.extend([{"op": "flash", "tear_after": -1}, {"op": "power", "state": "cut"},
+                   {"op": "power", "state": "on"}, {"op": "snapshot", "label": label}])
+        tl.extend(repl(_REPL_SETUP))
+        tl.append({"op": "wait", "ms": 100})
+
+    tl.extend(repl(_REPL_SETUP))
+    tl.append({"op": "wait", "ms": 100})
+    ball()
+    for i, k in enumerate(tears):
+        ball()                                                  # saved whole
+        # its save torn after one byte: no commit (lost), but garbage littlefs must compact
+        # away in the next commit (a tear before the first byte leaves none: one page again)
+        tl.append({"op": "flash", "tear_after": 0, "keep": 1})
+        ball()
+        power_on(f"pre{i}")
+        if k is not None:
+            tl.append({"op": "flash", "tear_after": k})
+        ball()                                                  # the compaction, torn after k
+        tl.append({"op": "snapshot", "label": f"saved{i}"})
+        power_on(f"cut{i}")
+    return tl, balls
+
+
+@needs_chip
+@long_test
+def test_every_later_operation_of_a_save_torn_on_the_chip_loses_nothing_committed():
+    from boardsim.testing import run_timeline
+    tl, balls = later_ops_timeline(TEARS)
+    r = run_timeline(tl, "rp2040")
+    s = r.snapshots
+    ops = s["saved0"]["flash_ops"] - s["pre0"]["flash_ops"]
+    print("flash operations of the save after a torn one:", ops)
+    assert ops >= 2, ops                                # an erase and its pages at least
+    assert TEARS[-1] >= ops - 1, f"tear up to operation {ops - 1}: TEARS too short"
+    # each cycle's tears: the page before its first byte (always), the compaction after k
+    # operations when it has more than k
+    torn = [s[f"cut{i}"]["torn"] - s[f"pre{i}"]["torn"] for i in range(len(TEARS))]
+    assert torn == [0 if k is None else 1 if k < ops else 0 for k in TEARS], (torn, ops)
+    assert [s[f"pre{i}"]["torn"] - (s[f"cut{i - 1}"]["torn"] if i else 0) for i in range(len(TEARS))] \
+        == [1] * len(TEARS)
+    # nothing committed is lost: after each power-on the game is every ball saved whole before,
+    # plus the ball torn in the compaction or not (littlefs: all or nothing), never fewer
+    restored = [e["entries"] for e in r.events_of("restored")]
+    saved = [e["entries"] for e in r.events if e.get("ev") in ("saved", "restored")]
+    assert len(restored) == 2 * len(TEARS), restored
+    kept = 1                                            # the first ball
+    for i, k in enumerate(TEARS):
+        kept += 1                                       # the ball saved whole
+        assert restored[2 * i] == kept, (i, restored)   # the torn page's ball lost, nothing else
+        n = restored[2 * i + 1]
+        assert n in (kept, kept + 1), (i, k, restored)
+        if k is None:
+            assert n == kept + 1, (i, restored)         # not torn: kept
+        kept = n
+        # the game goes on at the right ball: the restored sheet's frame and ball
+        assert frame_row([8 if j % 2 == 0 else 0 for j in range(n)]) in r.display_at(f"cut{i}")[0], \
+            (i, n, r.display_at(f"cut{i}")[0])
+        assert status(r, f"cut{i}") == "Game restored"
+    print("entries saved / restored, in order:", saved)
+    assert len(r.events_of("boot")) == 1 + 2 * len(TEARS)     # no reset but the power-ons
+    assert not [e for e in r.events_of("fault") if e.get("what") == "journal"]
