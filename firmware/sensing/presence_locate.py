@@ -310,6 +310,13 @@ class PresenceLocator:
     # when the chip did, and the tracker's move tolerance can be MOVE_TOL (issue 12: 2 mm + 1.1
     # mm of wander hid moves of 3.0 - 3.4 mm)
     FLICKER = 1
+    # Chips touching are fitted jointly, so a pad's flicker or a neighbour's move slides the
+    # whole fit: a still chip's fit moved with its neighbour's. A chip of a group at rest whose
+    # rest fit (within HOLD_NEAR of the joint fit) explains the pads as well as the joint fit,
+    # to FLICKER level steps, the others fitted around it, stays at its rest fit (_hold); so a
+    # touching chip's fit, too, moves only when the chip did, and it needs no wander (issue 12:
+    # 4 mm of it hid nudges of 3.7 and 3.8 mm of chips lying against another)
+    HOLD_NEAR = 80         # 0.1 mm
     HAND_NEAR = 900        # 0.1 mm: a chip this near a hand's centre may seem to move (COARSE)
     MOVE_TOL = 10          # 0.1 mm (tracker.py): a 3 mm move moved the fit 1.4 mm at least
 
@@ -423,6 +430,10 @@ class PresenceLocator:
         self.st_cells = array('H', bytes(2 * SNAP * MAX_FOUND))
         self.st_n = bytearray(MAX_FOUND)             # pads, 0: a free entry
         self.st_fit = array('i', bytes(4 * 6 * MAX_FOUND))
+        # an entry made of a chip in a group of several (_hold): its fit only, no pads (st_n 0);
+        # src 200 + j while group j's chip is to become one
+        self.st_grp = bytearray(MAX_FOUND)
+        self.hc = array('i', bytes(4 * MAX_K))      # _hold: each chip's cost held alone
         self.src = array('h', bytes(2 * MAX_FOUND))
         self.psrc = array('h', b"\xff\xff" * MAX_FOUND)
 
@@ -433,6 +444,7 @@ class PresenceLocator:
         self.png = 0            # nothing of the frame before can be reused
         for q in range(MAX_FOUND):
             self.st_n[q] = 0
+            self.st_grp[q] = 0
         self.last_version = -1
 
     def set_radii(self, r_small, r_big):
@@ -551,8 +563,11 @@ class PresenceLocator:
                 self.unc[n + i] = self.sx[i] if still else self.COARSE
                 self.wander[n + i] = self.sw[i] if still else self.COARSE
                 self.src[n + i] = self._rest_of(n + i, n)
-            if still and m == 1 and sc is not None:
-                self._steady(j, n)
+            if still and sc is not None:
+                if m == 1:
+                    self._steady(j, n)
+                elif m > 1:
+                    self._hold(j, n, m)
             self.resn[j] = m
             self.fine[j] = 1 if still else 0
             n += m
@@ -594,11 +609,12 @@ class PresenceLocator:
         nearest to it within FOLLOW_REACH that no result before it took (n0: results of this
         frame before i's group), else -1."""
         stn = self.st_n
+        grp = self.st_grp
         fit = self.st_fit
         best = -1
         bd = self.FOLLOW_REACH * self.FOLLOW_REACH
         for q in range(MAX_FOUND):
-            if not stn[q] or fit[6 * q] != self.kind[i]:
+            if not (stn[q] or grp[q]) or fit[6 * q] != self.kind[i]:
                 continue
             taken = False
             for e in range(i):
@@ -620,6 +636,31 @@ class PresenceLocator:
         levels off its rest pattern, the fit made of that pattern stays (a pad flickering is no
         move); else group j's pads become its rest pattern."""
         q = self.src[i]
+        if q >= 0 and self.st_grp[q]:
+            # its rest fit was made in a group (a neighbour has left it): no pattern of its own
+            # to compare; held there if that fit explains its pads as well as this one
+            fit = self.st_fit
+            hx = self.hx
+            hy = self.hy
+            x = hx[0]
+            y = hy[0]
+            dx = fit[6 * q + 1] - x
+            dy = fit[6 * q + 2] - y
+            if dx * dx + dy * dy <= self.HOLD_NEAR * self.HOLD_NEAR:
+                m = self._mismatch()
+                hx[0] = fit[6 * q + 1]
+                hy[0] = fit[6 * q + 2]
+                held = self._mismatch()
+                hx[0] = x
+                hy[0] = y
+                if held <= m + self.FLICKER:
+                    self.x[i] = fit[6 * q + 1]
+                    self.y[i] = fit[6 * q + 2]
+                    self.unc[i] = fit[6 * q + 3]
+                    self.wander[i] = fit[6 * q + 4]
+                    self.err[i] = fit[6 * q + 5]
+                    return
+            q = -1
         if q >= 0:
             base = q * SNAP
             cells = self.st_cells
@@ -651,10 +692,92 @@ class PresenceLocator:
                 return
         self.src[i] = 100 + j if self.g0[j + 1] - self.g0[j] <= SNAP else -1
 
+    def _hold(self, j, n, m):
+        """Group j's m chips (results n .. n + m - 1), fitted jointly at rest (hx, hy, hr):
+        the chips whose rest fit (their entry, src) explains the pads as well as the joint fit,
+        to FLICKER level steps, with the others fitted around them, stay at their rest fits
+        (all of them first: nothing moved but a flicker; else one by one, the one that costs
+        least first); the others are fitted again around those and become new entries."""
+        fit = self.st_fit
+        src = self.src
+        hx = self.hx
+        hy = self.hy
+        hc = self.hc
+        lim = self.HOLD_NEAR * self.HOLD_NEAR
+        self._keep(self.cx, self.cy, self.cr, m, False)      # the joint fit
+        base = self._mismatch() + self.FLICKER
+        cand = 0
+        for e in range(m):
+            q = src[n + e]
+            if q < 0:
+                continue
+            dx = fit[6 * q + 1] - hx[e]
+            dy = fit[6 * q + 2] - hy[e]
+            if dx * dx + dy * dy <= lim:
+                cand |= 1 << e
+        held = 0
+        if cand:
+            if self._held(cand, n, m) <= base:
+                held = cand
+            else:
+                for e in range(m):
+                    hc[e] = self._held(1 << e, n, m) if (cand >> e) & 1 else 0x3FFFFFFF
+                while True:
+                    b = -1
+                    for e in range(m):
+                        if not (held >> e) & 1 and hc[e] <= base and (b < 0 or hc[e] < hc[b]):
+                            b = e
+                    if b < 0:
+                        break
+                    hc[b] = 0x3FFFFFFF          # tried
+                    if self._held(held | (1 << b), n, m) <= base:
+                        held |= 1 << b
+        if held == 0:
+            for e in range(m):
+                src[n + e] = 200 + j
+            self._keep(self.cx, self.cy, self.cr, m, True)
+            return
+        err = 100 * self._held(held, n, m)
+        for e in range(m):
+            i = n + e
+            if (held >> e) & 1:
+                q = src[i]
+                self.x[i] = fit[6 * q + 1]
+                self.y[i] = fit[6 * q + 2]
+                self.unc[i] = fit[6 * q + 3]
+                self.wander[i] = fit[6 * q + 4]
+                self.err[i] = fit[6 * q + 5]
+                continue
+            # moved: fitted again around the chips held, centred in its region of equal fits
+            u = self._centre(e) + self.TOUCHING
+            if self.blind(hx[e], hy[e], self.r_big + self.RIM):
+                u += self.BLIND
+            self.x[i] = hx[e]
+            self.y[i] = hy[e]
+            self.unc[i] = u
+            self.err[i] = err
+            src[i] = 200 + j
+
+    def _held(self, held, n, m):
+        """The joint fit (cx, cy, cr) with the chips of the mask held at their rest fits and
+        the others moved to fit around them, into hx, hy, hr; returns its mismatch."""
+        fit = self.st_fit
+        self._keep(self.cx, self.cy, self.cr, m, True)
+        for e in range(m):
+            if (held >> e) & 1:
+                q = self.src[n + e]
+                self.hx[e] = fit[6 * q + 1]
+                self.hy[e] = fit[6 * q + 2]
+        self.hk = m
+        if held != (1 << m) - 1:
+            self._moves(10, 5, held)
+        return self._mismatch()
+
     def _keep_rest(self, n):
         """Entries no result goes on with are freed; groups' pads that became a result's rest
-        pattern go into free entries, with the fit made of them."""
+        pattern go into free entries, with the fit made of them (a chip of a group: the fit)."""
         stn = self.st_n
+        grp = self.st_grp
         for q in range(MAX_FOUND):
             used = False
             for i in range(n):
@@ -663,23 +786,27 @@ class PresenceLocator:
                     break
             if not used:
                 stn[q] = 0
+                grp[q] = 0
         for i in range(n):
             j = self.src[i] - 100
             if j < 0:
                 continue
             q = 0
-            while q < MAX_FOUND and stn[q]:
+            while q < MAX_FOUND and (stn[q] or grp[q]):
                 q += 1
             if q == MAX_FOUND:
                 self.src[i] = -1
                 continue
-            a = self.g0[j]
-            c = self.g0[j + 1] - a
-            base = q * SNAP
-            for e in range(c):
-                g = self.cells[a + e]
-                self.st_cells[base + e] = (g << 3) | self.grid[g]
-            stn[q] = c
+            if j >= 100:
+                grp[q] = 1          # a chip of a group: its fit only (_hold)
+            else:
+                a = self.g0[j]
+                c = self.g0[j + 1] - a
+                base = q * SNAP
+                for e in range(c):
+                    g = self.cells[a + e]
+                    self.st_cells[base + e] = (g << 3) | self.grid[g]
+                stn[q] = c
             f = self.st_fit
             f[6 * q] = self.kind[i]
             f[6 * q + 1] = self.x[i]
@@ -1000,9 +1127,9 @@ class PresenceLocator:
                 self.sw[i] = 0
                 # chips touching can slide together along their row, which moving one at a
                 # time does not show: a chip touching another is known less well
+                # (its fit, though, moves only when it did: _hold keeps a still one's)
                 if k > 1:
                     self.sx[i] += self.TOUCHING
-                    self.sw[i] += self.TOUCHING
                 # pads without a reading under the chip: the fit spans them, and it may be the
                 # other kind
                 if self.blind(self.hx[i], self.hy[i], self.r_big + self.RIM):
@@ -1167,13 +1294,15 @@ class PresenceLocator:
                 ys[i] = self.hy[i]
                 rs[i] = self.hr[i]
 
-    def _moves(self, s, last):
+    def _moves(self, s, last, hold=0):
         """Move each chip of the fit to where the pads disagree least, in steps of s, halved
-        down to last (0.1 mm)."""
+        down to last (0.1 mm); chip i stays where it is if bit i of hold is set."""
         while s >= last:
             for _ in range(6):
                 moved = False
                 for i in range(self.hk):
+                    if (hold >> i) & 1:
+                        continue
                     while self._improve(i, s):
                         moved = True
                 if not moved:
