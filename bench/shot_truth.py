@@ -713,12 +713,28 @@ def main(argv=None):
                     help="firmware runs at once (processes; physics runs in them too)")
     ap.add_argument("--results", help="append each judged shot here as a JSON line, as it comes "
                     "(a long run can be stopped and still reported with --report)")
-    ap.add_argument("--report", metavar="RESULTS", help="print the table and failures of a results file, run nothing")
+    ap.add_argument("--report", metavar="RESULTS", nargs="+",
+                    help="print the table and failures of results files (a shot in two of them, "
+                    "as --reverse runs give, counted once), run nothing")
+    ap.add_argument("--reverse", action="store_true",
+                    help="play the runs last first: a second process of the same seed and --shots "
+                    "from the other end halves a long run's wall time on a shared machine (stop "
+                    "both when they meet; --report both files)")
     a = ap.parse_args(argv)
     if a.report:
-        with open(a.report) as f:
-            records = [json.loads(ln) for ln in f if ln.strip()]
-        bad = report(records, a.front_end, f"{a.report}: {len(records)} shots")
+        records = []
+        seen = set()
+        for path in a.report:
+            with open(path) as f:
+                for ln in f:
+                    if not ln.strip():
+                        continue
+                    r = json.loads(ln)
+                    key = json.dumps([r.get("scenario"), r.get("what"), r.get("example")], sort_keys=True)
+                    if key not in seen:
+                        seen.add(key)
+                        records.append(r)
+        bad = report(records, a.front_end, f"{' + '.join(a.report)}: {len(records)} shots")
         _write_failures(a.failures, bad)
         return 0
     board = _board()
@@ -732,6 +748,8 @@ def main(argv=None):
         draws = draw_shots(a.seed, a.shots, Truth(board))
         jobs = [(draws[i:i + SHOTS_PER_RUN], a.front_end, a.runtime) for i in range(0, len(draws), SHOTS_PER_RUN)]
         fn = _bowling_job
+    if a.reverse:
+        jobs.reverse()
     t1 = time.time()
     records = []
     sink = open(a.results, "a") if a.results else None

@@ -18,7 +18,10 @@
 #     `set_ignored`, are left out); the set that disagrees least wins, a chip costing one pad;
 #  4. on a still board (the group's pads as in the frame before) each chip is then centred in
 #     the region of equally good positions, whose reach is unc[i]. Groups that did not change
-#     keep their result, so a still board costs almost nothing.
+#     keep their result, so a still board costs almost nothing;
+#  5. a still chip keeps its rest fit while its pads allow it: a chip alone while they read at
+#     most FLICKER levels off its rest pattern (_steady), a chip of a group while its rest fit
+#     explains them as well as the group's joint fit (_hold): a fit moves only when its chip did.
 #
 # The same results as locate.Locator: n, kind[i], x[i], y[i] (0.1 mm), strength[i] (ADC_PEAK for
 # a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
@@ -332,8 +335,9 @@ class PresenceLocator:
         # how far a still chip's fit may move from frame to frame (the tracker's tolerances):
         # a still pattern's fit does not move at all, so not the region of equal fits that unc
         # holds (2 - 3 mm for a chip alone: a move of 5 mm went unseen, issue 12), only what
-        # can change the fit without the chip moving: the pads' spread, a neighbour touching it
-        # (a joint fit), pads without a reading; COARSE while its pattern changes
+        # can change the fit without the chip moving: pads without a reading; COARSE while its
+        # pattern changes (a still chip keeps its rest fit through a flicker, alone or touching
+        # others: _steady, _hold)
         self.wander = array('i', bytes(4 * MAX_FOUND))
         self.hand = 0
         self.unread = 0          # frames in a row too implausible to read (MAX_PLAUSIBLE), 0: read
