@@ -623,7 +623,7 @@ def test_a_hand_by_the_end_seen_as_crowds_flags_no_pad_flickering(runtime):
 
 
 # -- nudges of a chip lying against another (issue 12, the seed-41 Trap Zenn bench on four-level
-# presence pads: bench/shot_failures/seed41_trap_presence_levels.jsonl, lines 2 and 5) --------------
+# presence pads, its failures file as it was at 22c12b8: lines 2 and 5; fixed, so no longer there) -
 # Chips whose pads touch are fitted jointly, and a neighbour's move or a pad's flicker slides the
 # whole fit, so each chip of such a group had 4 mm of wander (PresenceLocator.TOUCHING): a move
 # was seen only beyond 1 + 4 mm. big1, its rim 5 mm from big2's, nudged 3.82 mm at 0.12 m/s (its
