@@ -31,13 +31,19 @@ ONE_WORKER = ("mem", "host_mpy")
 FIRMWARE_HEAP_MAX = {"hall": 220_000,       # held after boot, code and objects (measured 189 KB;
                                             # 217.0 KB after issue 15's folders and app split and
                                             # issues 12-13's tracker, 2026-12-01)
-                     "shift": 217_000}      # (measured 193 KB; 213.4 KB with issue 12's
+                     "shift": 219_000}      # (217.1 KB on 2026-12-02 with the chip's register
+                                            # scan, the viper hole search and the touching
+                                            # chips' hold: +0.1 KB over 217,000; frozen, the
+                                            # chip keeps 184.7 KB free, code in flash)
+                                            # (measured 193 KB; 213.4 KB with issue 12's
                                             # four levels a pad: +2.3 KB the scanner's last
                                             # reading of every strobe, +2.3 KB the locator's
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 165_000}           # (measured 138 KB; 158.1 KB with all of the below;
+                "shift": 167_000}           # (165.5 KB on 2026-12-02: the register scan, the
+                                            # hole search, the touching chips' hold)
+                                            # (measured 138 KB; 158.1 KB with all of the below;
                                             # 162.3 KB with issue 12's four levels a pad rebased
                                             # on d7b7249, main 159.6 KB: +2.8 KB)
 # (issue 15's folders: +3.6 KB with either front end, 145.8 -> 149.4 KB shift: a module object and
@@ -54,7 +60,9 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
 PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 175_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+                     "shift": 178_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# shift 177.2 KB on 2026-12-02: the RP2040 register scan (shift_scan), the viper hole search
+# (faults) and the touching chips' hold (presence_locate), a stock .mpy deployment only)
 # hall 176.8 KB with issue 13's fit in viper, hall_fit.mpy 3.7 -> 12.6 KB: its machine code is
 # on the heap of a stock .mpy deployment only, the frozen image holds it in flash, 185,840 B
 # free after boot there, 32 B less than before; +3 KB with the seed-41 Trap Zenn fixes: cup
@@ -68,7 +76,8 @@ PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and i
 # copies, locate.near_pads); issue 14's held results, best games (best.mpy 3.0 KB) and buzzer
 # (buzzer + tunes 1.1 KB) +7.1 KB: flash is plentiful (1.4 MB of filesystem), best/buzzer take no
 # RAM unless used, and the frozen image keeps code out of the heap)
-MPY_TOTAL_MAX = 149_000     # (126.7 KB after issue 15's folders, the app split and issues 12-13;
+MPY_TOTAL_MAX = 151_000     # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
+# when frozen) (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
 # 139.3 -> 142.2 KB with issue 13's rest -> shown: the OLED's partial pages +1.5 KB and zones'
 # segment loop +0.8 KB of armv6m code, the unreadable fault and the locator's crowd rule +0.5 KB;
