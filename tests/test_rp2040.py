@@ -114,6 +114,40 @@ def test_the_chip_side_pad_models_give_the_same_readings_as_the_worlds(tmp_path)
     assert all(v & 15 == v >> 12 for v in want_hall)    # read_u16 of a 12-bit conversion
 
 
+# -- the emulator's decoder: pico.mjs runs rp2040js's instructions through fastcore.mjs's table,
+# rp2040js's own bodies dispatched without its chain of tests; both must step alike -----------
+CORE_CHECK = os.path.join(ROOT, "boardsim", "rp2040", "corecheck.mjs")
+# (the boot ROM, boot2, MicroPython's start and the frozen firmware's imports; the whole boot
+# and loop, 60 M, in make test-rp2040)
+CORE_CHECK_INSTRUCTIONS = 60_000_000 if LONG else 12_000_000
+
+
+def _core_check(*args):
+    import subprocess
+    image = images.find_image()
+    with open(image, "rb") as f:
+        if f.read(4) != b"\x7fELF":
+            pytest.skip(f"corecheck.mjs reads ELF images only: {image}")
+    r = subprocess.run([images.node(), CORE_CHECK, "--image", image, "--bootrom", images.find_bootrom()]
+                       + [str(a) for a in args], capture_output=True, text=True, cwd=os.path.dirname(CORE_CHECK))
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+@needs_chip
+def test_the_table_decoder_steps_as_rp2040js_own_does():
+    """Two chips on the firmware's image, one on rp2040js's decoder and one on fastcore.mjs's,
+    stepped side by side: registers, flags, cycles and clock equal after every instruction, the
+    RAM every 65,536 and at the end."""
+    got = _core_check("--instructions", CORE_CHECK_INSTRUCTIONS)
+    assert got["ok"], got["differ"]
+    assert got["instructions"] == CORE_CHECK_INSTRUCTIONS
+    # the check can fail: the carry of one subtraction flipped on the table's chip is found at
+    # that instruction
+    bad = _core_check("--instructions", 300_000, "--mutate", 50)
+    assert not bad["ok"] and bad["instructions"] < 300_000 and bad["differ"]["pc"], bad
+
+
 # -- games ---------------------------------------------------------------------------------------
 def bowling_game(runtime):
     """A whole game in the fewest balls (twelve Zenns: a perfect game), so that the tier stays
@@ -408,7 +442,7 @@ def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_pat
         got = _chip_result(request.getfixturevalue("chip_references"), (module, i))
     else:
         r = probe.run_module(src, job=job, standin=True, files={"lcg.mpy": probe.support_mpy("lcg")},
-                             await_ms=120000, wait_ms=100)
+                             await_ms=120000, wait_ms=100, settle_ms=0)
         got = r.events[-1]
     want = run_script(src, module + "_target.py", "cpython", job, tmp_path)
     assert got == want

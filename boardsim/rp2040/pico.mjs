@@ -23,6 +23,7 @@
 import fs from 'fs';
 import readline from 'readline';
 import { RP2040, USBCDC } from 'rp2040js';
+import { install as installFastCore } from './fastcore.mjs';
 
 const FLASH_BASE = 0x10000000;
 const NS_PER_CYCLE = 8;                 // 125 MHz
@@ -212,6 +213,7 @@ let spiRun = null;          // consecutive SPI bytes written: [bus, bytes]
 const wdt = { enabled: false, load: 0, fedNs: 0, reason: 0, scratch: new Uint32Array(8) };
 let resets = [];            // [table time us, 'watchdog' | 'reset'] since the last answer
 let instructions = 0;
+let coreWhy;                // undefined until the first power-on, then null (the table decoder) or why not
 
 function nowNs() {
   return chip ? base + chip.clock.nanos : offNs;
@@ -224,6 +226,7 @@ function flushSpi() {
 function powerOn(reason) {
   const t = nowNs();
   const mcu = new RP2040();
+  if (coreWhy === undefined) coreWhy = installFastCore(mcu.core);   // (fastcore.mjs: the decoder)
   mcu.logger = { debug() {}, info() {}, warn() {}, error(c, m) { process.stderr.write(`rp2040js: ${c}: ${m}\n`); } };
   mcu.loadBootrom(romWords);
   mcu.flash.set(flash, 0);
@@ -554,7 +557,8 @@ function command(c) {
         pres: (c.rows || []).map((row) => { presLatchRow(row); return Array.from(W.pres.latched); }),
       });
     case 'stats':
-      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user });
+      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user,
+                      core: coreWhy === null ? 'table' : `plain (${coreWhy})` });
     case 'quit':
       answer();
       process.exit(0);

@@ -1,0 +1,184 @@
+// rp2040js's instruction decoder, dispatched by a table instead of its chain of ~90 tests.
+//
+// CortexM0Core.executeInstruction() (rp2040js 1.4.1) finds an instruction's handler by testing
+// the opcode against each instruction's pattern in turn, LDR and STR some 30 tests down: about
+// half the emulator's time went there. Here its own source is read, cut into its (pattern,
+// body) pairs, and put back together as one switch over a 64 K table that holds, for every
+// 16-bit opcode, the number of the first pattern that matches it: the same bodies, verbatim, in
+// the same order of effects; only the search is gone. What the table cannot decide alone falls
+// back to the original method: an instruction taken while interrupts are pending
+// (interruptsUpdated), and the 32-bit encodings other than BL (MRS, MSR, DMB, DSB, ISB, UDF),
+// whose pattern reads the second half-word. tests/test_rp2040.py runs the two cores side by side,
+// instruction for instruction, over the firmware's boot and loop.
+//
+// install() returns why it did not install (null when it did): another rp2040js whose source
+// does not cut as expected keeps its own decoder. ZENN_PICO_CORE=plain keeps it too.
+import fs from 'fs';
+
+// the source of the CortexM0Core that `import ... from 'rp2040js'` loads (its ESM build)
+function coreSource() {
+  return fs.readFileSync(new URL('./cortex-m0-core.js', import.meta.resolve('rp2040js')), 'utf8');
+}
+
+// the text from `open` (an index of "(" or "{") to its partner, inclusive
+function balanced(src, open) {
+  const o = src[open], c = o === '(' ? ')' : '}';
+  let depth = 0;
+  for (let i = open; i < src.length; i++) {
+    if (src[i] === o) depth++;
+    else if (src[i] === c && --depth === 0) return i;
+  }
+  throw new Error('unbalanced');
+}
+
+// executeInstruction's chain: [{cond, body}], the last one's cond null (the final else)
+export function decoderChain(src) {
+  const start = src.indexOf('    executeInstruction() {');
+  if (start < 0) throw new Error('no executeInstruction');
+  const end = balanced(src, src.indexOf('{', start));
+  const fn = src.slice(start, end + 1);
+  const first = fn.indexOf('        // ADCS\n        if (');
+  if (first < 0) throw new Error('no ADCS');
+  const chain = [];
+  let i = fn.indexOf('if (', first);
+  for (;;) {
+    const cOpen = i + 3;
+    const cClose = balanced(fn, cOpen);
+    const cond = fn.slice(cOpen + 1, cClose);
+    const bOpen = fn.indexOf('{', cClose);
+    const bClose = balanced(fn, bOpen);
+    chain.push({ cond, body: fn.slice(bOpen + 1, bClose) });
+    const rest = fn.slice(bClose + 1);
+    const m = /^\s*(\/\/[^\n]*\n\s*)*else\s*(if \(|\{)/.exec(rest);
+    if (!m) throw new Error('chain ends unexpectedly');
+    if (m[2] === '{') {
+      const eOpen = bClose + 1 + m[0].length - 1;
+      const eClose = balanced(fn, eOpen);
+      chain.push({ cond: null, body: fn.slice(eOpen + 1, eClose) });
+      const tail = fn.slice(eClose + 1);
+      if (!/^\s*this\.cycles \+= deltaCycles;\s*return deltaCycles;\s*\}\s*$/.test(tail)) {
+        throw new Error('unexpected end of executeInstruction');
+      }
+      return chain;
+    }
+    i = bClose + 1 + m[0].length - 4;
+  }
+}
+
+const PRELUDE = `
+const pcRegister = 15, spRegister = 13, LOG_NAME = 'CortexM0Core';
+function signExtend8(value) { return (value << 24) >> 24; }
+function signExtend16(value) { return (value << 16) >> 16; }
+`;
+
+// The 32-bit encodings: the original reads a second half-word for these (opcode2, else 0).
+const isWide = (op) => op >> 12 === 0b1111 || op >> 11 === 0b11101;
+
+export function build(src, orig) {
+  const chain = decoderChain(src);
+  if (chain.length < 80 || chain[chain.length - 1].cond !== null) throw new Error(`${chain.length} branches`);
+  const usesOp2 = chain.map((b) => b.cond !== null && /\bopcode2\b/.test(b.cond));
+  // the first pattern whose opcode test needs the second half-word: BL
+  const bl = usesOp2.indexOf(true);
+  if (bl < 0 || !/^opcode >> 11 === 0b11110 && /.test(chain[bl].cond)) throw new Error('BL not where expected');
+  const conds = chain.map((b) => (b.cond === null ? null : new Function('opcode', 'opcode2', `return !!(${b.cond});`)));
+  // kind: the branch taken, FALLBACK (the original method) or BL_OR_FALLBACK
+  const FALLBACK = chain.length, BL_OR_FALLBACK = chain.length + 1;
+  const kinds = new Uint8Array(65536);
+  for (let op = 0; op < 65536; op++) {
+    let kind = chain.length - 1;
+    for (let k = 0; k < chain.length - 1; k++) {
+      if (usesOp2[k]) {
+        if (isWide(op)) {           // decided by the second half-word: not from the table
+          kind = op >> 11 === 0b11110 && k === bl ? BL_OR_FALLBACK : FALLBACK;
+          break;
+        }
+        if (conds[k](op, 0)) { kind = k; break; }    // (opcode2 is 0 for a 16-bit one)
+        continue;
+      }
+      if (conds[k](op, 0)) { kind = k; break; }
+    }
+    // (a 32-bit encoding taken by a pattern before BL would see opcode2 as 0 here)
+    if (kind < chain.length && isWide(op) && /\bopcode2\b/.test(chain[kind].body)) kind = FALLBACK;
+    kinds[op] = kind;
+  }
+  let cases = '';
+  chain.forEach((b, k) => {
+    cases += `    case ${k}: {${b.body}} break;\n`;
+  });
+  cases += `    case ${BL_OR_FALLBACK}: {${chain[bl].body}} break;\n`;
+  const body = `${PRELUDE}
+return function executeInstruction() {
+  if (this.interruptsUpdated) return orig.call(this);
+  const opcodePC = this.PC & ~1; //ensure no LSB set PC are executed
+  const opcode = this.readUint16(opcodePC);
+  const kind = kinds[opcode];
+  if (kind === ${FALLBACK}) return orig.call(this);
+  let opcode2 = 0;
+  if (kind === ${BL_OR_FALLBACK}) {
+    opcode2 = this.readUint16(opcodePC + 2);
+    if (!(${chain[bl].cond})) return orig.call(this);
+  }
+  this.PC += 2;
+  let deltaCycles = 1;
+  switch (kind) {
+${cases}  }
+  this.cycles += deltaCycles;
+  return deltaCycles;
+};`;
+  return new Function('orig', 'kinds', body)(orig, kinds);
+}
+
+// The core's word reads and writes with SRAM (and, for reads, flash) first: rp2040js looks
+// for a peripheral at the address before it tries SRAM on every write (a miss in a table keyed
+// by numbers), and tests five ranges before SRAM on a read. The same answers: an aligned
+// address inside SRAM or flash is nothing else; anything else goes the original way (unaligned
+// reads are reported there, as before).
+const RAM = 0x20000000, FLASH = 0x10000000, FLASH_END = 0x14000000;
+
+function readUint32(address) {
+  const m = this.rp2040;
+  if ((address & 3) === 0) {
+    if (address >= RAM && address + 3 < RAM + m.sram.length) return m.sramView.getUint32(address - RAM, true);
+    if (address >= FLASH && address < FLASH_END) {
+      const offset = address & 16777215;
+      if (offset + 3 < m.flash.length) return m.flashView.getUint32(offset, true);
+    }
+  }
+  return m.readUint32(address);
+}
+
+function writeUint32(address, value) {
+  const m = this.rp2040;
+  if (address >= RAM && address + 3 < RAM + m.sram.length) m.sramView.setUint32(address - RAM, value, true);
+  else m.writeUint32(address, value);
+}
+
+// Replace the decoder and the word accesses of every CortexM0Core (the class of `core`).
+// Returns null, or why not.
+export function install(core) {
+  if (process.env.ZENN_PICO_CORE === 'plain') return 'ZENN_PICO_CORE=plain';
+  const proto = Object.getPrototypeOf(core);
+  if (proto.executeInstruction.fastcore) return null;
+  try {
+    const fast = build(coreSource(), proto.executeInstruction);
+    for (const [name, fn] of [['executeInstruction', fast], ['readUint32', readUint32], ['writeUint32', writeUint32]]) {
+      fn.fastcore = true;
+      fn.plain = proto[name];
+      proto[name] = fn;
+    }
+    return null;
+  } catch (e) {
+    return String(e && e.message || e);
+  }
+}
+
+// The original methods (for corecheck.mjs's plain chip), whether installed or not.
+export function plainMethods(core) {
+  const proto = Object.getPrototypeOf(core);
+  const out = {};
+  for (const name of ['executeInstruction', 'readUint32', 'writeUint32']) out[name] = proto[name].plain || proto[name];
+  return out;
+}
+
+export { readUint32 as fastReadUint32, writeUint32 as fastWriteUint32 };
