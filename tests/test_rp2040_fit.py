@@ -25,7 +25,7 @@ def test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip(tmp_path):
     # (the plain fits cost the emulator most: 16 cases in make test, 60 in make test-rp2040)
     job = {"seed": 7, "cases": 60 if LONG else 16}
     r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
-                         await_ms=300000, wait_ms=100)
+                         await_ms=300000, wait_ms=100, settle_ms=0)
     got = r.events[-1]
     bad = [f for f in got["fits"] if not f[0]]
     assert not bad, bad[:3]

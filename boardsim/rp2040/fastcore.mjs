@@ -66,6 +66,7 @@ export function decoderChain(src) {
 }
 
 const PRELUDE = `
+
 const pcRegister = 15, spRegister = 13, LOG_NAME = 'CortexM0Core';
 function signExtend8(value) { return (value << 24) >> 24; }
 function signExtend16(value) { return (value << 16) >> 16; }
@@ -111,7 +112,10 @@ export function build(src, orig) {
 return function executeInstruction() {
   if (this.interruptsUpdated) return orig.call(this);
   const opcodePC = this.PC & ~1; //ensure no LSB set PC are executed
-  const opcode = this.readUint16(opcodePC);
+  // (rp2040.readUint16's own first case, flash, read as half-words: the same bytes)
+  const m = this.rp2040;
+  const opcode = opcodePC >= ${0x10000000} && opcodePC + 1 < ${0x10000000} + m.flash.length && m.flash16
+    ? m.flash16[(opcodePC - ${0x10000000}) >> 1] : this.readUint16(opcodePC);
   const kind = kinds[opcode];
   if (kind === ${FALLBACK}) return orig.call(this);
   let opcode2 = 0;
@@ -154,10 +158,18 @@ function writeUint32(address, value) {
   else m.writeUint32(address, value);
 }
 
-// Replace the decoder and the word accesses of every CortexM0Core (the class of `core`).
-// Returns null, or why not.
+// A half-word view of the chip's flash for the decoder's fetch (the same bytes; little-endian
+// as the chip and every host this runs on): install() sets it on each chip it is given.
+export function halfWords(core) {
+  const m = core.rp2040;
+  m.flash16 = new Uint16Array(m.flash.buffer, m.flash.byteOffset, m.flash.length >> 1);
+}
+
+// Replace the decoder and the word accesses of every CortexM0Core (the class of `core`), and
+// give this chip its half-word view. Call it with each new chip. Returns null, or why not.
 export function install(core) {
   if (process.env.ZENN_PICO_CORE === 'plain') return 'ZENN_PICO_CORE=plain';
+  halfWords(core);
   const proto = Object.getPrototypeOf(core);
   if (proto.executeInstruction.fastcore) return null;
   try {

@@ -226,7 +226,7 @@ function flushSpi() {
 function powerOn(reason) {
   const t = nowNs();
   const mcu = new RP2040();
-  if (coreWhy === undefined) coreWhy = installFastCore(mcu.core);   // (fastcore.mjs: the decoder)
+  coreWhy = installFastCore(mcu.core);      // (fastcore.mjs: the decoder; once, and this chip's flash view)
   mcu.logger = { debug() {}, info() {}, warn() {}, error(c, m) { process.stderr.write(`rp2040js: ${c}: ${m}\n`); } };
   mcu.loadBootrom(romWords);
   mcu.flash.set(flash, 0);
