@@ -82,23 +82,23 @@ export function build(src, orig) {
   // the first pattern whose opcode test needs the second half-word: BL
   const bl = usesOp2.indexOf(true);
   if (bl < 0 || !/^opcode >> 11 === 0b11110 && /.test(chain[bl].cond)) throw new Error('BL not where expected');
-  const conds = chain.map((b) => (b.cond === null ? null : new Function('opcode', 'opcode2', `return !!(${b.cond});`)));
-  // kind: the branch taken, FALLBACK (the original method) or BL_OR_FALLBACK
+  // kind: the branch taken, FALLBACK (the original method) or BL_OR_FALLBACK; the patterns in
+  // their order as one function (opcode2 is 0 for a 16-bit instruction, as in the original)
   const FALLBACK = chain.length, BL_OR_FALLBACK = chain.length + 1;
+  let tests = '';
+  chain.forEach((b, k) => {
+    if (b.cond === null) tests += `  return ${k};\n`;
+    else if (usesOp2[k]) {
+      tests += `  if (wide) return ${k === bl ? `opcode >> 11 === 0b11110 ? ${BL_OR_FALLBACK} : ` : ''}${FALLBACK};\n`;
+      tests += `  if (${b.cond}) return ${k};\n`;
+    } else tests += `  if (${b.cond}) return ${k};\n`;
+  });
+  const classify = new Function('opcode', `const opcode2 = 0;
+  const wide = opcode >> 12 === 0b1111 || opcode >> 11 === 0b11101;
+${tests}`);
   const kinds = new Uint8Array(65536);
   for (let op = 0; op < 65536; op++) {
-    let kind = chain.length - 1;
-    for (let k = 0; k < chain.length - 1; k++) {
-      if (usesOp2[k]) {
-        if (isWide(op)) {           // decided by the second half-word: not from the table
-          kind = op >> 11 === 0b11110 && k === bl ? BL_OR_FALLBACK : FALLBACK;
-          break;
-        }
-        if (conds[k](op, 0)) { kind = k; break; }    // (opcode2 is 0 for a 16-bit one)
-        continue;
-      }
-      if (conds[k](op, 0)) { kind = k; break; }
-    }
+    let kind = classify(op);
     // (a 32-bit encoding taken by a pattern before BL would see opcode2 as 0 here)
     if (kind < chain.length && isWide(op) && /\bopcode2\b/.test(chain[kind].body)) kind = FALLBACK;
     kinds[op] = kind;
@@ -130,7 +130,9 @@ ${cases}  }
   this.cycles += deltaCycles;
   return deltaCycles;
 };`;
-  return new Function('orig', 'kinds', body)(orig, kinds);
+  const fn = new Function('orig', 'kinds', body)(orig, kinds);
+  fn.kinds = kinds;
+  return fn;
 }
 
 // The core's word reads and writes with SRAM (and, for reads, flash) first: rp2040js looks
