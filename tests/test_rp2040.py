@@ -363,7 +363,7 @@ def test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip():
     from boardsim.testing import Table
     t = Table("bowling", players=1).place("small", "a.pocket").fault(pad=[10, 20], mode="stuck_high")
     before = [o for o in t.timeline()[1:] if o["op"] in ("put", "fault")] + [{"op": "wait", "ms": 200}]
-    r = probe.run_module(HW_SCAN, before=before, await_ms=30000, wait_ms=100)
+    r = probe.run_module(HW_SCAN, before=before, await_ms=30000, wait_ms=100, settle_ms=0)
     out = r.events[-1]
     assert out["hw"] is True              # the firmware on the chip runs the register path
     hw, pin = out["grid_hw"], out["grid_pin"]
