@@ -315,7 +315,9 @@ def test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip():
     from boardsim.runtime import RuntimeFailure
     bad = LOOP.replace("n += 1", "n += 1\n        x = n * 0.5")
     with pytest.raises(RuntimeFailure, match="MemoryError"):
-        probe.run_module("MS = 500\n" + bad, await_ms=3000)
+        # (500 ms of chip time after the boot event, not 1.5 s: boot() makes sb.wdt, which the
+        # loop feeds, right after the event; the deterministic emulator, tens of ms)
+        probe.run_module("MS = 500\n" + bad, await_ms=3000, settle_ms=500)
 
 
 # -- the chip's own paths against their twins ------------------------------------------------------
