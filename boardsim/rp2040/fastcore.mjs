@@ -11,13 +11,21 @@
 // whose pattern reads the second half-word. tests/test_rp2040.py runs the two cores side by side,
 // instruction for instruction, over the firmware's boot and loop.
 //
-// install() returns why it did not install (null when it did): another rp2040js whose source
-// does not cut as expected keeps its own decoder. ZENN_PICO_CORE=plain keeps it too.
+// install() returns why it did not install (null when it did): an rp2040js other than the one
+// checked (1.4.1, pinned), or whose source does not cut as expected, keeps its own decoder;
+// ZENN_PICO_CORE=plain keeps it too. pico.mjs's `stats` answer names the decoder ("core").
 import fs from 'fs';
 
 // the source of the CortexM0Core that `import ... from 'rp2040js'` loads (its ESM build)
 function coreSource() {
   return fs.readFileSync(new URL('./cortex-m0-core.js', import.meta.resolve('rp2040js')), 'utf8');
+}
+
+// The rp2040js this was checked against (corecheck.mjs, tests/test_rp2040.py): another keeps its
+// own decoder until it is checked too (package.json pins this one).
+const CHECKED = '1.4.1';
+function rp2040jsVersion() {
+  return JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.resolve('rp2040js')), 'utf8')).version;
 }
 
 // the text from `open` (an index of "(" or "{") to its partner, inclusive
@@ -171,10 +179,15 @@ export function halfWords(core) {
 // give this chip its half-word view. Call it with each new chip. Returns null, or why not.
 export function install(core) {
   if (process.env.ZENN_PICO_CORE === 'plain') return 'ZENN_PICO_CORE=plain';
-  halfWords(core);
   const proto = Object.getPrototypeOf(core);
-  if (proto.executeInstruction.fastcore) return null;
+  if (proto.executeInstruction.fastcore) {
+    halfWords(core);
+    return null;
+  }
   try {
+    const version = rp2040jsVersion();
+    if (version !== CHECKED) return `rp2040js ${version}: fastcore.mjs was checked against ${CHECKED}`;
+    halfWords(core);
     const fast = build(coreSource(), proto.executeInstruction);
     for (const [name, fn] of [['executeInstruction', fast], ['readUint32', readUint32], ['writeUint32', writeUint32]]) {
       fn.fastcore = true;
