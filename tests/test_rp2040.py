@@ -296,8 +296,9 @@ def test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played():
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
     assert menu and play and play[0]["op"] == "put"
+    # (the menu pressed 500 ms after the boot event, not 1.5 s: as the allocation check below)
     r = probe.run_module("MS = 6000\n" + LOOP, before=menu, after=play, await_ms=15000,
-                         await_ev="loop", wait_ms=200)
+                         await_ev="loop", wait_ms=200, settle_ms=500)
     loop = r.last("loop")
     print("loop on the chip:", loop)
     # every turn ran under heap_lock (an allocation would have raised MemoryError on the chip
