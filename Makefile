@@ -54,10 +54,10 @@ image-fresh: $(STAMP)
 		|| echo "warning: make image failed: the chip tier runs the stock image or skips"; \
 	fi
 
-# The whole emulated-Pico tier (tests/test_rp2040.py), whole games included: about 15 - 20
-# minutes (docs/rp2040.md). `make test` runs its short tests only.
+# The whole emulated-Pico tier (tests/test_rp2040*.py), whole games and every torn operation of a
+# save included: about 20 - 30 minutes (docs/rp2040.md). `make test` runs its short tests only.
 test-rp2040: $(STAMP) rp2040js
-	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 --dist loadgroup tests/test_rp2040.py
+	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 --dist loadgroup tests/test_rp2040*.py
 
 # The firmware's speed, memory and latency against their targets (docs/performance.md), as
 # a Markdown table; bench/*.py one by one for the details. A few minutes.
