@@ -720,7 +720,13 @@ def main(argv=None):
                     help="play the runs last first: a second process of the same seed and --shots "
                     "from the other end halves a long run's wall time on a shared machine (stop "
                     "both when they meet; --report both files)")
+    ap.add_argument("--skip-done", metavar="RESULTS", nargs="+", default=[],
+                    help="Trap Zenn: leave out the games already judged in these results files "
+                    "(finish a stopped run: --report them all together afterwards)")
     a = ap.parse_args(argv)
+    if a.skip_done and a.game != "trap":
+        ap.error("--skip-done knows Trap Zenn's games only (a bowling run's shots depend on the "
+                 "shots before them)")
     if a.report:
         records = []
         seen = set()
@@ -742,7 +748,14 @@ def main(argv=None):
     if a.game == "trap":
         truth = TrapTruth(board)
         games = make_trap_games(a.seed, (a.shots + 1) // 2, board, truth)
-        jobs = [(g, a.front_end, a.runtime) for g in games]
+        done = set()
+        for path in a.skip_done:
+            with open(path) as f:
+                done.update(json.dumps(json.loads(ln)["scenario"], sort_keys=True) for ln in f if ln.strip())
+        jobs = [(g, a.front_end, a.runtime) for g in games
+                if json.dumps(json.loads(json.dumps(trap_scenario_of(g))), sort_keys=True) not in done]
+        if a.skip_done:
+            sys.stderr.write(f"{len(games) - len(jobs)} of {len(games)} games already judged\n")
         fn = _trap_job
     else:
         draws = draw_shots(a.seed, a.shots, Truth(board))
