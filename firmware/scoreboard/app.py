@@ -232,12 +232,12 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
     # -- the loop --------------------------------------------------------------------------
     def step(self):
         self.wdt.feed()
-        ended = 0
         if self.scan.step():
-            ended = 1
             self.hurry = 0
             self.loc.find(self.scan.grid)
             self.tracker.frame()
+            if self.faults.frame():
+                self.dirty = 1              # a hand came or went
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
                 self.on_board(e)
@@ -280,10 +280,6 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             self.ui.flush()
         else:
             self.ui.service()
-        if ended and self.faults.frame():
-            # the fault monitor's look at the frame: after the displays (it only queues
-            # reports; a shot's verdict is on the screen this much sooner, issue 13)
-            self.dirty = 1              # a hand came or went: drawn next turn
         if self.buzzer is not None:
             self.buzzer.service()
         if self.tracker.at_rest():

@@ -42,16 +42,8 @@ _HAND_HIDES = const(300)
 
 
 class Tracker:
-    SETTLE_MS = 400       # still this long = at rest ...
-    # ... judged at a frame's end: the last frame that ends no more than SETTLE_MS after the
-    # stillness began, unless the one after it would end more than SETTLE_FRAME ms later (the
-    # frame's own length stands for the next one's, at most SETTLE_FRAME): the verdict is not
-    # put off by up to a whole frame past SETTLE_MS (issue 13: on the RP2040 a frame lasts 14 -
-    # 16 ms while the board settles, and rest -> score shown must stay <= 450 ms). Frames of
-    # exactly SETTLE_FRAME ms (the unix runner's 16 steps of 1 ms: SETTLE_MS is 25 of them)
-    # are judged exactly as at SETTLE_MS; a longer frame no earlier than SETTLE_FRAME before it
-    SETTLE_FRAME = 16
-    # the fresh fit of the settled readings is asked a frame before the verdict's (refresh)
+    SETTLE_MS = 400       # still this long = at rest
+    REFRESH_LEAD = 20     # the fresh fit of the settled readings is asked this much before
     # (both widened by how far the locator says a still chip's fit may wander, wander: a chip
     # seen by few pads, beside dead ones or on presence pads, or fitted badly; issue 4)
     # MOVE_TOL (+ wander) from its rest position: the chip moved. A move of 3 mm must be seen
@@ -257,18 +249,16 @@ class Tracker:
         # exactly the one before is as near the anchor as that one was. A hand hovering over
         # presence pads hides what lies under it: never at rest then.
         if self.still and edges == self.edges and not loc.hand and (same or self._near_anchor(n)):
-            # el + f: when the next frame will end (SETTLE_MS and SETTLE_FRAME: above)
             el = time.ticks_diff(now, self.still_since)
-            f = dt if dt < self.SETTLE_FRAME else self.SETTLE_FRAME
             if not self.confirm:
-                if el + f + f > self.SETTLE_MS:
+                if el >= self.SETTLE_MS - self.REFRESH_LEAD:
                     # the position is taken from a fit of the settled readings, made on the
                     # next frame (locator.refresh): a fit kept from the last frames of a slow
                     # slide, or made on readings still settling, lags the chip (issue 12).
                     # Asked a frame early, so that the verdict comes no later than before
                     loc.refresh()
                     self.confirm = 1
-            elif el + f > self.SETTLE_MS:
+            elif el >= self.SETTLE_MS:
                 self._finish(n, now)
         else:
             self.still = 1
