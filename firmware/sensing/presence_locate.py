@@ -658,11 +658,7 @@ class PresenceLocator:
                 hx[0] = x
                 hy[0] = y
                 if held <= m + self.FLICKER:
-                    self.x[i] = fit[6 * q + 1]
-                    self.y[i] = fit[6 * q + 2]
-                    self.unc[i] = fit[6 * q + 3]
-                    self.wander[i] = fit[6 * q + 4]
-                    self.err[i] = fit[6 * q + 5]
+                    self._from_rest(i, q)
                     return
             q = -1
         if q >= 0:
@@ -687,14 +683,18 @@ class PresenceLocator:
                     break
             d += self.tot - both
             if d <= self.FLICKER:
-                fit = self.st_fit
-                self.x[i] = fit[6 * q + 1]
-                self.y[i] = fit[6 * q + 2]
-                self.unc[i] = fit[6 * q + 3]
-                self.wander[i] = fit[6 * q + 4]
-                self.err[i] = fit[6 * q + 5]
+                self._from_rest(i, q)
                 return
         self.src[i] = 100 + j if self.g0[j + 1] - self.g0[j] <= SNAP else -1
+
+    def _from_rest(self, i, q):
+        """Result i is rest record q's fit (x, y, unc, wander, err), kept as it was."""
+        fit = self.st_fit
+        self.x[i] = fit[6 * q + 1]
+        self.y[i] = fit[6 * q + 2]
+        self.unc[i] = fit[6 * q + 3]
+        self.wander[i] = fit[6 * q + 4]
+        self.err[i] = fit[6 * q + 5]
 
     def _hold(self, j, n, m):
         """Group j's m chips (results n .. n + m - 1), fitted jointly at rest (hx, hy, hr):
@@ -746,11 +746,7 @@ class PresenceLocator:
             i = n + e
             if (held >> e) & 1:
                 q = src[i]
-                self.x[i] = fit[6 * q + 1]
-                self.y[i] = fit[6 * q + 2]
-                self.unc[i] = fit[6 * q + 3]
-                self.wander[i] = fit[6 * q + 4]
-                self.err[i] = fit[6 * q + 5]
+                self._from_rest(i, q)
                 continue
             # moved: fitted again around the chips held, centred in its region of equal fits
             u = self._centre(e) + self.TOUCHING
