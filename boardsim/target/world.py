@@ -591,28 +591,95 @@ class World:
 
 # -- the ADC read, fast ----------------------------------------------------------------------
 # Under MicroPython each ADC the firmware opens reads through a reader of its own (machine.ADC
-# binds world.adc_reader(channel) on the ADC object): a viper closure over one array, which holds
-# the channel, the addresses of the pin levels and of the hall model's arrays (HallModel.fast:
-# ctl, nbuf, clean), the select pins, and this channel's slice of PAD_AT: the same reading as
-# World.adc_read() and HallModel.read() (a fault anywhere, or the noise to draw again: that very
-# code), with no global looked up, no bound method and one closure cell at each of the
-# firmware's some 44 reads a step (a global costs a dictionary lookup in viper, and every cell a
-# load and a conversion at each call). Made with the world, before the firmware boots: the
-# firmware's heap does not hold them.
-# ctx: [0] 1 while a stand-in answers for the world (World.stand_in), [1] CHANNELS, [2] NB,
-# [3] ADC_ZERO, [4:6] the levels' address (low, high word), [6:8] HallModel.fast's, [8] the
-# channel, [9:13] the channel select pins, [13:17] the bank select pins, [17] the world's index in
-# _WORLDS, then PAD_AT[channel] (BANKS x CHANNELS; -1, no pad: 0xFFFFFFFF)
-_CTX_PAD_AT = const(18)
+# binds world.adc_reader(channel) on the ADC object): a viper closure giving the same reading as
+# World.adc_read() and HallModel.read() (a fault anywhere, the noise to draw again, a stand-in
+# answering for the world: that very code), made with the world, before the firmware boots (the
+# firmware's heap does not hold them).
+# On the unix port (_adc_readers) each reader's source is compiled at the world's making with
+# the addresses of the arrays it reads (the pin levels, HallModel.fast: ctl, nbuf, clean; its
+# channel's slice of PAD_AT; its stand-in flag) and the select pins as literals, and with the
+# Python objects of its rare paths in its one closure cell: no global (a viper function that
+# names one swaps the globals twice and sets up an exception handler at every call, about 350
+# instructions), no object to convert to a pointer (some 120), no table to look its numbers up
+# in. A read costs about 300 instructions with the call, against some 1,000 before. On a Pico
+# (tools/hil, no compiler to spare heap for) the earlier closure over one array
+# (_adc_readers_rp2).
 _WORLDS = []            # the worlds with readers, which a reader reaches only on its rare paths
 _ATTACHED = machine._world      # [the world machine reads from]: a bench may stand another in
 _NB = HM.NB
+
+_READER = """
+def make(rare):
+    @micropython.viper
+    def read_u16() -> int:
+        if ptr32(%(flag)d)[0]:              # a stand-in answers (bench/target/b_loop.py's Replay)
+            return int(rare[0][0].adc_read(%(channel)d))
+        lv = ptr8(%(lv)d)
+        pad = int(ptr32(%(pads)d)[((lv[%(b0)d] | (lv[%(b1)d] << 1) | (lv[%(b2)d] << 2) | (lv[%(b3)d] << 3)) * %(channels)d)
+                                  + (lv[%(c0)d] | (lv[%(c1)d] << 1) | (lv[%(c2)d] << 2) | (lv[%(c3)d] << 3))])
+        if pad >> 31:                       # -1: no pad at that address
+            return %(zero)d
+        f = ptr32(%(fast)d)                 # HallModel.fast: ctl, nbuf, clean
+        if f[1]:                            # a fault somewhere: HallModel.read() itself
+            return int(rare[1].read(pad))
+        i = int(f[0])
+        if i >= %(nb)d:
+            rare[1]._draw()
+            i = 0
+        f[0] = i + 1
+        v = ((int(f[2 + %(nb)d + pad]) << 32) >> 32) + ((int(f[2 + i]) << 32) >> 32)    # (int32s)
+        if v < 0:
+            return 0
+        if v > 65535:
+            return 65535
+        v >>= 4                             # 12 bits, as read_u16 gives them (hall_model.read)
+        return (v << 4) | (v >> 8)
+    return read_u16
+"""
 
 
 def _adc_readers(world):
     """The zero-argument read_u16 functions, one per ADC channel (MicroPython; [] elsewhere)."""
     if sys.implementation.name != "micropython":
         return []
+    if sys.platform == "rp2":
+        return _adc_readers_rp2(world)
+    import uctypes
+    per = _BANKS * _CHANNELS
+    rare = (_ATTACHED, world.hall)
+    out = []
+    for channel in range(_N_ADC):
+        # [0]: 1 while a stand-in answers for the world (World.stand_in); then this channel's
+        # PAD_AT (BANKS x CHANNELS; -1, no pad: 0xFFFFFFFF)
+        ctx = array('I', bytes(4 * (1 + per)))
+        for i in range(per):
+            ctx[1 + i] = _PAD_AT[channel * per + i] & 0xFFFFFFFF
+        world.adc_ctx.append(ctx)
+        a = uctypes.addressof(ctx)
+        c = world.sel_ch
+        b = world.sel_bank
+        src = _READER % {"flag": a, "pads": a + 4, "lv": uctypes.addressof(_level),
+                         "fast": uctypes.addressof(world.hall.fast), "channel": channel,
+                         "channels": _CHANNELS, "zero": _ADC_ZERO, "nb": _NB,
+                         "c0": c[0], "c1": c[1], "c2": c[2], "c3": c[3],
+                         "b0": b[0], "b1": b[1], "b2": b[2], "b3": b[3]}
+        g = {"micropython": micropython}
+        exec(src, g)
+        out.append(g["make"](rare))
+    return out
+
+
+# The Pico's (tools/hil): one viper closure over one array, which holds the channel, the
+# addresses of the pin levels and of the hall model's arrays (HallModel.fast: ctl, nbuf, clean),
+# the select pins, and this channel's slice of PAD_AT.
+# ctx: [0] 1 while a stand-in answers for the world (World.stand_in), [1] CHANNELS, [2] NB,
+# [3] ADC_ZERO, [4:6] the levels' address (low, high word), [6:8] HallModel.fast's, [8] the
+# channel, [9:13] the channel select pins, [13:17] the bank select pins, [17] the world's index in
+# _WORLDS, then PAD_AT[channel] (BANKS x CHANNELS; -1, no pad: 0xFFFFFFFF)
+_CTX_PAD_AT = const(18)
+
+
+def _adc_readers_rp2(world):
     import uctypes
     lv = uctypes.addressof(_level)
     fa = uctypes.addressof(world.hall.fast)
