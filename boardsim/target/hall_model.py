@@ -468,20 +468,26 @@ if sys.implementation.name == "micropython":
 
     @micropython.viper
     def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, st: ptr32, tab: ptr16):
-        """n values of the noise from the state st[0] (xorshift32), left there after the last."""
+        """n values of the noise from the state st[0] (xorshift32), left there after the last.
+        (The mask made at run time: a literal 0xFFFFFFFF is an object to mpy-cross's viper, two
+        conversions a value; the four bytes summed two at a time; some 200 instructions a
+        value on the unix port before, 100 so.)"""
         s = uint(st[0])
+        m = uint(0xFFFF)
+        m = (m << 16) | m
         i = 0
         while i < n:
-            s ^= (s << 13) & uint(0xFFFFFFFF)
+            s ^= (s << 13) & m
             s ^= s >> 17
-            s ^= (s << 5) & uint(0xFFFFFFFF)
-            u = int((s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24))
+            s ^= (s << 5) & m
+            u = (s & 0x00FF00FF) + ((s >> 8) & 0x00FF00FF)
+            u = (u & 0xFFFF) + (u >> 16)
             raw[i] = u
             v = int(tab[u])
             if v & 0x8000:              # the table holds int16
                 v -= 0x10000
             buf[i] = v
-            bit[i] = int((s >> 8) & 1)
+            bit[i] = (s >> 8) & 1
             i += 1
         st[0] = s
 else:
