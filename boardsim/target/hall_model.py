@@ -177,7 +177,9 @@ class HallModel:
         """update() of n chips given as array a: x, y, polarity, amplitude, 4 ints a chip. What
         the world calls at every step while a chip moves: under MicroPython nothing allocated
         (an allocation between steps costs some 5,000 instructions in the runner's fragmented
-        heap) and the chips compared and packed for _refield in machine code (_repack)."""
+        heap) and the chips compared in machine code (_changes): only the field of the chips
+        that moved, came or went is taken off or added (_refield), pad by pad within their
+        reach, the same integers as update()'s sum over every chip."""
         if _refield is None:
             self._update_unpacked(a, n)
             return
@@ -187,15 +189,11 @@ class HallModel:
         if pk[0] + n > 16:
             self._too_many(a, n)
             return
-        nold = _repack(pk, a, n, self.carr, self.T.ADC_PEAK)
-        if nold < 0:
+        nch = _changes(pk, a, n, self.carr, self.T.ADC_PEAK)
+        if nch == 0:
             return                      # the same chips as before
-        self.stamp += 1
-        ctx = self.ctx
-        ctx[0] = self.stamp
-        ctx[1] = nold
-        ctx[2] = n
-        _refield(ctx, self.cell, self.mark, self.geo, self.ftab, self.carr, self.field, self.clean, self.base)
+        self.ctx[2] = nch
+        _refield(self.ctx, self.cell, self.geo, self.ftab, self.carr, self.field, self.clean, self.base)
 
     def _update_unpacked(self, a, n):
         # CPython: update() as it is (apart: the comprehension would make a a closure cell)
@@ -209,7 +207,7 @@ class HallModel:
                                self.reach, self.reach2, T.FIELD_BIN, 1000 * T.FIELD_SCALE))
         self.geo = array('i', (T.PAD_X[p] if k == 0 else T.PAD_Y[p] for p in range(self.n) for k in (0, 1)))
         self.ftab = array('i', T.FIELD)
-        self.carr = array('i', bytes(4 * 3 * 16))
+        self.carr = array('i', bytes(4 * 4 * 16))
 
     def _too_many(self, a, n):
         # (apart: its generator would make pk and a closure cells, allocated at every call of
@@ -314,18 +312,20 @@ if sys.implementation.name == "micropython":
     import micropython
 
     @micropython.viper
-    def _refield(ctx: ptr32, cell: ptr16, mark: ptr32, geo: ptr32, ftab: ptr32, chips: ptr32,
-                 field: ptr32, clean: ptr32, base: ptr32):
-        """HallModel.update_packed(): the pads within reach of each chip before (ctx[1] of them) or
-        after (ctx[2]), each once (mark), get the field of the chips after. chips: (x, y,
-        pol * ADC_PEAK * amp) each. (A ptr32 loads without sign on the 64-bit port: a value with bit 31 set is taken 2**32
-        back down. 2**32 is made at run time: a literal that big is an object to mpy-cross's
-        viper, which then refuses the function, as tools/hil's -march=x64 build found.)"""
+    def _refield(ctx: ptr32, cell: ptr16, geo: ptr32, ftab: ptr32, chips: ptr32, field: ptr32,
+                 clean: ptr32, base: ptr32):
+        """HallModel.update_packed(): for each of the ctx[2] chips that changed (_changes: x, y,
+        pol * ADC_PEAK * amp, 1 to add its field or 0 to take it off), its field at every pad
+        within its reach added to or taken off that pad's (field is the sum of the chips' own
+        fields, each an integer worked out as update() does: the sum the same as update()'s
+        from scratch, whatever the order). (A ptr32 loads without sign on the 64-bit port: a
+        value with bit 31 set is taken 2**32 back down. 2**32 is made at run time: a literal
+        that big is an object to mpy-cross's viper, which then refuses the function, as
+        tools/hil's -march=x64 build found.) Before: every pad in reach of any chip, old or
+        new, moved or not, from every chip (some 30,000 instructions a step of one chip)."""
         s16 = 1 << 16
         w32 = s16 * s16
-        stamp = int(ctx[0])
-        nold = int(ctx[1])
-        nnew = int(ctx[2])
+        nch = int(ctx[2])
         cols = int(ctx[3])
         rows = int(ctx[4])
         gx0 = int(ctx[5])
@@ -341,13 +341,22 @@ if sys.implementation.name == "micropython":
         if gy0 >> 31:
             gy0 -= w32
         j = 0
-        while j < nold + nnew:
-            cx = int(chips[3 * j])
-            cy = int(chips[3 * j + 1])
+        while j < nch:
+            cx = int(chips[4 * j])
+            cy = int(chips[4 * j + 1])
+            m = int(chips[4 * j + 2])
+            add = int(chips[4 * j + 3])
             if cx >> 31:
                 cx -= w32
             if cy >> 31:
                 cy -= w32
+            if m >> 31:
+                m -= w32
+            # m * t // div within 32-bit words (viper's ints on the RP2040, where m * t reaches
+            # 2**38): div = 1000 * kk and m = q * 1000 + rm, q * t = u * kk + v, so the quotient
+            # is u + (v * 1000 + rm * t) // div, exactly
+            q = m // 1000
+            rm = m - q * 1000
             c0 = (cx - reach - gx0) // pitch
             c1 = (cx + reach - gx0) // pitch + 1
             r0 = (cy - reach - gy0) // pitch
@@ -365,106 +374,98 @@ if sys.implementation.name == "micropython":
                 c = c0
                 while c <= c1:
                     pad = int(cell[r * cols + c])
-                    if (pad & 0x8000) == 0 and int(mark[pad]) != stamp:
-                        mark[pad] = stamp
-                        px = int(geo[2 * pad])
-                        py = int(geo[2 * pad + 1])
-                        if px >> 31:
-                            px -= w32
-                        if py >> 31:
-                            py -= w32
-                        f = 0
-                        k = nold
-                        while k < nold + nnew:
-                            x = int(chips[3 * k])
-                            y = int(chips[3 * k + 1])
-                            m = int(chips[3 * k + 2])
-                            if x >> 31:
-                                x -= w32
-                            if y >> 31:
-                                y -= w32
-                            if m >> 31:
-                                m -= w32
-                            dx = px - x
-                            dy = py - y
-                            d2 = dx * dx + dy * dy
-                            if d2 < reach2:
-                                b = d2 // fbin
-                                f0 = int(ftab[b])
-                                f1 = int(ftab[b + 1])
-                                if f0 >> 31:
-                                    f0 -= w32
-                                if f1 >> 31:
-                                    f1 -= w32
-                                t = f0 + (f1 - f0) * (d2 - b * fbin) // fbin
-                                # m * t // div within 32-bit words (viper's ints on the
-                                # RP2040, where m * t reaches 2**38): div = 1000 * kk and
-                                # m = q * 1000 + rm, q * t = u * kk + v, so the quotient is
-                                # u + (v * 1000 + rm * t) // div, exactly (rm, not r: r is the
-                                # row being scanned; reset to 0 here it made the scan start
-                                # again from row 1 after every pad, some 5,000 cells a call)
-                                q = m // 1000
-                                rm = m - q * 1000
-                                qt = q * t
-                                u = qt // kk
-                                f += u + ((qt - u * kk) * 1000 + rm * t) // div
-                            k += 1
-                        field[pad] = f
-                        v = int(base[pad])
-                        if v >> 31:
-                            v -= w32
-                        clean[pad] = v + f
+                    if (pad & 0x8000) == 0:
+                        dx = int(geo[2 * pad])
+                        dy = int(geo[2 * pad + 1])
+                        if dx >> 31:
+                            dx -= w32
+                        if dy >> 31:
+                            dy -= w32
+                        dx -= cx
+                        dy -= cy
+                        d2 = dx * dx + dy * dy
+                        if d2 < reach2:
+                            b = d2 // fbin
+                            f0 = int(ftab[b])
+                            f1 = int(ftab[b + 1])
+                            if f0 >> 31:
+                                f0 -= w32
+                            if f1 >> 31:
+                                f1 -= w32
+                            t = f0 + (f1 - f0) * (d2 - b * fbin) // fbin
+                            qt = q * t
+                            u = qt // kk
+                            f = u + ((qt - u * kk) * 1000 + rm * t) // div
+                            v = int(field[pad])
+                            if v >> 31:
+                                v -= w32
+                            if add:
+                                v += f
+                            else:
+                                v -= f
+                            field[pad] = v
+                            f = int(base[pad])
+                            if f >> 31:
+                                f -= w32
+                            clean[pad] = f + v
                     c += 1
                 r += 1
             j += 1
 
     @micropython.viper
-    def _repack(pk: ptr32, a: ptr32, n: int, carr: ptr32, peak: int) -> int:
-        """HallModel.update_packed(): -1 when a's n chips are pk's (the last update's); else
-        _refield's chips, pk's then a's, into carr as (x, y, pol * ADC_PEAK * amp), a into pk,
-        and the number of pk's chips returned. (ptr32 loads are unsigned on the 64-bit port:
-        the signs put back as _refield does.)"""
+    def _changes(pk: ptr32, a: ptr32, n: int, carr: ptr32, peak: int) -> int:
+        """HallModel.update_packed(): the chips of the last update (pk: n, then x, y, polarity,
+        amplitude each) against a's n: each of pk's with no equal one in a, to take off, and
+        each of a's with none in pk, to add, into carr as (x, y, pol * ADC_PEAK * amp, 1 to
+        add or 0); a into pk. Returns how many (0: the same chips). (ptr32 loads are unsigned
+        on the 64-bit port: the signs put back as _refield does.)"""
         s16 = 1 << 16
         w32 = s16 * s16
         nold = int(pk[0])
-        if nold == n:
-            k = 0
-            while k < 4 * n:
-                if int(pk[1 + k]) != int(a[k]):
-                    break
-                k += 1
-            if k == 4 * n:
-                return -1
+        used = 0                        # a's chips matched, a bit each (16 at most)
+        nch = 0
         j = 0
-        while j < nold:
-            pol = int(pk[3 + 4 * j])
-            amp = int(pk[4 + 4 * j])
+        while j < nold + n:
+            if j < nold:                # one of pk's: taken off unless a has it
+                src = pk
+                o = 1 + 4 * j
+                k = 0
+                while k < n:
+                    if ((used >> k) & 1) == 0 and int(a[4 * k]) == int(pk[o]) and int(a[4 * k + 1]) == int(pk[o + 1]) \
+                            and int(a[4 * k + 2]) == int(pk[o + 2]) and int(a[4 * k + 3]) == int(pk[o + 3]):
+                        used |= 1 << k
+                        break
+                    k += 1
+                if k < n:
+                    j += 1
+                    continue
+                add = 0
+            else:                       # one of a's: added unless it matched
+                k = j - nold
+                if (used >> k) & 1:
+                    j += 1
+                    continue
+                src = a
+                o = 4 * k
+                add = 1
+            pol = int(src[o + 2])
+            amp = int(src[o + 3])
             if pol >> 31:
                 pol -= w32
             if amp >> 31:
                 amp -= w32
-            carr[3 * j] = pk[1 + 4 * j]
-            carr[3 * j + 1] = pk[2 + 4 * j]
-            carr[3 * j + 2] = pol * peak * amp
+            carr[4 * nch] = src[o]
+            carr[4 * nch + 1] = src[o + 1]
+            carr[4 * nch + 2] = pol * peak * amp
+            carr[4 * nch + 3] = add
+            nch += 1
             j += 1
         k = 0
-        while k < n:
-            pol = int(a[4 * k + 2])
-            amp = int(a[4 * k + 3])
-            if pol >> 31:
-                pol -= w32
-            if amp >> 31:
-                amp -= w32
-            carr[3 * (nold + k)] = a[4 * k]
-            carr[3 * (nold + k) + 1] = a[4 * k + 1]
-            carr[3 * (nold + k) + 2] = pol * peak * amp
-            pk[1 + 4 * k] = a[4 * k]
-            pk[2 + 4 * k] = a[4 * k + 1]
-            pk[3 + 4 * k] = a[4 * k + 2]
-            pk[4 + 4 * k] = a[4 * k + 3]
+        while k < 4 * n:
+            pk[1 + k] = a[k]
             k += 1
         pk[0] = n
-        return nold
+        return nch
 
     @micropython.viper
     def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, st: ptr32, tab: ptr16):
