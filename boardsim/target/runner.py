@@ -138,37 +138,48 @@ class Runner:
         trace = _trace
         fit = FIT_US
         display = self.display
-        while now_us[0] < t_end:
-            advance_to(now_us[0])
-            sb = self.sb
-            if sb is None or now_us[0] < self.busy_until:
-                now_us[0] += step_us      # (busy: the world goes on, beams and all, in steps)
-                continue
-            if own:
-                idle_ms = self._step()
-            else:
-                lock()
-                try:
-                    idle_ms = sb.step()
-                except BaseException as e:   # (flash.PowerLost is one)
-                    unlock()
-                    idle_ms = self._step_failed(e)
+        # the world at rest (World.advance_to returns False: no move, fade, pulse, hand, chatter,
+        # timer or model update under way) stays so until an op changes it, between calls of
+        # run_until, or the firmware starts a timer (machine.Timer: world.timers): until then
+        # advance_to would find nothing to do at each step (some 4,000 instructions a step at
+        # rest). A subclass's own _step may do anything: the world is asked at every step then.
+        active = True
+        steps = self.steps
+        try:
+            while now_us[0] < t_end:
+                if active or own or w.timers:
+                    active = advance_to(now_us[0])
+                sb = self.sb
+                if sb is None or (fit and now_us[0] < self.busy_until):
+                    now_us[0] += step_us      # (busy: the world goes on, beams and all, in steps)
+                    continue
+                if own:
+                    idle_ms = self._step()
                 else:
-                    unlock()
-                    if trace is not None:
-                        trace.frame(sb)
-                    if sb.need_service:
-                        idle_ms = self._service(idle_ms)
-            self.steps += 1
-            now_us[0] += step_us + idle_ms * 1000
-            if fit and self.sb is not None:
-                self.busy_until = now_us[0] + self._fit_cost()
-            wd = w.watchdog
-            if wd is not None and now_us[0] - wd.fed_us > wd.timeout_us:
-                self._watchdog()
-            if display and now_us[0] >= self.next_display_us:
-                self.next_display_us = now_us[0] + DISPLAY_EVERY_US
-                self.show_display()
+                    lock()
+                    try:
+                        idle_ms = sb.step()
+                    except BaseException as e:   # (flash.PowerLost is one)
+                        unlock()
+                        idle_ms = self._step_failed(e)
+                    else:
+                        unlock()
+                        if trace is not None:
+                            trace.frame(sb)
+                        if sb.need_service:
+                            idle_ms = self._service(idle_ms)
+                steps += 1
+                now_us[0] += step_us + idle_ms * 1000
+                if fit and self.sb is not None:
+                    self.busy_until = now_us[0] + self._fit_cost()
+                wd = w.watchdog
+                if wd is not None and now_us[0] - wd.fed_us > wd.timeout_us:
+                    self._watchdog()
+                if display and now_us[0] >= self.next_display_us:
+                    self.next_display_us = now_us[0] + DISPLAY_EVERY_US
+                    self.show_display()
+        finally:
+            self.steps = steps
 
     def _fit_cost(self):
         """FIT_US once a frame ended in which a pad changed and chips are seen, else 0."""

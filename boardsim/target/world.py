@@ -305,6 +305,9 @@ class World:
 
     # -- time passes ------------------------------------------------------------------------
     def advance_to(self, t):
+        """The world at virtual time t. Returns False when it is at rest (nothing under way:
+        until something changes it, a call finds nothing to do; Runner.run_until relies on
+        it), True otherwise."""
         # (two functions: MicroPython takes a call's frame from the heap when it holds more
         # than 11 words, as _advance's does, and from the C stack otherwise; with the heap
         # unlocked between steps that allocation costs more than the rest of a step at rest)
@@ -315,9 +318,10 @@ class World:
                 quiet = self._advance_quiet(t)
                 _heap_unlock()
                 if quiet:
-                    return
+                    return True
             self._advance(t)
-        # (else a table at rest: nothing the firmware could see changes)
+            return True
+        return False        # a table at rest: nothing the firmware could see changes
 
     def _advance_quiet(self, t):
         """_advance(t) with the heap locked (lock_steps: the runner's steps under the unix
