@@ -380,12 +380,15 @@ class World:
                     del moves[k]
                 else:
                     k += 1
-        self.update_gates(self.hall_dirty)
+        # the chips on the board packed for the hall model and tested against the beams in one
+        # pass (neither the pulses nor the faults below move a chip)
+        n = self._pack_and_gates() if self.hall_dirty else -1
+        self.update_gates(False)
         if self.pulses:
             self._pulses(t)
         self._faults_over_time(t)
         if self.hall_dirty:
-            self._update_models(self.hall_used, self.pres_used)
+            self._update_models(self.hall_used, self.pres_used, n)
             self.hall_dirty = False
         for tm in self.timers:
             if tm.callback is not None and t >= tm.due_us:
@@ -395,20 +398,14 @@ class World:
                 else:
                     tm.callback = None
 
-    def _update_models(self, hall, pres):
-        # the chips on the board (in chip_list's order), packed for the hall model: nothing
+    def _update_models(self, hall, pres, n=-1):
+        # the chips on the board (in chip_list's order), packed for the hall model (n of them
+        # in hall_in already, or -1: _pack_and_gates() has not run since they changed): nothing
         # allocated at the step of a moving chip (HallModel.update_packed)
         if hall and self.hall is not None:
-            a = self.hall_in
-            n = 0
-            for c in self.chip_list:
-                if c.state == BOARD and c.amp > 0:
-                    a[n] = c.x
-                    a[n + 1] = c.y
-                    a[n + 2] = c.polarity
-                    a[n + 3] = c.amp
-                    n += 4
-            self.hall.update_packed(a, n >> 2)
+            if n < 0:
+                n = self._pack_and_gates()
+            self.hall.update_packed(self.hall_in, n)
             self.hall_stale = False
         else:
             self.hall_stale = True
@@ -452,31 +449,44 @@ class World:
         self.hall_dirty = True
         return False
 
+    def _pack_and_gates(self):
+        """The chips on the board (in chip_list's order) into hall_in, 4 ints each (x, y,
+        polarity, amplitude: HallModel.update_packed's), and the gate beams' levels they make
+        into gate_want: each chip once against both beams, the exact test (_touches) only for
+        a chip within its radius of a beam's bounding box (a disc that reaches the beam is).
+        Returns how many chips. (One pass: a busy step of the world makes it every time.)"""
+        a = self.hall_in
+        n = 0
+        ok_a = ok_b = 1
+        ax0, ay0, ax1, ay1 = self.gate_box[0]
+        bx0, by0, bx1, by1 = self.gate_box[1]
+        for c in self.chip_list:
+            if c.state == BOARD and c.amp > 0:
+                x = c.x
+                y = c.y
+                a[n] = x
+                a[n + 1] = y
+                a[n + 2] = c.polarity
+                a[n + 3] = c.amp
+                n += 4
+                r = c.r
+                if (ok_a and ax0 - r <= x <= ax1 + r and ay0 - r <= y <= ay1 + r
+                        and _touches(x, y, r, self.gates[0])):
+                    ok_a = 0
+                if (ok_b and bx0 - r <= x <= bx1 + r and by0 - r <= y <= by1 + r
+                        and _touches(x, y, r, self.gates[1])):
+                    ok_b = 0
+        want = self.gate_want
+        want[0] = ok_a
+        want[1] = ok_b
+        return n >> 2
+
     def update_gates(self, moved=True):
         """The gate beams' levels; moved: the chips may have changed since they were worked out
         (what breaks a beam changes only with the chips, as hall_dirty says)."""
         want = self.gate_want
         if moved:
-            # each chip on the board once against both beams, the exact test (_touches) only
-            # for a chip within its radius of a beam's bounding box (a disc that reaches the
-            # beam is): a busy step of the world calls this every time, and the tests were
-            # most of its cost
-            ok_a = ok_b = 1
-            ax0, ay0, ax1, ay1 = self.gate_box[0]
-            bx0, by0, bx1, by1 = self.gate_box[1]
-            for c in self.chip_list:
-                if c.state == BOARD and c.amp > 0:
-                    x = c.x
-                    y = c.y
-                    r = c.r
-                    if (ok_a and ax0 - r <= x <= ax1 + r and ay0 - r <= y <= ay1 + r
-                            and _touches(x, y, r, self.gates[0])):
-                        ok_a = 0
-                    if (ok_b and bx0 - r <= x <= bx1 + r and by0 - r <= y <= by1 + r
-                            and _touches(x, y, r, self.gates[1])):
-                        ok_b = 0
-            want[0] = ok_a
-            want[1] = ok_b
+            self._pack_and_gates()
         gp = self.gate_pin
         if _level[gp[0]] != want[0]:
             self._drive(gp[0], want[0])
@@ -571,12 +581,14 @@ class World:
         return s % n
 
     def _faults_over_time(self, t):
-        for end in (0, 1):
-            due = self.chatter[end]
-            if due and t >= due:
-                # a bouncing contact: short breaks a few tens of ms apart
-                self.pulses.append([self.cup_pin[end], t, t + 1000 + 1000 * self._rand(3), 0])
-                self.chatter[end] = t + 15000 + 1000 * self._rand(50)
+        ch = self.chatter
+        if ch[0] or ch[1]:
+            for end in (0, 1):
+                due = ch[end]
+                if due and t >= due:
+                    # a bouncing contact: short breaks a few tens of ms apart
+                    self.pulses.append([self.cup_pin[end], t, t + 1000 + 1000 * self._rand(3), 0])
+                    ch[end] = t + 15000 + 1000 * self._rand(50)
         for h in self.hands:
             if h[2] <= t:       # one has gone: keep the others
                 self._hands_left(t)
