@@ -339,13 +339,18 @@ class World:
             return False
         if self.hall_used and self.hall is not None and self.hall.ctx is None:
             return False        # (its first update makes the arrays it keeps)
+        moves = self.moves
+        for m in moves:
+            if m.pts[-1][2] <= t or (m.hits and m.hits[0] <= t) or len(m.pts) < 2:
+                return False
+        ch = self.chatter
+        if moves and not (self.fading or self.hands or self.timers or ch[0] or ch[1]):
+            self._slide(t)
+            return True
         for c in self.fading:
             if c.fade_t0 <= t and t >= c.fade_t1:
                 return False
-        for m in self.moves:
-            if m.pts[-1][2] <= t or (m.hits and m.hits[0] <= t):
-                return False
-        for due in self.chatter:
+        for due in ch:
             if due and t >= due:
                 return False
         for h in self.hands:
@@ -356,6 +361,43 @@ class World:
                 return False
         self._advance(t)
         return True
+
+    def _slide(self, t):
+        """_advance(t) when all that is under way is chips sliding, none at its path's end nor
+        at a hit (_advance_quiet checked): its steps that do something then, written out (the
+        world's busy step; a call costs some 1,500 instructions, and _advance makes six)."""
+        for m in self.moves:
+            c = m.chip
+            if c.state != BOARD:
+                c.state = BOARD
+                c.amp = AMP_FULL
+            pts = m.pts
+            seg = m.seg
+            while pts[seg + 1][2] <= t:         # (never past the last point: it lies after t)
+                seg += 1
+            m.seg = seg
+            x0, y0, t0 = pts[seg]
+            x1, y1, t1 = pts[seg + 1]
+            if t <= t0 or t1 == t0:
+                c.x = x0
+                c.y = y0
+            else:
+                c.x = x0 + (x1 - x0) * (t - t0) // (t1 - t0)
+                c.y = y0 + (y1 - y0) * (t - t0) // (t1 - t0)
+        n = self._pack_and_gates()
+        want = self.gate_want
+        gp = self.gate_pin
+        if _level[gp[0]] != want[0]:
+            self._drive(gp[0], want[0])
+        if _level[gp[1]] != want[1]:
+            self._drive(gp[1], want[1])
+        if self.hall_used and self.hall is not None:
+            self.hall.update_packed(self.hall_in, n)
+            self.hall_stale = False
+        else:
+            self.hall_stale = True
+        self.pres_stale = True          # (not read: _advance_quiet's first test)
+        self.hall_dirty = False
 
     def _advance(self, t):
         if self.fading:
