@@ -35,6 +35,7 @@ FAULT_ALIAS = -100000
 
 _MASK32 = 0xFFFFFFFF
 NB = 1024             # noise values made ahead (the same sequence, drawn in batches)
+_SUM = 0x3FF          # nraw: the byte sum (bit 15: the coin)
 
 
 class HallModel:
@@ -47,15 +48,15 @@ class HallModel:
         self.field = array('i', (0 for _ in range(n)))      # sum of the chips' fields, LSB
         self.fault = array('i', (FAULT_NONE for _ in range(n)))
         # The noise, drawn NB values at a time (_draw: one xorshift32 step per value, in viper
-        # under MicroPython): nraw the byte sums (0..1020), nbuf them scaled by noise_lsb, nbit
-        # bit 8 of the state after each (a flickering pad's coin). ctl: [the next one to use,
+        # under MicroPython): nraw the byte sums (0..1020) with bit 8 of the state after each
+        # in bit 15 (a flickering pad's coin), nbuf the sums scaled by noise_lsb (ntab, int32:
+        # no sign to put back in viper). ctl: [the next one to use,
         # how many pads have a fault] (an array: the world's fast ADC read shares it).
         # the state after the last value drawn, in an array: a 32-bit state returned from viper
         # as an int is a heap object on the RP2040 (ints past 2**30), which the heap-locked
         # loop turn of a HIL run on a Pico cannot make
         self.rng = array('I', (seed & _MASK32 or 1,))
         self.nraw = array('H', bytes(2 * NB))
-        self.nbit = bytearray(NB)
         # ctl, nbuf and clean (base + field: the noiseless reading) are views of one array, so
         # that the world's fast ADC read (world.py) reaches all three through one pointer
         self.fast = array('i', bytes(4 * (2 + NB + n)))
@@ -243,14 +244,14 @@ class HallModel:
         self._lsb = lsb
         self.ntab = _scale_table(lsb)
         for i in range(self.ctl[0], NB):
-            self.nbuf[i] = self.ntab[self.nraw[i]]
+            self.nbuf[i] = self.ntab[self.nraw[i] & _SUM]
 
     @property
     def state(self):
         return self.rng[0]
 
     def _draw(self):
-        _draw(self.nraw, self.nbuf, self.nbit, NB, self.rng, self.ntab)
+        _draw(self.nraw, self.nbuf, NB, self.rng, self.ntab)
         self.ctl[0] = 0
 
     # -- the ADC's side (heap locked) ---------------------------------------------------------
@@ -291,7 +292,7 @@ class HallModel:
             v = self.noise()
         elif f == FAULT_FLICKER:
             v = self.noise()
-            if self.nbit[self.ctl[0] - 1]:
+            if self.nraw[self.ctl[0] - 1] >> 15:
                 v += self.clean[pad]
         else:
             v = self.base[pad] + self.noise()
@@ -305,7 +306,7 @@ class HallModel:
 def _scale_table(lsb):
     # a byte sum u (0..1020) -> its noise: the sum of four uniform bytes has a standard
     # deviation of 147.8, so (u - 510) * 7 / 1035 is about N(0, 1)
-    return array('h', ((u - 510) * lsb * 7 // 1035 for u in range(1021)))
+    return array('i', ((u - 510) * lsb * 7 // 1035 for u in range(1021)))
 
 
 if sys.implementation.name == "micropython":
@@ -468,11 +469,11 @@ if sys.implementation.name == "micropython":
         return nch
 
     @micropython.viper
-    def _draw(raw: ptr16, buf: ptr32, bit: ptr8, n: int, st: ptr32, tab: ptr16):
+    def _draw(raw: ptr16, buf: ptr32, n: int, st: ptr32, tab: ptr32):
         """n values of the noise from the state st[0] (xorshift32), left there after the last.
         (The mask made at run time: a literal 0xFFFFFFFF is an object to mpy-cross's viper, two
-        conversions a value; the four bytes summed two at a time; some 200 instructions a
-        value on the unix port before, 100 so.)"""
+        conversions a value; the four bytes summed two at a time; the coin beside the sum in
+        raw; some 200 instructions a value on the unix port before, about 110 so.)"""
         s = uint(st[0])
         m = uint(0xFFFF)
         m = (m << 16) | m
@@ -483,18 +484,14 @@ if sys.implementation.name == "micropython":
             s ^= (s << 5) & m
             u = (s & 0x00FF00FF) + ((s >> 8) & 0x00FF00FF)
             u = (u & 0xFFFF) + (u >> 16)
-            raw[i] = u
-            v = int(tab[u])
-            if v & 0x8000:              # the table holds int16
-                v -= 0x10000
-            buf[i] = v
-            bit[i] = (s >> 8) & 1
+            buf[i] = tab[u]
+            raw[i] = u | ((s << 7) & 0x8000)        # (bit 8 of s into bit 15)
             i += 1
         st[0] = s
 else:
     _refield = None     # CPython: update() runs the same steps as Python
 
-    def _draw(raw, buf, bit, n, st, tab):
+    def _draw(raw, buf, n, st, tab):
         """The same in plain Python (CPython)."""
         s = st[0]
         for i in range(n):
@@ -502,7 +499,6 @@ else:
             s ^= s >> 17
             s ^= (s << 5) & _MASK32
             u = (s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24)
-            raw[i] = u
+            raw[i] = u | (((s >> 8) & 1) << 15)
             buf[i] = tab[u]
-            bit[i] = (s >> 8) & 1
         st[0] = s
