@@ -206,7 +206,9 @@ class HallModel:
         T = self.T
         self.ctx = array('i', (0, 0, 0, self.cols, self.rows, self.x0, self.y0, self.pitch,
                                self.reach, self.reach2, T.FIELD_BIN, 1000 * T.FIELD_SCALE))
-        self.geo = array('i', (T.PAD_X[p] if k == 0 else T.PAD_Y[p] for p in range(self.n) for k in (0, 1)))
+        # each pad's place from the grid's corner (x0, y0), never negative: no sign to put back
+        self.geo = array('i', (T.PAD_X[p] - self.x0 if k == 0 else T.PAD_Y[p] - self.y0
+                               for p in range(self.n) for k in (0, 1)))
         self.ftab = array('i', T.FIELD)
         self.carr = array('i', bytes(4 * 4 * 16))
 
@@ -353,15 +355,17 @@ if sys.implementation.name == "micropython":
                 cy -= w32
             if m >> 31:
                 m -= w32
+            cx -= gx0                   # (from the grid's corner, as geo)
+            cy -= gy0
             # m * t // div within 32-bit words (viper's ints on the RP2040, where m * t reaches
             # 2**38): div = 1000 * kk and m = q * 1000 + rm, q * t = u * kk + v, so the quotient
             # is u + (v * 1000 + rm * t) // div, exactly
             q = m // 1000
             rm = m - q * 1000
-            c0 = (cx - reach - gx0) // pitch
-            c1 = (cx + reach - gx0) // pitch + 1
-            r0 = (cy - reach - gy0) // pitch
-            r1 = (cy + reach - gy0) // pitch + 1
+            c0 = (cx - reach) // pitch
+            c1 = (cx + reach) // pitch + 1
+            r0 = (cy - reach) // pitch
+            r1 = (cy + reach) // pitch + 1
             if c0 < 0:
                 c0 = 0
             if r0 < 0:
@@ -376,14 +380,8 @@ if sys.implementation.name == "micropython":
                 while c <= c1:
                     pad = int(cell[r * cols + c])
                     if (pad & 0x8000) == 0:
-                        dx = int(geo[2 * pad])
-                        dy = int(geo[2 * pad + 1])
-                        if dx >> 31:
-                            dx -= w32
-                        if dy >> 31:
-                            dy -= w32
-                        dx -= cx
-                        dy -= cy
+                        dx = int(geo[2 * pad]) - cx
+                        dy = int(geo[2 * pad + 1]) - cy
                         d2 = dx * dx + dy * dy
                         if d2 < reach2:
                             b = d2 // fbin

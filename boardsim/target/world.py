@@ -697,9 +697,9 @@ def make(rare):
 
 
 def _adc_readers(world):
-    """The zero-argument read_u16 functions, one per ADC channel (MicroPython; [] elsewhere)."""
+    """The zero-argument read_u16 functions, one per ADC channel."""
     if sys.implementation.name != "micropython":
-        return []
+        return [_adc_closure_py(world, channel) for channel in range(_N_ADC)]
     if sys.platform == "rp2":
         return _adc_readers_rp2(world)
     import uctypes
@@ -725,6 +725,48 @@ def _adc_readers(world):
         exec(src, g)
         out.append(g["make"](rare))
     return out
+
+
+def _adc_closure_py(world, channel):
+    """CPython's reader: the same reading as World.adc_read() and HallModel.read(), with the
+    pins, the channel's slice of PAD_AT and the model's arrays in the closure (a third of a
+    CPython game's time went to the three calls of a read)."""
+    flag = array('I', bytes(4))         # 1 while a stand-in answers (World.stand_in)
+    world.adc_ctx.append(flag)
+    lv = _level
+    c0, c1, c2, c3 = world.sel_ch
+    b0, b1, b2, b3 = world.sel_bank
+    per = _BANKS * _CHANNELS
+    pads = _PAD_AT[channel * per:(channel + 1) * per]
+    hall = world.hall
+    fast = hall.fast                    # ctl, nbuf, clean
+    nb = _NB
+    clean0 = 2 + nb
+    chans = _CHANNELS
+    zero = _ADC_ZERO
+    attached = _ATTACHED
+
+    def read_u16():
+        if flag[0]:
+            return attached[0].adc_read(channel)
+        pad = pads[(lv[b0] | (lv[b1] << 1) | (lv[b2] << 2) | (lv[b3] << 3)) * chans
+                   + (lv[c0] | (lv[c1] << 1) | (lv[c2] << 2) | (lv[c3] << 3))]
+        if pad < 0:
+            return zero
+        if fast[1]:
+            return hall.read(pad)
+        i = fast[0]
+        if i >= nb:
+            hall._draw()
+            i = 0
+        fast[0] = i + 1
+        v = fast[clean0 + pad] + fast[2 + i]
+        if v < 0:
+            return 0
+        if v > 65535:
+            return 65535
+        return ((v >> 4) << 4) | (v >> 12)
+    return read_u16
 
 
 # The Pico's (tools/hil): one viper closure over one array, which holds the channel, the
