@@ -127,3 +127,31 @@ def run_script(source, name, runtime, job, tmp_path, timeout=300):
 def runtime(request):
     """Each test that takes it runs under the MicroPython unix port and under CPython."""
     return request.param
+
+
+# Each test's CPU, for docs/performance.md's figures: ZENN_TEST_CPU=FILE appends one JSON line
+# per test (its node id, the worker, CPU seconds of this process and of the children it waited
+# for during the test, wall seconds). A module fixture's processes count where they are ended.
+CPU_RECORD = os.environ.get("ZENN_TEST_CPU")
+
+
+if CPU_RECORD:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        import json
+        import resource
+        import time
+
+        def cpu():
+            s = resource.getrusage(resource.RUSAGE_SELF)
+            c = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return s.ru_utime + s.ru_stime, c.ru_utime + c.ru_stime
+        s0, c0 = cpu()
+        w0 = time.monotonic()
+        yield
+        s1, c1 = cpu()
+        line = {"id": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                "self": round(s1 - s0, 3), "children": round(c1 - c0, 3),
+                "wall": round(time.monotonic() - w0, 3)}
+        with open(CPU_RECORD, "a") as f:
+            f.write(json.dumps(line) + "\n")

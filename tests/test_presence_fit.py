@@ -127,9 +127,9 @@ h = 0
 calls = 0
 nonzero = 0
 got = 0         # (a global made under the heap lock would grow the module's dict)
+ZEROS = bytes(N)
 for trial in range(job["trials"]):
-    for g in range(N):
-        usable[g] = 0 if rng.below(12) == 0 else 1
+    rng.mask(usable, N, 12)         # (usable[g] = 0 if rng.below(12) == 0 else 1, g < N)
     w = rng.below(12)
     c0 = rng.below(COLS - w) if rng.below(4) else (0 if rng.below(2) else COLS - 1 - w)
     q0 = rng.below(ROWS - w) if rng.below(4) else (0 if rng.below(2) else ROWS - 1 - w)
@@ -138,9 +138,8 @@ for trial in range(job["trials"]):
     if q1 >= ROWS:
         q1 = ROWS - 1
     cur = 1 + rng.below(3)
-    for g in range(N):
-        label[g] = 0
-        grid[g] = 0
+    label[:] = ZEROS
+    grid[:] = ZEROS
     for rr in range(q0, q1 + 1):
         for cc in range(c0, c1 + 1):
             v = rng.below(8)

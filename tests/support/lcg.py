@@ -28,3 +28,23 @@ class Rng:
 
     def below(self, n):
         return self.next() % n
+
+    def mask(self, buf, n, m):
+        """buf[i] = 0 where below(m) gives 0, else 1, for i < n: the numbers of n below(m) calls
+        (the reference scripts draw a board's pads so; a call a draw cost the emulated chip most
+        of their time), next() inlined on locals."""
+        h = self.h
+        l = self.l
+        a_l = _A_L
+        a_h = _A_H
+        a_l15 = _A_L15
+        c = _C
+        for i in range(n):
+            t0 = (l & 0xFF) * a_l + c
+            t1 = (l >> 8) * a_l
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * a_l15) & 0x7FFF) + (((l & 0x7FFF) * a_h) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            buf[i] = 1 if ((h << 8) | (l >> 8)) % m else 0
+        self.h = h
+        self.l = l
