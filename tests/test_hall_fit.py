@@ -365,15 +365,15 @@ ARRAYS = ("x", "y", "amp", "err", "sub", "res", "nm", "rhs", "d", "sh", "gerr", 
           "stamp")
 
 
+# (copies of the arrays, compared and put back whole: a value at a time cost the emulated chip
+# more than the plain fit itself, tests/test_rp2040_fit.py)
 def state(loc):
-    return [list(getattr(loc, k)) for k in ARRAYS] + [loc.st]
+    return [getattr(loc, k)[:] for k in ARRAYS] + [loc.st]
 
 
 def load(loc, st):
     for k, v in zip(ARRAYS, st):
-        a = getattr(loc, k)
-        for j in range(len(v)):
-            a[j] = v[j]
+        getattr(loc, k)[:] = v
     loc.st = st[-1]
 
 
@@ -387,8 +387,10 @@ def rnd(lo, hi):
 def frame(loc, chips, noise, sat):
     """loc.res: the model of chips [(x, y, a)] plus noise, or saturated (+-32767, sat > 0)."""
     res = loc.res
-    for g in range(N_GRID):
-        res[g] = rnd(-noise, noise) if noise else 0
+    if noise:
+        rng.fill(res, N_GRID, -noise, noise)    # (res[g] = rnd(-noise, noise), g < N_GRID)
+    else:
+        res[:] = ZERO_RES
     if sat:
         for g in range(N_GRID):
             res[g] = 32767 if (g * 7 + sat) % 3 else -32767
@@ -443,8 +445,7 @@ def setup(loc, c):
         loc.sub[q] = 0
         loc.gm[q] = q
     loc.gk = gk
-    for g in range(N_GRID):
-        loc.usable[g] = usable[g]
+    loc.usable[:] = usable
     if pk >= 0:
         loc.prior_k8 = pk
     else:
@@ -457,6 +458,7 @@ def setup(loc, c):
 
 NEW = Locator()
 REF = Locator()
+ZERO_RES = array('i', bytes(4 * N_GRID))
 plain(REF)
 out = {"fits": [], "model": [], "win_err": []}
 same = 0
@@ -469,8 +471,7 @@ for k in range(job["cases"]):
     REF.gk = NEW.gk
     for q in range(len(NEW.gm)):
         REF.gm[q] = NEW.gm[q]
-    for g in range(N_GRID):
-        REF.usable[g] = NEW.usable[g]
+    REF.usable[:] = NEW.usable
     REF.prior_k8 = NEW.prior_k8
     REF.ref_s = NEW.ref_s
     REF.ref_b = NEW.ref_b
@@ -485,7 +486,7 @@ for k in range(job["cases"]):
     # (a short digest of the fit for the runtimes' comparison)
     out["fits"].append([eq, ok_new, list(NEW.x[:c[0]]), list(NEW.y[:c[0]]), list(NEW.amp[:c[0]]),
                         list(NEW.err[:c[0]])] + ([] if eq else [[ARRAYS[j] for j in range(len(ARRAYS))
-                                                                  if a[j] != b[j]]]))
+                                                                  if not a[j] == b[j]]]))
 out["same"] = same
 # model_pads: strengths to 2**16 (a * f reaches 2**30), centres on and far off the board
 # (squared distances near 2**30), residuals near +-2**30 either way
@@ -493,16 +494,16 @@ for x, y, a, base in ((0, 0, 65535, (1 << 30) - 70000), (-2250, -4625, -65535, -
                       (23000, -23000, 17500, 0), (-23000, 23000, -17500, 12345),
                       (2400, 4800, 32767, -(1 << 29)), (-2600, 4950, -32767, 1 << 29),
                       (125, -125, 1, -1), (2300, -4700, 14000, 0)):
+    res0 = array('i', (base + (g & 15) for g in range(N_GRID)))
     for sign in (1, -1):
         got = []
         for loc, fn in ((NEW, HF.model), (REF, ref_model)):
-            for g in range(N_GRID):
-                loc.res[g] = base + (g & 15)
+            loc.res[:] = res0
             loc.x[0] = x
             loc.y[0] = y
             loc.amp[0] = a
             fn(loc, 0, sign)
-            got.append(list(loc.res))
+            got.append(loc.res[:])
         out["model"].append([got[0] == got[1], sum(got[0]) - N_GRID * base])
 # win_err_pads: residuals at and beyond the clamp, near +-2**30 and +-2**31 (a 32-bit word's
 # sign), pads left out
@@ -510,10 +511,11 @@ for x, y, v in ((0, 0, (1 << 30) - 1), (0, 0, -(1 << 30)), (-2250, -4625, (1 << 
                 (2250, 4625, -(1 << 31)), (100, 200, 4095), (100, 200, -4096), (2400, 4800, 7),
                 (-3000, -5000, -7)):
     got = []
+    res0 = array('i', (v if g % 3 else -v - 1 if v < 0 else -v for g in range(N_GRID)))
+    usable0 = bytearray(0 if g % 5 == 2 else 1 for g in range(N_GRID))
     for loc, fn in ((NEW, HF.win_err), (REF, ref_win_err)):
-        for g in range(N_GRID):
-            loc.res[g] = v if g % 3 else -v - 1 if v < 0 else -v
-            loc.usable[g] = 0 if g % 5 == 2 else 1
+        loc.res[:] = res0
+        loc.usable[:] = usable0
         loc.x[0] = x
         loc.y[0] = y
         got.append(fn(loc, 0))

@@ -48,3 +48,23 @@ class Rng:
             buf[i] = 1 if ((h << 8) | (l >> 8)) % m else 0
         self.h = h
         self.l = l
+
+    def fill(self, buf, n, lo, hi):
+        """buf[i] = lo + below(hi - lo + 1) for i < n: the numbers of n such calls, next()
+        inlined on locals (as mask())."""
+        h = self.h
+        l = self.l
+        a_l = _A_L
+        a_h = _A_H
+        a_l15 = _A_L15
+        c = _C
+        m = hi - lo + 1
+        for i in range(n):
+            t0 = (l & 0xFF) * a_l + c
+            t1 = (l >> 8) * a_l
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * a_l15) & 0x7FFF) + (((l & 0x7FFF) * a_h) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            buf[i] = lo + ((h << 8) | (l >> 8)) % m
+        self.h = h
+        self.l = l
