@@ -13,31 +13,40 @@ from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # no
 
 
 # The order tests are dealt out to `make test`'s two workers (`-n 2 --dist loadgroup`): a long
-# test dealt out last keeps one worker busy alone at the end. First the slowest tests (the start
-# of their node ids; `pytest --durations` of the whole suite, 2026-12-02 at d7b7249: the emulated
-# chip's boots, the random flicks and Trap Zenn games under CPython, the presence lifts), longest
-# first; then whole files, the longest first, each in its own order (their module fixtures stay
-# shared); the rest in collection order. (xdist deals its groups out before single tests.)
-SLOWEST_FIRST = (
-    "test_rp2040.py::test_viper_functions_match_their_references_on_the_chip[test_scan_step-1]",
-    "test_rp2040.py::test_viper_functions_match_their_references_on_the_chip[test_presence_fit",
-    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip",
-    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played",
-    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython",
-    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython",
-    "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot",
-    "test_rp2040.py::test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip",
-    "test_rp2040.py::test_heap_free_after_boot_on_the_chip[presence",
-    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[micropython",
-    "test_faults.py::test_presence_game_with_faults_and_a_hovering_hand",
-    "test_rp2040.py::test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip",
-    "test_presence.py::test_touching_pairs_and_rows_of_three[cpython]",
-    "test_firmware_tools.py::test_ram_after_boot_counts_the_firmware_only",
-    "test_games_bowling.py::test_six_players_take_frames_in_turn",
-    "test_power_cuts.py::test_power_cuts_through_a_bowling_game",
-    "test_compile.py::test_random_shots_touch_nothing_unintended",
-    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[micropython",
-)
+# test dealt out last keeps one worker busy alone at the end. First the costliest tests and
+# xdist groups (COSTLIEST: the start of a node id, or "@" and a group's name, with its CPU
+# seconds in a whole run recorded by ZENN_TEST_CPU below), costliest first; then whole files,
+# the longest first, each in its own order (their module fixtures stay shared); the rest in
+# collection order. xdist deals out a group where its first test comes; its own reordering (by
+# how many tests a group has) is turned off in pytest_configure, so that this order holds.
+COSTLIEST = {
+    # (CPU s, 2026-12-02 at 819a0ea + this branch's chip changes; docs/performance.md)
+    "@rp2040_one_boot": 70,
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-shift": 46,
+    "test_rp2040_shift.py::test_the_presence_loop_allocates_nothing": 35,
+    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython-hall": 27,
+    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 25,
+    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip": 25,
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-hall": 20,
+    "test_rp2040_shift.py::test_the_register_scan_reads_what_the_pin_and_spi_calls_read": 20,
+    "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot": 16,
+    "@test_budgets.py::mem=shift": 15,
+    "@test_budgets.py::mem=hall": 13,
+    "test_rp2040.py::test_heap_free_after_boot_on_the_chip[presence": 14,
+    "test_rp2040.py::test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip": 14,
+    "@test_play.py::server": 12,
+    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython-shift": 12,
+    "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[micropython": 10,
+    "test_faults.py::test_presence_game_with_faults_and_a_hovering_hand": 9,
+    "test_rp2040.py::test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip": 8,
+    "test_rp2040.py::test_the_table_decoder_steps_as_rp2040js_own_does": 8,
+    "test_presence.py::test_touching_pairs_and_rows_of_three[cpython]": 8,
+    "test_firmware_tools.py::test_ram_after_boot_counts_the_firmware_only": 6,
+    "test_games_bowling.py::test_six_players_take_frames_in_turn": 6,
+    "test_power_cuts.py::test_power_cuts_through_a_bowling_game": 6,
+    "test_compile.py::test_random_shots_touch_nothing_unintended": 6,
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[micropython": 6,
+}
 LONGEST_FIRST = ("test_rp2040.py", "test_shots_physics.py", "test_budgets.py", "test_off_or_lifted.py",
                  "test_faults.py", "test_presence.py", "test_power_cuts.py", "test_firmware_tools.py",
                  "test_compile.py", "test_games_bowling.py", "test_games_trap.py", "test_registry.py",
@@ -46,9 +55,12 @@ LONGEST_FIRST = ("test_rp2040.py", "test_shots_physics.py", "test_budgets.py", "
 
 def dealing_order(item):
     nodeid = item.nodeid.split("tests/", 1)[-1]
-    first = next((i for i, start in enumerate(SLOWEST_FIRST) if nodeid.startswith(start)), None)
-    if first is not None:
-        return (0, first)
+    groups = ["@" + str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+              for m in item.iter_markers("xdist_group")]
+    cost = max([COSTLIEST.get(g, 0) for g in groups]
+               + [c for start, c in COSTLIEST.items() if nodeid.startswith(start)] + [0])
+    if cost:
+        return (0, -cost)
     name = os.path.basename(str(item.path))
     return (1, LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST))
 
@@ -63,6 +75,11 @@ def pytest_collection_modifyitems(config, items):
 def pytest_configure(config):
     # (xdist registers the mark; run without it, -p no:xdist, the mark is known all the same)
     config.addinivalue_line("markers", "xdist_group(name): run with the group's other tests on one worker")
+    # xdist's loadgroup deals out its work units (a group, or a test alone) in the order the
+    # tests were collected, but first reorders them by how many tests each holds (groups first,
+    # whatever they cost): dealing_order above decides instead (as --no-loadscope-reorder)
+    if getattr(config.option, "loadscopereorder", None):
+        config.option.loadscopereorder = False
 
 
 # A module fixture is set up once per worker that runs one of its tests: under `-n 2` both

@@ -252,6 +252,10 @@ def test_heap_free_after_boot_on_the_chip(name, request):
         assert free >= 60 * 1024
 
 
+# The firmware's loop as main.py runs it, each turn under heap_lock, for MS of chip time at most:
+# TAIL ms after the loop's first event line (the shot's verdict) it ends (a chip ms costs about
+# 8 ms of the host's CPU, at rest too: the seconds after the verdict were most of the run);
+# "first_ms": when that line came, "steps_after": the turns after it.
 LOOP = r'''
 import time
 import micropython
@@ -262,7 +266,12 @@ a0 = gc.mem_alloc()
 n = 0
 served = 0
 frames = 0
-end = time.ticks_add(time.ticks_ms(), MS)
+lines0 = sb.ev.lines
+first_ms = -1
+n_first = 0
+idle = 0        # (every global the loop sets made before the lock: a new one may grow the dict)
+t0 = time.ticks_ms()
+end = time.ticks_add(t0, MS)
 micropython.heap_lock()
 try:
     while time.ticks_diff(end, time.ticks_ms()) > 0:
@@ -273,13 +282,19 @@ try:
             sb.service()
             served += 1
             micropython.heap_lock()
+        if first_ms < 0 and sb.ev.lines != lines0:
+            first_ms = time.ticks_diff(time.ticks_ms(), t0)
+            n_first = n
+            if time.ticks_diff(end, time.ticks_add(t0, first_ms + TAIL)) > 0:
+                end = time.ticks_add(t0, first_ms + TAIL)
         if idle:
             time.sleep_ms(idle)
 finally:
     micropython.heap_unlock()
 a1 = gc.mem_alloc()
 gc.enable()
-print('{"ev":"loop","steps":%d,"served":%d,"alloc":%d}' % (n, served, a1 - a0))
+print('{"ev":"loop","steps":%d,"served":%d,"alloc":%d,"first_ms":%d,"steps_after":%d}'
+      % (n, served, a1 - a0, first_ms, n - n_first))
 '''
 
 
@@ -288,8 +303,9 @@ def test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played():
     from boardsim.rp2040 import probe
     from boardsim.testing import Table
     # a one-player bowling game started from the menu (the compiled scenario's presses), then
-    # main.py stopped and its loop run again with the heap locked for 6 s of chip time while
-    # the chip is put down and shot through the blocks into the cup: a strike
+    # main.py stopped and its loop run again with the heap locked while the chip is put down and
+    # shot through the blocks into the cup (a strike), and for LOCKED_TAIL_MS of chip time after
+    # the verdict's line
     t = Table("bowling", players=1)
     t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
     tl = t.timeline()
@@ -297,15 +313,35 @@ def test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played():
     play = tl[1 + len(menu):]
     assert menu and play and play[0]["op"] == "put"
     # (the menu pressed 500 ms after the boot event, not 1.5 s: as the allocation check below)
-    r = probe.run_module("MS = 6000\n" + LOOP, before=menu, after=play, await_ms=15000,
+    r = probe.run_module(locked_loop(6000), before=menu, after=play, await_ms=15000,
                          await_ev="loop", wait_ms=200, settle_ms=500)
     loop = r.last("loop")
     print("loop on the chip:", loop)
     # every turn ran under heap_lock (an allocation would have raised MemoryError on the chip
     # and ended the run); "alloc" counts what was allocated outside the locked turns (service(),
-    # the watchdog's feeding timer), for the record
-    assert loop["steps"] > 1000
+    # the watchdog's feeding timer), for the record. (2026-12-02: the strike's line 2,082 ms
+    # into the loop, 605 turns before it and 401 in the 1.5 s after; the loop had run 6 s,
+    # some 1,650 turns, most of them at rest after the strike.)
+    assert_locked_loop_saw_the_strike(r, loop, before=300, after=200)
+
+
+def locked_loop(ms, tail_ms=None):
+    """LOOP for at most `ms` of chip time, ending LOCKED_TAIL_MS after its first event line."""
+    return f"MS = {ms}\nTAIL = {LOCKED_TAIL_MS if tail_ms is None else tail_ms}\n" + LOOP
+
+
+# How long the locked loop goes on after the verdict's line: the display's refresh, the journal's
+# save (service()) and the table at rest again, all in it.
+LOCKED_TAIL_MS = 1500
+
+
+def assert_locked_loop_saw_the_strike(r, loop, before, after):
+    """The strike was the loop's first event line (written inside it, under the lock), with at
+    least `before` locked turns before it (the chip put down and sliding) and `after` after it."""
     r.assert_event("shot", result="strike", pins=10)
+    assert loop["first_ms"] >= 0, loop                 # the verdict came inside the locked loop
+    assert loop["steps"] - loop["steps_after"] > before, loop
+    assert loop["steps_after"] > after, loop
 
 
 @needs_chip
@@ -314,11 +350,11 @@ def test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip():
     RP2040) ends the run with the chip's MemoryError."""
     from boardsim.rp2040 import probe
     from boardsim.runtime import RuntimeFailure
-    bad = LOOP.replace("n += 1", "n += 1\n        x = n * 0.5")
+    bad = locked_loop(500).replace("n += 1", "n += 1\n        x = n * 0.5")
     with pytest.raises(RuntimeFailure, match="MemoryError"):
         # (500 ms of chip time after the boot event, not 1.5 s: boot() makes sb.wdt, which the
         # loop feeds, right after the event; the deterministic emulator, tens of ms)
-        probe.run_module("MS = 500\n" + bad, await_ms=3000, settle_ms=500)
+        probe.run_module(bad, await_ms=3000, settle_ms=500)
 
 
 # -- the chip's own paths against their twins ------------------------------------------------------
@@ -405,9 +441,11 @@ REFERENCE_JOBS = [
 def chip_references():
     """{"heap": the hall configuration's heap after boot (what probe.heap_free() measures),
     "edges": EDGES's result, (module, job index): each REFERENCE_JOBS script's result} from one
-    boot: the heap first, then EDGES (the firmware's own modules), the stand-in scripts last."""
+    boot: the heap first, then EDGES (the firmware's own modules), the stand-in scripts last.
+    (A second stand-in script in one boot had stopped with an IndexError on the chip, 2026-12-01;
+    with probe.run_modules' zall all three gave CPython's results in one boot, 2026-12-02.)"""
     from boardsim.rp2040 import probe
-    shared = REFERENCE_JOBS[:SHARED_REFERENCES]
+    shared = REFERENCE_JOBS
     jobs = [(EDGES, None, False)] + [(_target(m), job, True) for m, job in shared]
     got, failure, fw = probe.run_modules(jobs, files={"lcg.mpy": probe.support_mpy("lcg")}, heap=True)
     heap = [e for e in fw if e.get("ev") == "heap"]
@@ -423,30 +461,16 @@ def _chip_result(refs, key):
     return got
 
 
-# How many of REFERENCE_JOBS (the first) run in the shared boot. The next stand-in script in the
-# same boot stopped with an IndexError on the chip (2026-12-01; cause not found): the others
-# keep a boot each, as before.
-SHARED_REFERENCES = 1
-
-
 @needs_chip
-@pytest.mark.parametrize("module,job", [pytest.param(*mj, marks=ONE_BOOT) if i < SHARED_REFERENCES else mj
-                                        for i, mj in enumerate(REFERENCE_JOBS)],
+@pytest.mark.parametrize("module,job", [pytest.param(*mj, marks=ONE_BOOT) for mj in REFERENCE_JOBS],
                          ids=lambda x: x if isinstance(x, str) else "")
-def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_path, request):
+def test_viper_functions_match_their_references_on_the_chip(module, job, tmp_path, chip_references):
     """The tests' own reference scripts (each viper function beside the plain code it replaced,
     on seeded random readings with rails and jumps), run on the emulated RP2040: the viper code
     compiled for armv6m, 32-bit words, 30-bit small ints. Their results must equal CPython's."""
-    from boardsim.rp2040 import probe
     from conftest import run_script
     src = _target(module)
-    i = REFERENCE_JOBS.index((module, job))
-    if i < SHARED_REFERENCES:
-        got = _chip_result(request.getfixturevalue("chip_references"), (module, i))
-    else:
-        r = probe.run_module(src, job=job, standin=True, files={"lcg.mpy": probe.support_mpy("lcg")},
-                             await_ms=120000, wait_ms=100, settle_ms=0)
-        got = r.events[-1]
+    got = _chip_result(chip_references, (module, REFERENCE_JOBS.index((module, job))))
     want = run_script(src, module + "_target.py", "cpython", job, tmp_path)
     assert got == want
 

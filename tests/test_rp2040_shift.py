@@ -105,8 +105,10 @@ def test_the_register_scan_reads_what_the_pin_and_spi_calls_read_on_the_chip():
     t = Table("bowling", players=1).place("small", "a.pocket").place("big1", "b.e2")
     before = [o for o in t.timeline()[1:] if o["op"] == "put"]
     before += [{"op": "fault", "mux": 2, "mode": "stuck_high"}, {"op": "wait", "ms": 200}]
+    # (no wait after the boot event: the script runs scanners of its own; the chips are put and
+    # the register stuck 200 ms before it, as tests/test_rp2040.py's hall twin)
     r = probe.run_module(SHIFT_HW, config={"front_end": "shift"}, before=before,
-                         await_ms=60000, wait_ms=100)
+                         await_ms=60000, wait_ms=100, settle_ms=0)
     out = r.events[-1]
     print(f"a still frame's reads on the chip: registers {out['us_hw']} us, Pin/SPI calls "
           f"{out['us_pin']} us (the heap locked around each step)")
@@ -137,15 +139,17 @@ def test_the_presence_loop_allocates_nothing_on_the_chip_while_a_shot_is_played(
     scan's 48 strobes among them) under heap_lock on the chip while a strike is played."""
     from boardsim.rp2040 import probe
     from boardsim.testing import Table
-    from tests.test_rp2040 import LOOP
+    from tests.test_rp2040 import assert_locked_loop_saw_the_strike, locked_loop
     t = Table("bowling", players=1)
     t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
     tl = t.timeline()
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
-    r = probe.run_module("MS = 6000\n" + LOOP, config={"front_end": "shift"}, before=menu,
-                         after=play, await_ms=15000, await_ev="loop", wait_ms=200)
+    # (the menu pressed 500 ms after the boot event, as tests/test_rp2040.py's hall loop)
+    r = probe.run_module(locked_loop(6000), config={"front_end": "shift"}, before=menu,
+                         after=play, await_ms=15000, await_ev="loop", wait_ms=200, settle_ms=500)
     loop = r.last("loop")
     print("presence loop on the chip:", loop)
-    assert loop["steps"] > 500
-    r.assert_event("shot", result="strike", pins=10)
+    # (2026-12-02: the strike's line 2,113 ms into the loop, 424 turns before it, 427 after;
+    # the 6 s loop before asked for more than 500 turns in all)
+    assert_locked_loop_saw_the_strike(r, loop, before=200, after=200)
