@@ -22,7 +22,8 @@ from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # no
 COSTLIEST = {
     # (CPU s: a whole run at 819a0ea, 2026-12-02; the chip tests changed since as measured alone
     # or estimated, docs/performance.md "The chip tier's tests")
-    "@rp2040_one_boot": 70,
+    "@rp2040_one_boot": 45,
+    "test_rp2040.py::test_viper_functions_match_their_references_on_the_chip[test_presence_fit": 15,
     "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython-shift": 60,
     "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-shift": 46,
     "test_faults.py::test_presence_game_with_faults_and_a_hovering_hand": 35,
