@@ -15,6 +15,7 @@ Prints one JSON line of figures (microseconds) and a readable table.
 import argparse
 import json
 import os
+import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -129,6 +130,8 @@ print(json.dumps(r))
 # the loop as main.py runs it, every step timed, while the table plays `after`: each frame's
 # length while the tracker is not at rest, and, for each event line the firmware writes, when
 # (ticks_ms at the end of its step) and when the displays had nothing left to send after it
+# (ticks_ms when the last call that sent to them, flush() or service(), returned: the screen is
+# shown then, whatever the rest of that step does)
 LOOP = r'''
 import time
 import json
@@ -138,6 +141,14 @@ POS = "pos" if hasattr(sc, "pos") else "row"     # 0 after the step that ended a
 tr = sb.tracker
 ev = sb.ev
 drivers = sb.ui.drivers
+t_io = [0]
+def sent(f):
+    def w():
+        f()
+        t_io[0] = time.ticks_ms()
+    return w
+sb.ui.flush = sent(sb.ui.flush)
+sb.ui.service = sent(sb.ui.service)
 gc.collect()
 T_START = time.ticks_ms()
 N = 600
@@ -177,7 +188,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
             if dr.dirty:
                 busy = 1
         if not busy:
-            seen[-1][2] = time.ticks_ms()
+            seen[-1][2] = t_io[0]
             pending = 0
     if sb.need_service:
         sb.service()
@@ -444,18 +455,27 @@ SHOTS = {
 }
 
 
-def shot(config, name):
+def shot_ops(name, phase=0):
+    """The menu's ops and the shot's (`phase` ms more before the shot: where the chip stops
+    against the loop's frames moves with it)."""
+    from boardsim.testing import Table
+    tl = SHOTS[name](Table("bowling", players=1)).timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    if phase:
+        k = next(i for i, o in enumerate(play) if o["op"] == "move")
+        play.insert(k, {"op": "wait", "ms": phase})
+    return menu, play
+
+
+def shot(config, name, phase=0):
     """The loop on the chip while a shot is played: its moving frames, and rest -> shown (the
     move's end on the table, from the runner's op trace, to the displays done after the
     shot's event line)."""
     import io
     from boardsim import runtime
     from boardsim.rp2040 import probe
-    from boardsim.testing import Table
-    t = SHOTS[name](Table("bowling", players=1))
-    tl = t.timeline()
-    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
-    play = tl[1 + len(menu):]
+    menu, play = shot_ops(name, phase)
     mtl = probe.module_timeline("MS = 4000\n" + LOOP, before=menu, after=play, await_ms=20000,
                                 await_ev="frames", wait_ms=200)
     move = next(o for o in mtl if o["op"] == "move")
@@ -483,7 +503,7 @@ def shot(config, name):
     events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
     f = [e for e in events if e.get("ev") == "frames"][-1]
     fw = [e for e in events if e.get("ev") not in ("frames",)]
-    res = {"shot": name, "frames_moving": len(f["moving_ms"]), "worst_moving_ms": max(f["moving_ms"] or [0]),
+    res = {"shot": name, "phase_ms": phase, "frames_moving": len(f["moving_ms"]), "worst_moving_ms": max(f["moving_ms"] or [0]),
            "moving_ms": f["moving_ms"], "worst_step_us": f["worst_step_us"], "t_move_ms": t_move,
            "t_import_ms (table)": t_import, "t_start_ms (chip)": f["t_start"],
            "t_rest_ms": None if t_move is None else t_move + last}
@@ -494,6 +514,70 @@ def shot(config, name):
             res["rest_to_verdict_ms"] = t_written - res["t_rest_ms"]
             res["rest_to_shown_ms"] = (t_shown - res["t_rest_ms"]) if t_shown >= 0 else None
     return res
+
+
+# --series: one game, a first ball after another in one boot (a boot costs the emulator more
+# than a shot): each first ball shot, then taken back with undo and put back for the next, a
+# few ms later each time (phases), so that the chip stops at another point of the loop's frame
+SERIES_PATHS = {"strike": ("b.pocket", "b.cup"), "8 pins": ("b.e2",)}
+
+
+def series(config, name, phases):
+    """rest -> verdict -> shown of len(phases) first balls of the shot `name` in one game on the
+    chip (LOOP: each shot's event line, when it was written and when the displays were done)."""
+    import io
+    from boardsim import runtime
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = Table("bowling", players=1)
+    for i in range(len(phases)):
+        if i:
+            t.press("undo")                 # the ball taken back: a first ball again
+            t.take("small")
+        t.place("small", "a.pocket").shoot("small", *SERIES_PATHS[name])
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    timed = []
+    for o in play:
+        if o["op"] == "move" and phases[len([x for x in timed if x["op"] == "move"])]:
+            timed.append({"op": "wait", "ms": phases[len([x for x in timed if x["op"] == "move"])]})
+        timed.append(o)
+    play = timed
+    ms = 5000 * len(phases) + 2000
+    mtl = probe.module_timeline("MS = %d\n" % ms + LOOP, before=menu, after=play,
+                                await_ms=ms + 20000, await_ev="frames", wait_ms=200)
+    ends = [max(m["pts"][-1][2] for m in o["moves"]) for o in mtl if o["op"] == "move"]
+    out, err = io.StringIO(), io.StringIO()
+    os.environ["ZENN_PICO_TRACE"] = "1"
+    try:
+        args = ()
+        if config:
+            import tempfile
+            fd, cfg = tempfile.mkstemp(suffix=".json")
+            with os.fdopen(fd, "w") as f:
+                json.dump(config, f)
+            args = ("--config", cfg)
+        runtime.run(mtl, "rp2040", display=True, stdout=out, stderr=err, runner_args=args)
+    finally:
+        os.environ.pop("ZENN_PICO_TRACE", None)
+    t_moves = [int(ln.split(" ms chip")[0].split(",")[-1].strip()) for ln in err.getvalue().splitlines()
+               if ln.startswith("trace:") and '{"op": "move"' in ln]
+    events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
+    f = [e for e in events if e.get("ev") == "frames"][-1]
+    fw = [e for e in events if e.get("ev") != "frames"]
+    runs = []
+    for count, t_written, t_shown in f["lines"]:
+        e = fw[count - 1] if count - 1 < len(fw) else {}
+        if e.get("ev") != "shot":
+            continue
+        i = len(runs)
+        t_rest = t_moves[i] + ends[i] if i < len(t_moves) else None
+        runs.append({"phase_ms": phases[i] if i < len(phases) else None, "result": e.get("result"),
+                     "pins": e.get("pins"), "rest_to_verdict_ms": None if t_rest is None else t_written - t_rest,
+                     "rest_to_shown_ms": None if t_rest is None or t_shown < 0 else t_shown - t_rest})
+    return {"shot": name, "worst_moving_ms": max(f["moving_ms"] or [0]),
+            "worst_step_us": f["worst_step_us"], "runs": runs}
 
 
 # the steps around a shot's verdict, one by one: each step's start (us since the module began)
@@ -513,7 +597,10 @@ ev = sb.ev
 gc.collect()
 from sensing import zones
 PN = ("find", "frame", "finish", "on_board", "redraw", "service", "refresh", "disc_mask",
-      "first_mover", "reclaim", "cup_drops", "journal")
+      "first_mover", "reclaim", "cup_drops", "journal",
+      # (added for issue 13's verdict turn: the fault monitor's frame, the chips check, the
+      # event lines' writes to the stream, the rules, the shot line, the displays' flush)
+      "faults", "check_chips", "ev_write", "on_shot", "emit_shot", "flush")
 NP = len(PN)
 N = 160                              # steps kept (a ring)
 rs = array('i', [0] * N)             # step start
@@ -521,13 +608,17 @@ rd = array('i', [0] * N)             # step length
 rp = array('i', [0] * (N * NP))      # parts in it
 rf = bytearray(N)                    # 1: the step ended a frame; 2: pages sent (count) << 1
 cur = array('i', [0] * NP)
+t_io = [0]                           # ticks_ms when the last flush() / service() returned
 T0 = time.ticks_us()
 def wrap(obj, name, k):
     f = getattr(obj, name)
     def w(*a):
         t0 = time.ticks_us()
         r = f(*a)
-        cur[k] += time.ticks_diff(time.ticks_us(), t0)
+        t1 = time.ticks_us()
+        cur[k] += time.ticks_diff(t1, t0)
+        if k == 5:
+            t_io[0] = time.ticks_ms()
         return r
     setattr(obj, name, w)
 wrap(sb.loc, "find", 0)
@@ -542,6 +633,30 @@ wrap(tr, "_first_mover", 8)
 wrap(tr, "_reclaim", 9)
 wrap(tr, "_cup_drops", 10)
 wrap(sb.journal, "write", 11)
+wrap(sb.faults, "frame", 12)
+wrap(sb, "check_chips", 13)
+wrap(ev, "flush", 14)
+g = sb.game if sb.game is not None else sb.engines[0]
+wrap(g, "on_shot", 15)
+if hasattr(g, "emit_shot"):
+    wrap(g, "emit_shot", 16)
+# the displays' flush, and when it returned (ticks_ms): the score is on the panel then
+t_flushed = array('i', [0])
+_ui_flush = sb.ui.flush
+def _flush_timed():
+    t0 = time.ticks_us()
+    r = _ui_flush()
+    cur[17] += time.ticks_diff(time.ticks_us(), t0)
+    t_flushed[0] = time.ticks_ms()
+    t_io[0] = t_flushed[0]
+    return r
+sb.ui.flush = _flush_timed
+# every frame's end while the board settles: when, the tracker's still_since and confirm, the
+# locator's first chip (x, y) and count, find()'s length: a stillness begun again shows here
+NS = 96
+SK = 7
+srow = array('i', [0] * (NS * SK))
+ns = 0
 drivers = sb.ui.drivers
 k = 0
 lines = ev.lines
@@ -551,6 +666,7 @@ t_verdict = 0
 t_shown = 0
 still_since = 0
 v_still = 0
+v_flushed = 0
 end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     for j in range(NP):
@@ -564,6 +680,16 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     for j in range(NP):
         rp[i * NP + j] = cur[j]
     rf[i] = 1 if getattr(sc, POS) == 0 else 0
+    if rf[i] and not tr.at_rest() or cur[2]:
+        b = (ns % NS) * SK
+        srow[b] = time.ticks_ms()
+        srow[b + 1] = tr.still_since if tr.still else -1
+        srow[b + 2] = tr.confirm
+        srow[b + 3] = sb.loc.n
+        srow[b + 4] = sb.loc.x[0] if sb.loc.n else 0
+        srow[b + 5] = sb.loc.y[0] if sb.loc.n else 0
+        srow[b + 6] = cur[0]
+        ns += 1
     if tr.still:
         still_since = tr.still_since
     if ev.lines != lines:
@@ -573,6 +699,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
             shown_k = -1
             t_verdict = time.ticks_ms()
             v_still = still_since
+            v_flushed = t_flushed[0]
     if verdict_k >= 0 and shown_k < 0:
         busy = 0
         for dr in drivers:
@@ -580,7 +707,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
                 busy = 1
         if not busy:
             shown_k = k
-            t_shown = time.ticks_ms()
+            t_shown = t_io[0]
     k += 1
     if shown_k >= 0 and k - shown_k > 8:
         break
@@ -595,21 +722,21 @@ for q in range(first, k):
     out.append([q, rs[i], rd[i], rf[i]] + [rp[i * NP + j] for j in range(NP)])
 print(json.dumps({"ev": "verdict_parts", "parts": PN, "verdict_k": verdict_k, "shown_k": shown_k,
                   "t_verdict": t_verdict, "t_shown": t_shown, "still_since": v_still if verdict_k >= 0 else 0, "now": time.ticks_ms(),
-                  "t_rest_tracker": tr.res.t_rest, "steps": out}))
+                  "t_rest_tracker": tr.res.t_rest, "steps": out,
+                  "t_flushed": v_flushed,
+                  "settle_cols": ["ms", "still_since", "confirm", "n", "x", "y", "find_us"],
+                  "settle": [[srow[(q % NS) * SK + j] for j in range(SK)]
+                             for q in range(ns - NS if ns > NS else 0, ns)]}))
 """
 
 
-def verdict_parts(config, name):
+def verdict_parts(config, name, phase=0):
     """The steps around a shot's verdict on the chip, part by part (VERDICT), and the move's end
     from the runner's op trace."""
     import io
     from boardsim import runtime
     from boardsim.rp2040 import probe
-    from boardsim.testing import Table
-    t = SHOTS[name](Table("bowling", players=1))
-    tl = t.timeline()
-    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
-    play = tl[1 + len(menu):]
+    menu, play = shot_ops(name, phase)
     mtl = probe.module_timeline("MS = 4000\n" + VERDICT, before=menu, after=play, await_ms=20000,
                                 await_ev="verdict_parts", wait_ms=200)
     move = next(o for o in mtl if o["op"] == "move")
@@ -635,14 +762,16 @@ def verdict_parts(config, name):
     v = [e for e in events if e.get("ev") == "verdict_parts"][-1]
     shots = [e for e in events if e.get("ev") == "shot"]
     t_rest = None if t_move is None else t_move + last
-    return dict(v, shot=name, result=shots[-1].get("result") if shots else None, t_rest=t_rest)
+    return dict(v, shot=name, phase_ms=phase, result=shots[-1].get("result") if shots else None,
+                t_rest=t_rest)
 
 
 def print_verdict_parts(r):
     t_rest = r["t_rest"]
     print(f"{r['shot']}: {r['result']}; rest {t_rest} ms, still since {r['still_since']} "
           f"({r['still_since'] - t_rest:+d}), verdict {r['t_verdict']} ({r['t_verdict'] - t_rest:+d}),"
-          f" shown {r['t_shown']} ({r['t_shown'] - t_rest:+d})")
+          f" shown {r['t_shown']} ({r['t_shown'] - t_rest:+d})"
+          + (f", flushed {r['t_flushed']} ({r['t_flushed'] - t_rest:+d})" if r.get("t_flushed") else ""))
     steps = r["steps"]
     vk = r["verdict_k"]
     names = r["parts"]
@@ -653,6 +782,12 @@ def print_verdict_parts(r):
             continue
         mark = "V" if q == vk else ("S" if q == r["shown_k"] else " ")
         print(f"{mark} {q:5d} {st:11d} {d:8d} {'F' if fe else ' ':>4} " + " ".join(f"{x:9d}" for x in s[4:]))
+    if r.get("settle"):
+        # the frames while the board settled: a still_since that changes is a stillness begun again
+        print("  settling: " + " ".join(f"{c:>11}" for c in r["settle_cols"]))
+        for row in r["settle"]:
+            if row[0] >= t_rest - 60:
+                print("            " + " ".join(f"{x:11d}" for x in row))
 
 
 def main(argv=None):
@@ -673,6 +808,11 @@ def main(argv=None):
     ap.add_argument("--trace", action="store_true", help="--faults: every find() traced (its "
                     "candidates, chips, unread, fits), the rows of those over 20 ms printed")
     ap.add_argument("--ms", type=int, default=FAULT_MS, help="--faults: chip time timed per case")
+    ap.add_argument("--series", action="store_true", help="--shots' first balls one after "
+                    "another in one boot (undo, put back, shot again), one per --phases entry")
+    ap.add_argument("--phases", default="0", help="--shot, --verdict-parts: ms waited before "
+                    "each shot, one run each (comma-separated, e.g. 0,3,6,...: the chip stops at "
+                    "another point of the loop's frame); --shot then prints min / median / max")
     a = ap.parse_args(argv)
     from boardsim.rp2040 import images
     why = images.missing()
@@ -698,15 +838,37 @@ def main(argv=None):
         for k in sorted(r["us"], key=lambda k: -r["us"][k]):
             print(f"  {k:14} {r['us'][k] / 1000:9.1f} ms  {r['calls'][k]:6d} calls")
         return 0
+    phases = [int(p) for p in a.phases.split(",")]
+    if a.series:
+        for name in a.shots.split(","):
+            r = series(cfg, name, phases)
+            print(json.dumps(r), flush=True)
+            shown = sorted(x["rest_to_shown_ms"] for x in r["runs"] if x["rest_to_shown_ms"] is not None)
+            print(f"{name}: {len(r['runs'])} first balls; rest -> verdict -> shown: "
+                  + ", ".join(f"{x['rest_to_verdict_ms']} -> {x['rest_to_shown_ms']}" for x in r["runs"])
+                  + (f"; shown min / median / max {shown[0]} / {statistics.median(shown)} / {shown[-1]} ms"
+                     if shown else ""), flush=True)
+        return 0
     if a.verdict_parts:
         for name in a.shots.split(","):
-            r = verdict_parts(cfg, name)
-            print(json.dumps(r), flush=True)
-            print_verdict_parts(r)
+            for ph in phases:
+                r = verdict_parts(cfg, name, ph)
+                print(json.dumps(r), flush=True)
+                print_verdict_parts(r)
         return 0
     if a.shot:
         for name in a.shots.split(","):
-            print(json.dumps(shot(cfg, name)), flush=True)
+            got = []
+            for ph in phases:
+                r = shot(cfg, name, ph)
+                print(json.dumps(r), flush=True)
+                got.append((r.get("rest_to_verdict_ms"), r.get("rest_to_shown_ms")))
+            shown = sorted(g[1] for g in got if g[1] is not None)
+            if shown:
+                print(f"{name}: rest -> verdict -> shown over {len(got)} runs: "
+                      + ", ".join(f"{v} -> {w}" for v, w in got)
+                      + f"; shown min / median / max {shown[0]} / {statistics.median(shown)} / "
+                      f"{shown[-1]} ms", flush=True)
         return 0
     r = parts(cfg, spot_xy(a.chips))
     print(json.dumps(r))
