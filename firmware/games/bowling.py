@@ -227,10 +227,15 @@ class Bowling:
             return -1
         code = self.classify(res)
         self.apply_outcome(code)
+        self.shot_lines()
+        return code
+
+    def shot_lines(self):
+        # the lines of the shot just played: shot, and game_over at the end (on_shot's; app.py
+        # plays the shot silent and has them written once the screen is shown)
         self.emit_shot()
         if self.over:
             self.emit_game_over()
-        return code
 
     def apply_outcome(self, code):
         # append one outcome and play it (silent: the journal's replay uses this too)

@@ -713,6 +713,11 @@ class Trap:
             self.prompt = _PROMPT_SHOOT
 
     # -- events -----------------------------------------------------------------------------
+    def shot_lines(self):
+        # the lines of the shot just played (on_shot's; app.py plays the shot silent and has
+        # them written once the screen is shown)
+        self._emit_after()
+
     def _emit_after(self):
         # the events of the entry just played: shot (not for END_TURN), then game_over, or
         # round and turn, or turn

@@ -164,6 +164,9 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         from games import registry as R
         self.games = _GAMES         # the registry's games (games/registry.py), the menu's order
         self.engines = R.engines(_GAMES, self.ev)   # one per game, in the same order
+        # 1: the engine writes a shot's lines in shot_lines(), which on_board() has called
+        # once the verdict's screen is shown (issue 13); 0: on_shot() writes them
+        self.lines_later = bytearray(1 if hasattr(e, "shot_lines") else 0 for e in self.engines)
         self.setup = -1          # the game's set-up check: -1 not known, 0 wrong, 1 right
         self.flip_winner = 1
         self.game = None            # the engine of the game played (or last played)
@@ -232,12 +235,12 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
     # -- the loop --------------------------------------------------------------------------
     def step(self):
         self.wdt.feed()
+        ended = 0
         if self.scan.step():
+            ended = 1
             self.hurry = 0
             self.loc.find(self.scan.grid)
             self.tracker.frame()
-            if self.faults.frame():
-                self.dirty = 1              # a hand came or went
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
                 self.on_board(e)
@@ -257,6 +260,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             self.dirty = 1
         b = self.buttons.poll()
         if b != NONE:
+            self.ev.due()               # a shot's lines put off first: a button may change the game
             self.on_button(b)
         s = self.buttons.any_stuck()
         if s != self.stuck:
@@ -278,8 +282,13 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             # (issue 13: rest -> shown)
             self.verdict = 0
             self.ui.flush()
+            self.ev.due()               # the shot's lines (on_board), now that its score is shown
         else:
             self.ui.service()
+        if ended and self.faults.frame():
+            # the fault monitor's look at the frame after the displays (it only queues its
+            # reports): a verdict's screen is shown that much sooner (issue 13)
+            self.dirty = 1              # a hand came or went: drawn next turn
         if self.buzzer is not None:
             self.buzzer.service()
         if self.tracker.at_rest():
@@ -336,7 +345,16 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if self.mode == GAME:
             g = self.game
             if e == TR.EV_SHOT:
-                c = g.on_shot(self.tracker.res)
+                if self.lines_later[self.game_choice]:
+                    # played silent: its lines are written once its screen is shown (step(),
+                    # ev.due(); or before any other line, ev.begin()), issue 13: rest -> shown
+                    g.ev = None
+                    c = g.on_shot(self.tracker.res)
+                    g.ev = self.ev
+                    if c >= 0:
+                        self.ev.put_off(g)
+                else:
+                    c = g.on_shot(self.tracker.res)
                 if c >= 0:
                     self.journal.out(c)
                     if g.result():

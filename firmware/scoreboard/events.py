@@ -120,6 +120,7 @@ class EventWriter:
         self._akey = None           # whether the line being written is that event
         self._aval = False
         self._ahit = False
+        self._due = None            # put_off(): the game whose shot lines are still to come
 
     # -- low level --------------------------------------------------------------------------
     def flush(self):
@@ -177,7 +178,23 @@ class EventWriter:
         self._akey = key
         self._aval = value
 
+    def put_off(self, game):
+        """The lines of the shot `game` just played silent (its ev None) come later: game.
+        shot_lines() writes them at due() (app.py: once the verdict's screen is on the
+        displays, issue 13: rest -> score shown), or at once before any other line begins,
+        so that the stream is byte for byte what it would have been."""
+        self._due = game
+
+    def due(self):
+        # the shot lines put off, if any, now (the game must not have changed since)
+        g = self._due
+        if g is not None:
+            self._due = None
+            g.shot_lines()
+
     def begin(self, ev):
+        if self._due is not None:
+            self.due()              # a shot's lines put off come first
         self._put(123)              # {
         self.sep = 0
         self._ahit = self._aev is not None and ev == self._aev
