@@ -152,6 +152,16 @@ class FakeGame:
         self.last_split = split
         self.shooter_end = 0
         self.away = -1
+        # what the screen reads of the engine's own arrays (issue 13: a call a frame saved):
+        # each player's frames started (marks() gives none from there on) and running totals,
+        # player p's frame f at p * 10 + f
+        self.nf = bytearray(len(balls))
+        self.cums = []
+        for p in range(len(balls)):
+            for f in range(10):
+                if len(self._m[p][f]):
+                    self.nf[p] = f + 1
+                self.cums.append(self._c[p][f])
 
     def marks(self, p, f, buf, off):
         m = self._m[p][f]

@@ -186,6 +186,7 @@ class UI(Row):
             b1 = game.ball + 1
             cur = -1 if over or p != game.player else game.frame
         ln = self._ln
+        d = self.d
         # header
         self._blank()
         ln[0] = 80                                  # P
@@ -198,7 +199,7 @@ class UI(Row):
             c = self._num(c, f1, 2 if f1 > 9 else 1)
             c = self._put(c, b" Ball ")
             self._num(c, b1, 1)
-        self._show(0, 1)
+        d.row(0, ln, 1)
         # prompt, or the result in negative
         self._blank()
         if held:
@@ -214,9 +215,16 @@ class UI(Row):
                 # which end's pocket: the shooter's, or the pin side's
                 e = game.shooter_end if pr == _PROMPT_PLACE_POCKET else 1 - game.shooter_end
                 ln[c + 1] = 97 + e
-        self._show(_PROMPT, held)
-        # the frames, two rows of five, marks over running totals
+        d.row(_PROMPT, ln, held)
+        # the frames, two rows of five, marks over running totals. The engine's arrays are
+        # read here where its methods would cost a call a frame (issue 13: the verdict's screen
+        # is drawn between the chip's rest and the score shown): frames from nf[p] on have no
+        # balls (marks() gives 0 for them), cums[] is what cum() returns for a player in the game
         known = True
+        nfp = game.nf[p]
+        cums = game.cums
+        kc = p * 10                             # (bowling's FRAMES)
+        mk = self._mk
         for h in range(2):
             self._blank()
             ln[0] = _BAR
@@ -224,30 +232,31 @@ class UI(Row):
             for k in range(5):
                 f = 5 * h + k
                 base = 1 + 4 * k
-                n = game.marks(p, f, self._mk, 0)
-                if n > 3:
-                    n = 3
-                if n > 0:                       # (most frames are empty: a call saved)
-                    self._put(base + 3 - n, self._mk, 0, n)
+                if f < nfp:
+                    n = game.marks(p, f, mk, 0)
+                    if n > 3:
+                        n = 3
+                    if n > 0:
+                        self._put(base + 3 - n, mk, 0, n)
                 ln[base + 3] = _BAR
                 if f == cur:
                     a = base
             if cur >= 5 * h and cur < 5 * h + 5:
-                self._show(2 + 2 * h, 0, a, 3)
+                d.row(2 + 2 * h, ln, 0, a, 3)
             else:
-                self._show(2 + 2 * h)
+                d.row(2 + 2 * h, ln)
             self._blank()
             ln[0] = _BAR
             for k in range(5):
                 base = 1 + 4 * k
                 if known:
-                    v = game.cum(p, 5 * h + k)
+                    v = cums[kc + 5 * h + k]
                     if v < 0:
                         known = False           # and so are all later frames
                     else:
                         self._num(base, v, 3)
                 ln[base + 3] = _BAR
-            self._show(3 + 2 * h)
+            d.row(3 + 2 * h, ln)
         # totals, three players a row
         np = game.players
         up = p if held else -1 if over else game.player
@@ -260,7 +269,7 @@ class UI(Row):
             self._blank()
             if game.last_split:
                 self._put(0, b"Split!")
-            self._show(_STATUS)
+            d.row(_STATUS, ln)
 
     def _totals(self, game, row, p0, p1, up):
         self._blank()
@@ -274,7 +283,7 @@ class UI(Row):
             if q == up:
                 a = c
                 k = 7
-        self._show(row, 0, a, k)
+        self.d.row(row, self._ln, 0, a, k)
 
     def _put_back(self, z):
         # after an undo, until the chip is seen there: "Put back: b E", "Put back: centre"

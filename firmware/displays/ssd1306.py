@@ -283,10 +283,14 @@ class SSD1306:
         # send every changed page now (each at most once, even when the bus fails); returns
         # how many were sent
         n = 0
-        for p in range(PAGES):
-            if self.dirty & (1 << p):
+        d = self.dirty              # (the pages changed when called; the loop ends after the
+        p = 0                       # last of them: a clean page costs no look, issue 13)
+        while d:
+            if d & 1:
                 if self._send(p):
                     n += 1
+            d >>= 1
+            p += 1
         return n
 
     # -- drawing -----------------------------------------------------------------------------

@@ -830,35 +830,46 @@ class Tracker:
             self.rs[slot] = loc.strength[j]
             self.tunc[slot] = loc.unc[j]
             placed = True
+        # (the snapshot's arrays and disc_mask in locals: a lookup each fewer in the verdict's
+        # turn, issue 13)
+        present = self.present
+        xs = self.x
+        ys = self.y
+        masks = self.mask
+        his = self.hi
+        los = self.lo
+        disc_mask = zones.disc_mask
         for i in range(MAX):
-            if self.present[i]:
+            if present[i]:
+                x = xs[i]
+                y = ys[i]
                 rad = B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG
-                m = zones.disc_mask(self.x[i], self.y[i], rad)
-                self.mask[i] = m
+                m = disc_mask(x, y, rad)
+                masks[i] = m
                 # the zones it may overlap (hi) and surely overlaps (lo), by the position's
                 # uncertainty: kept with the snapshot, for the next shot's verdict to weigh
                 # (ShotResult.start_lo / start_hi): a chip put down, or left by a shot, near a
                 # border was never judged again when a later verdict relied on it (issue 12)
                 u = self.tunc[i]
                 if u:
-                    self.hi[i] = zones.disc_mask(self.x[i], self.y[i], rad + u)
-                    self.lo[i] = zones.disc_mask(self.x[i], self.y[i], rad - u if rad > u else 1)
+                    his[i] = disc_mask(x, y, rad + u)
+                    los[i] = disc_mask(x, y, rad - u if rad > u else 1)
                 else:
-                    self.hi[i] = m
-                    self.lo[i] = m
+                    his[i] = m
+                    los[i] = m
                 if self.seen[i] or r.fate[i] == S.FATE_REST:
                     r.end_mask[i] = m
-                    r.x[i] = self.x[i]
-                    r.y[i] = self.y[i]
+                    r.x[i] = x
+                    r.y[i] = y
                     # sure: no zone border lies within the position's uncertainty of the rim
                     # (judged here for the chips this shot moved; what the verdict reads of the
                     # others is the game's to weigh, by start_lo / start_hi)
-                    if r.moved[i] and self.hi[i] != self.lo[i]:
+                    if r.moved[i] and his[i] != los[i]:
                         r.sure[i] = 0
             else:
-                self.mask[i] = 0
-                self.lo[i] = 0
-                self.hi[i] = 0
+                masks[i] = 0
+                los[i] = 0
+                his[i] = 0
         r.n = MAX
         if shot:
             self.event = EV_SHOT
@@ -894,17 +905,20 @@ class Tracker:
         """r.mover: the chip that moved first; r.tied: the chips that may have moved first just
         as well (their verdict is then unsure, r.sure of the mover cleared)."""
         mo = self.move_order
+        moved = r.moved
         r.mover = -1
         r.tied = 0
         f0 = 256
         for i in range(MAX):
-            if r.moved[i] and self._frame(i) < f0:
-                f0 = self._frame(i)
+            if moved[i]:
+                f = self._frame(i)
+                if f < f0:
+                    f0 = f
         if f0 == 256:
             # none was seen moving: a chip gone from a frame at rest (a flick off at 4 - 6 m/s,
             # a cup drop); the lowest slot, unsure if more than one went
             for i in range(MAX):
-                if r.moved[i]:
+                if moved[i]:
                     if r.mover < 0:
                         r.mover = i
                     else:
@@ -913,8 +927,9 @@ class Tracker:
                 r.sure[r.mover] = 0
             return
         cand = 0
+        lag = f0 + self.KNOCK_LAG
         for i in range(MAX):
-            if r.moved[i] and self._frame(i) <= f0 + self.KNOCK_LAG:
+            if moved[i] and self._frame(i) <= lag:
                 cand |= 1 << i
         knocked = 0
         for h in range(MAX):
@@ -926,10 +941,13 @@ class Tracker:
         if roots == 0:
             roots = cand        # each knocked the other: nothing to go by
         m = -1
+        fm = 256                # (the frame of m: each chip's looked up once)
         for i in range(MAX):
-            if (roots & (1 << i)) and (m < 0 or self._frame(i) < self._frame(m) or (
-                    self._frame(i) == self._frame(m) and mo[i] and (not mo[m] or mo[i] < mo[m]))):
-                m = i
+            if roots & (1 << i):
+                fi = self._frame(i)
+                if m < 0 or fi < fm or (fi == fm and mo[i] and (not mo[m] or mo[i] < mo[m])):
+                    m = i
+                    fm = fi
         r.mover = m
         tied = 0
         for i in range(MAX):
@@ -937,12 +955,14 @@ class Tracker:
                 continue
             # another chip nobody knocked, first seen moving in the same frame, or the two
             # close and moving apart (a slow hitter that rebounds): either may have been first
-            if self._frame(i) == self._frame(m) or self._apart(m, i):
+            if self._frame(i) == fm or self._apart(m, i):
                 tied |= 1 << i
         # a chip never seen moved that lay within its move tolerance of the mover, the mover
         # going away from it: it may have nudged the mover unseen
+        present = self.present
+        seen = self.seen
         for i in range(MAX):
-            if i == m or not self.present[i] or r.moved[i] or not self.seen[i]:
+            if i == m or not present[i] or moved[i] or not seen[i]:
                 continue
             if self._gap(i, m) <= self.move_tol + self.tw[i] and self._away(m, i, 0):
                 tied |= 1 << i
