@@ -276,6 +276,71 @@ def delta(i: int, nx: int, ny: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr
     return d
 
 
+@micropython.viper
+def mismatch(hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8, label: ptr8, win: ptr32,
+             grid: ptr8) -> int:
+    """The level steps the k chips at hx, hy of seen radius hr get wrong over the pads of the
+    window (win as for delta(): c0, c1, r0, r1, the group's label, ..., the levels, then k) that
+    are usable and not another group's: at each, the most any chip gives it against what it
+    reads (grid; 0 off the group). PresenceLocator._mismatch's pad loop, in machine code on the
+    Pico (issue 13: 28.6 ms a call in Python)."""
+    s16 = 1 << 16       # a 64-bit port reads a negative array('i') element as 2^32 more (delta)
+    nlev = int(win[7])
+    k = int(win[8 + nlev])
+    c0 = int(win[0])
+    c1 = int(win[1])
+    cur = int(win[4])
+    m = 0
+    rr = int(win[2])
+    r1 = int(win[3])
+    while rr <= r1:
+        py = _Y0 + rr * _PITCH
+        cc = c0
+        while cc <= c1:
+            g = rr * _COLS + cc
+            cc += 1
+            if not usable[g]:
+                continue
+            lb = int(label[g])
+            if lb and lb != cur:
+                continue        # another group's pad: not this fit's to explain
+            px = _X0 + (cc - 1) * _PITCH
+            pred = 0
+            t = 0
+            while t < k:
+                xt = int(hx[t])
+                if (xt >> 29) > 3:
+                    xt -= s16 * s16
+                yt = int(hy[t])
+                if (yt >> 29) > 3:
+                    yt -= s16 * s16
+                ax = px - xt
+                ay = py - yt
+                d2 = ax * ax + ay * ay
+                rt = int(hr[t])
+                q = 0
+                while q < nlev:
+                    o = int(win[8 + q])
+                    if (o >> 29) > 3:
+                        o -= s16 * s16
+                    lim = rt + o
+                    if lim < 0 or d2 > lim * lim:
+                        break
+                    q += 1
+                if q > pred:
+                    pred = q
+                t += 1
+            seen = 0
+            if lb == cur:
+                seen = int(grid[g])
+            e = pred - seen
+            if e < 0:
+                e = -e
+            m += e
+        rr += 1
+    return m
+
+
 class _Ignored:
     """PresenceLocator.ignore: 1 where a pad sits but is left out of the fits (set_ignored),
     read as the bytearray it was (ignore[g], len(ignore))."""
@@ -1382,41 +1447,14 @@ class PresenceLocator:
                      self.grid)
 
     def _mismatch(self):
-        """Pads of the window the chips hx, hy, hr get wrong."""
+        """Pads of the window the chips hx, hy, hr get wrong (the pads: mismatch(), in viper),
+        and what the pairs of them that overlap cost."""
         k = self.hk
         hx = self.hx
         hy = self.hy
         hr = self.hr
-        usable = self.usable
-        label = self.label
-        grid = self.grid
-        cur = self.cur
-        m = 0
-        for rr in range(self.r0, self.r1 + 1):
-            py = PRES_Y0 + rr * _P
-            for cc in range(self.c0, self.c1 + 1):
-                g = rr * PRES_COLS + cc
-                if not usable[g]:
-                    continue
-                lb = label[g]
-                if lb and lb != cur:
-                    continue
-                px = PRES_X0 + cc * _P
-                pred = 0
-                for t in range(k):
-                    ax = px - hx[t]
-                    ay = py - hy[t]
-                    d2 = ax * ax + ay * ay
-                    q = 0
-                    while q < PRES_LEVELS:
-                        lim = hr[t] + PRES_LEV[q]
-                        if lim < 0 or d2 > lim * lim:
-                            break
-                        q += 1
-                    if q > pred:
-                        pred = q
-                e = pred - (grid[g] if lb == cur else 0)
-                m += e if e >= 0 else -e
+        self.win[8 + PRES_LEVELS] = k
+        m = mismatch(hx, hy, hr, self.usable, self.label, self.win, self.grid)
         for i in range(k):
             for t in range(i + 1, k):
                 lim = hr[i] + hr[t] + 2 * self.RIM - self.OVERLAP_TOL
