@@ -433,7 +433,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
         sb.service()
     if idle:
         time.sleep_ms(idle)
-print(json.dumps({"ev": "find_parts", "us": tot, "calls": cnt}))
+print(json.dumps({"ev": "find_parts", "us": tot, "calls": cnt, "tried": getattr(loc, "tried", -1)}))
 '''
 
 
@@ -837,6 +837,7 @@ def main(argv=None):
         r = find_parts(cfg)
         for k in sorted(r["us"], key=lambda k: -r["us"][k]):
             print(f"  {k:14} {r['us'][k] / 1000:9.1f} ms  {r['calls'][k]:6d} calls")
+        print(f"  moves tried (the locator's count): {r.get('tried')}")
         return 0
     phases = [int(p) for p in a.phases.split(",")]
     if a.series:

@@ -79,6 +79,8 @@ _PITCH = const(100)
 _X0 = const(-2350)
 _Y0 = const(-4750)
 assert (_COLS, _ROWS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0)
+_LEVELS = const(4)         # (moves() tests a pad's four levels one by one)
+assert _LEVELS == PRES_LEVELS
 # ... and the board's outline (_off_board; checked without importing the names, each of which
 # would be a global of this module on the chip's heap)
 _HALF_W = const(2400)
@@ -341,6 +343,242 @@ def mismatch(hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8, label: ptr8, win: pt
     return m
 
 
+@micropython.viper
+def moves(s: int, last: int, hold: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8,
+          label: ptr8, win: ptr32, grid: ptr8) -> int:
+    """PresenceLocator._moves in machine code (issue 13: its Python loop around delta() cost
+    0.3 ms a move tried on the chip): each of the k chips at hx, hy (radius hr; win as for
+    delta(), k after the levels) not held (bit i of hold) moved by s in the direction of the 8
+    that lowers the mismatch most, as long as one does; up to 6 rounds over the chips, then s
+    halved, down to last. The moves tried are delta()'s, to the pad: the same fit as the
+    Python loop, move for move. It stops before a chip's next 8 moves once win[9 + L] of them
+    have been tried (the frame's work budget), and says so in win[10 + L] (1: stopped, the fit
+    unfinished). Returns the moves tried."""
+    s16 = 1 << 16       # a 64-bit port reads a negative array('i') element as 2^32 more (delta)
+    nlev = int(win[7])
+    k = int(win[8 + nlev])
+    most = int(win[9 + nlev])
+    win[10 + nlev] = 0
+    reach = int(win[8])
+    if (reach >> 29) > 3:
+        reach -= s16 * s16
+    if reach < 0:
+        reach = 0
+    tol = int(win[5])
+    if (tol >> 29) > 3:
+        tol -= s16 * s16
+    ovl = int(win[6])
+    cur = int(win[4])
+    # the _LEVELS levels' offsets beyond a chip's seen edge
+    o0 = int(win[8])
+    if (o0 >> 29) > 3:
+        o0 -= s16 * s16
+    o1 = int(win[9])
+    if (o1 >> 29) > 3:
+        o1 -= s16 * s16
+    o2 = int(win[10])
+    if (o2 >> 29) > 3:
+        o2 -= s16 * s16
+    o3 = int(win[11])
+    if (o3 >> 29) > 3:
+        o3 -= s16 * s16
+    tried = 0
+    while s >= last:
+        rounds = 0
+        while rounds < 6:
+            moved = 0
+            i = 0
+            while i < k:
+                if (hold >> i) & 1:
+                    i += 1
+                    continue
+                while True:
+                    if tried >= most:
+                        win[10 + nlev] = 1
+                        return tried
+                    ox = int(hx[i])
+                    if (ox >> 29) > 3:
+                        ox -= s16 * s16
+                    oy = int(hy[i])
+                    if (oy >> 29) > 3:
+                        oy -= s16 * s16
+                    r = int(hr[i])
+                    # chip i's level at a pad: how many of the squared reaches (r + each
+                    # level's offset, -1 where that is negative) its distance^2 is within
+                    l0 = r + o0
+                    l0 = l0 * l0 if l0 >= 0 else -1
+                    l1 = r + o1
+                    l1 = l1 * l1 if l1 >= 0 else -1
+                    l2 = r + o2
+                    l2 = l2 * l2 if l2 >= 0 else -1
+                    l3 = r + o3
+                    l3 = l3 * l3 if l3 >= 0 else -1
+                    bd = 0
+                    bj = -1
+                    dj = 0
+                    while dj < 8:
+                        # the 8 directions of _DX, _DY: E, NE, N, NW, W, SW, S, SE
+                        sx = 0
+                        if dj <= 1 or dj == 7:
+                            sx = s
+                        elif dj >= 3 and dj <= 5:
+                            sx = 0 - s
+                        sy = 0
+                        if dj >= 1 and dj <= 3:
+                            sy = s
+                        elif dj >= 5:
+                            sy = 0 - s
+                        nx = ox + sx
+                        ny = oy + sy
+                        tried += 1
+                        # -- delta(i, nx, ny), as there --
+                        lo_x = (ox if ox < nx else nx) - r - reach
+                        hi_x = (ox if ox > nx else nx) + r + reach
+                        lo_y = (oy if oy < ny else ny) - r - reach
+                        hi_y = (oy if oy > ny else ny) + r + reach
+                        c0 = int(win[0])
+                        c1 = int(win[1])
+                        q0 = int(win[2])
+                        q1 = int(win[3])
+                        while c0 <= c1 and _X0 + (c0 + 1) * _PITCH <= lo_x:
+                            c0 += 1
+                        while c1 >= c0 and _X0 + (c1 - 1) * _PITCH > hi_x:
+                            c1 -= 1
+                        while q0 <= q1 and _Y0 + (q0 + 1) * _PITCH <= lo_y:
+                            q0 += 1
+                        while q1 >= q0 and _Y0 + (q1 - 1) * _PITCH > hi_y:
+                            q1 -= 1
+                        d = 0
+                        t = 0
+                        while t < k:
+                            if t != i:
+                                lim = r + int(hr[t]) + tol
+                                lim *= lim
+                                xt = int(hx[t])
+                                if (xt >> 29) > 3:
+                                    xt -= s16 * s16
+                                yt = int(hy[t])
+                                if (yt >> 29) > 3:
+                                    yt -= s16 * s16
+                                ax = xt - ox
+                                ay = yt - oy
+                                if ax * ax + ay * ay < lim:
+                                    d -= ovl
+                                ax = xt - nx
+                                ay = yt - ny
+                                if ax * ax + ay * ay < lim:
+                                    d += ovl
+                            t += 1
+                        rr = q0
+                        while rr <= q1:
+                            py = _Y0 + rr * _PITCH
+                            cc = c0
+                            while cc <= c1:
+                                g = rr * _COLS + cc
+                                cc += 1
+                                if not usable[g]:
+                                    continue
+                                lb = int(label[g])
+                                if lb and lb != cur:
+                                    continue
+                                px = _X0 + (cc - 1) * _PITCH
+                                ax = px - ox
+                                ay = py - oy
+                                d2 = ax * ax + ay * ay
+                                was = 0
+                                if d2 <= l0:
+                                    was = 1
+                                    if d2 <= l1:
+                                        was = 2
+                                        if d2 <= l2:
+                                            was = 3
+                                            if d2 <= l3:
+                                                was = 4
+                                ax = px - nx
+                                ay = py - ny
+                                d2 = ax * ax + ay * ay
+                                now = 0
+                                if d2 <= l0:
+                                    now = 1
+                                    if d2 <= l1:
+                                        now = 2
+                                        if d2 <= l2:
+                                            now = 3
+                                            if d2 <= l3:
+                                                now = 4
+                                if was == now:
+                                    continue
+                                other = 0
+                                t = 0
+                                while t < k:
+                                    if t != i:
+                                        xt = int(hx[t])
+                                        if (xt >> 29) > 3:
+                                            xt -= s16 * s16
+                                        yt = int(hy[t])
+                                        if (yt >> 29) > 3:
+                                            yt -= s16 * s16
+                                        ax = px - xt
+                                        ay = py - yt
+                                        d2 = ax * ax + ay * ay
+                                        rt = int(hr[t])
+                                        q = 0
+                                        while q < nlev:
+                                            o = int(win[8 + q])
+                                            if (o >> 29) > 3:
+                                                o -= s16 * s16
+                                            lim = rt + o
+                                            if lim < 0 or d2 > lim * lim:
+                                                break
+                                            q += 1
+                                        if q > other:
+                                            other = q
+                                    t += 1
+                                if other > was:
+                                    was = other
+                                if other > now:
+                                    now = other
+                                if was == now:
+                                    continue
+                                seen = 0
+                                if lb == cur:
+                                    seen = int(grid[g])
+                                e = now - seen
+                                if e < 0:
+                                    e = -e
+                                f = was - seen
+                                if f < 0:
+                                    f = -f
+                                d += e - f
+                            rr += 1
+                        # -- the best of the 8 (the first of equals) --
+                        if d < bd:
+                            bd = d
+                            bj = dj
+                        dj += 1
+                    if bj < 0:
+                        break
+                    sx = 0
+                    if bj <= 1 or bj == 7:
+                        sx = s
+                    elif bj >= 3 and bj <= 5:
+                        sx = 0 - s
+                    sy = 0
+                    if bj >= 1 and bj <= 3:
+                        sy = s
+                    elif bj >= 5:
+                        sy = 0 - s
+                    hx[i] = ox + sx
+                    hy[i] = oy + sy
+                    moved = 1
+                i += 1
+            if not moved:
+                break
+            rounds += 1
+        s >>= 1
+    return tried
+
+
 class _Ignored:
     """PresenceLocator.ignore: 1 where a pad sits but is left out of the fits (set_ignored),
     read as the bytearray it was (ignore[g], len(ignore))."""
@@ -481,12 +719,14 @@ class PresenceLocator:
         self.r0 = 0
         self.r1 = 0
         # the same and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
-        # OVERLAP
-        self.win = array('i', bytes(4 * (9 + PRES_LEVELS)))
+        # OVERLAP, the levels (their count, then each), k; for moves() the moves it may try
+        # and whether it stopped there
+        self.win = array('i', bytes(4 * (11 + PRES_LEVELS)))
         self.win[7] = PRES_LEVELS
         for q in range(PRES_LEVELS):
             self.win[8 + q] = PRES_LEV[q]
         self.grid = None    # the frame's levels (find)
+        self.tried = 0      # moves tried (moves(), delta()), all told
         self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
         self.settled = 0
@@ -1361,35 +1601,13 @@ class PresenceLocator:
 
     def _moves(self, s, last, hold=0):
         """Move each chip of the fit to where the pads disagree least, in steps of s, halved
-        down to last (0.1 mm); chip i stays where it is if bit i of hold is set."""
-        while s >= last:
-            for _ in range(6):
-                moved = False
-                for i in range(self.hk):
-                    if (hold >> i) & 1:
-                        continue
-                    while self._improve(i, s):
-                        moved = True
-                if not moved:
-                    break
-            s >>= 1
-
-    def _improve(self, i, s):
-        """Move chip i by s in the direction that lowers the mismatch most. True if it moved."""
-        bd = 0
-        bj = -1
-        x = self.hx[i]
-        y = self.hy[i]
-        for d in range(8):
-            e = self._delta(i, x + _DX[d] * s, y + _DY[d] * s)
-            if e < bd:
-                bd = e
-                bj = d
-        if bj < 0:
-            return False
-        self.hx[i] = x + _DX[bj] * s
-        self.hy[i] = y + _DY[bj] * s
-        return True
+        down to last (0.1 mm); chip i stays where it is if bit i of hold is set (moves(), in
+        viper)."""
+        win = self.win
+        win[8 + PRES_LEVELS] = self.hk
+        win[9 + PRES_LEVELS] = 0x3FFFFFFF
+        self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable, self.label, win,
+                            self.grid)
 
     def _centre(self, i):
         """Move chip i to the middle of the positions that fit as well as its own; returns how
@@ -1443,6 +1661,7 @@ class PresenceLocator:
     def _delta(self, i, nx, ny):
         """How the mismatch changes when chip i moves to (nx, ny) (delta(), in viper)."""
         self.win[8 + PRES_LEVELS] = self.hk
+        self.tried += 1
         return delta(i, nx, ny, self.hx, self.hy, self.hr, self.usable, self.label, self.win,
                      self.grid)
 
