@@ -81,6 +81,7 @@ _Y0 = const(-4750)
 assert (_COLS, _ROWS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0)
 _LEVELS = const(4)         # (moves() tests a pad's four levels one by one)
 assert _LEVELS == PRES_LEVELS
+assert _COLS == 48 and _COLS * _ROWS <= 21846      # flood(): h // 48 as (h * 21846) >> 20
 # ... and the board's outline (_off_board; checked without importing the names, each of which
 # would be a global of this module on the chip's heap)
 _HALF_W = const(2400)
@@ -579,6 +580,74 @@ def moves(s: int, last: int, hold: int, hx: ptr32, hy: ptr32, hr: ptr32, usable:
     return tried
 
 
+@micropython.viper
+def flood(grid: ptr8, usable: ptr8, label: ptr8, cells: ptr16, seeds: ptr16, g0: ptr16,
+          sig: ptr32, sums: ptr32, ctl: ptr32) -> int:
+    """PresenceLocator._groups' flood in machine code (issue 13: in Python a hand's pads took
+    45 - 50 ms a frame on the chip). The labels of the frame before's ctl[0] cells cleared; then
+    each of the ctl[1] seeds (covered usable pads, scan order) not yet in a group starts one,
+    flooded over its 8 neighbours that are covered and usable (cells[] the queue; a group's
+    label is its number + 1), MAX_COMP groups and MAX_CELLS cells at most, stopping once
+    MAX_PLAUSIBLE cells are taken: g0[j] where group j's cells start (g0[ng] = nc), sig[j] its
+    signature (each cell and its level), sums[2j], sums[2j + 1] its cells' columns and rows
+    summed. ctl[2] = nc, ctl[3] = ng. Returns nc."""
+    k = 0
+    n_old = int(ctl[0])
+    while k < n_old:
+        label[cells[k]] = 0
+        k += 1
+    ns = int(ctl[1])
+    nc = 0
+    ng = 0
+    s = 0
+    while s < ns:
+        g = int(seeds[s])
+        s += 1
+        if label[g]:
+            continue
+        if ng >= MAX_COMP or nc >= MAX_CELLS:
+            break
+        g0[ng] = nc
+        ng += 1
+        label[g] = ng
+        cells[nc] = g
+        nc += 1
+        q = nc - 1
+        sg = 0
+        sx = 0
+        sy = 0
+        while q < nc and nc < MAX_PLAUSIBLE:
+            h = int(cells[q])
+            q += 1
+            sg = (sg * 31 + h * 5 + int(grid[h])) & 0xFFFFFF
+            hr = (h * 21846) >> 20          # h // _COLS, without a division (exact for h < 21846)
+            hc = h - hr * _COLS
+            sx += hc
+            sy += hr
+            rr = hr - 1
+            while rr <= hr + 1:
+                if rr >= 0 and rr < _ROWS:
+                    cc = hc - 1
+                    while cc <= hc + 1:
+                        if cc >= 0 and cc < _COLS:
+                            e = rr * _COLS + cc
+                            if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
+                                label[e] = ng
+                                cells[nc] = e
+                                nc += 1
+                        cc += 1
+                rr += 1
+        sig[ng - 1] = sg
+        sums[2 * (ng - 1)] = sx
+        sums[2 * (ng - 1) + 1] = sy
+        if nc >= MAX_PLAUSIBLE:
+            break
+    g0[ng] = nc
+    ctl[2] = nc
+    ctl[3] = ng
+    return nc
+
+
 class _Ignored:
     """PresenceLocator.ignore: 1 where a pad sits but is left out of the fits (set_ignored),
     read as the bytearray it was (ignore[g], len(ignore))."""
@@ -624,6 +693,15 @@ class PresenceLocator:
     # 4 mm of it hid nudges of 3.7 and 3.8 mm of chips lying against another)
     HOLD_NEAR = 80         # 0.1 mm
     HAND_NEAR = 900        # 0.1 mm: a chip this near a hand's centre may seem to move (COARSE)
+    # Moves a frame may try (moves()) for groups whose pads change (issue 13: on the chip a
+    # moving chip's smeared pads, not followed, were searched in full: 4,624 moves, 2.65 s, and
+    # the strike was lost). Past it a changed group's search stops, and what it had stands (the
+    # best set tried, else the chips of the frame before followed): such a fit is coarse and is
+    # looked at again next frame, as every changed group's. A still group's search is never cut
+    # (its fit is the verdict's). About 0.1 ms a move on the chip: 15 ms a frame; a set of
+    # chips tried costs CAND_MOVES more (its seeds and mismatch, in Python)
+    MOVE_BUDGET = 150
+    CAND_MOVES = 10
     MOVE_TOL = 10          # 0.1 mm (tracker.py): a 3 mm move moved the fit 1.4 mm at least
 
     def __init__(self, scanner=None):
@@ -672,6 +750,8 @@ class PresenceLocator:
         self.g0 = array('h', bytes(2 * (MAX_COMP + 1)))   # group j: cells[g0[j]:g0[j + 1]]
         self.ng = 0
         self.sig = array('i', bytes(4 * MAX_COMP))         # a group's signature
+        self.sums = array('i', bytes(8 * MAX_COMP))        # its pads' columns, rows summed
+        self.ctl = array('i', bytes(16))                   # flood(): cells to clear, seeds; nc, ng
         self.gcx = array('i', bytes(4 * MAX_COMP))         # the centroid of its pads
         self.gcy = array('i', bytes(4 * MAX_COMP))
         self.res0 = bytearray(MAX_COMP)                    # its chips: found[res0[j]:res0[j] + resn[j]]
@@ -727,6 +807,13 @@ class PresenceLocator:
             self.win[8 + q] = PRES_LEV[q]
         self.grid = None    # the frame's levels (find)
         self.tried = 0      # moves tried (moves(), delta()), all told
+        self.left = 0       # moves this frame may still try (MOVE_BUDGET) for changed groups
+        self.cut = 0        # 1: a search stopped at the budget this frame
+        self.fx = array('i', bytes(4 * MAX_K))       # _follow's fit of a changed group
+        self.fy = array('i', bytes(4 * MAX_K))
+        self.fr = array('i', bytes(4 * MAX_K))
+        self.fk = 0
+        self.fm = 0
         self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
         self.settled = 0
@@ -797,6 +884,8 @@ class PresenceLocator:
             self.specks = 0
             return self.n
         self.unread = 0
+        self.left = self.MOVE_BUDGET
+        self.cut = 0
         n = 0
         self.hand = 0
         self.hand_cells = 0
@@ -1191,19 +1280,17 @@ class PresenceLocator:
 
     # -- groups of touching pads ------------------------------------------------------------------
     def _groups(self, grid):
-        """The covered pads into groups of touching ones; True: too many covered to be chips
-        and a hand (MAX_PLAUSIBLE), the groups left unfinished."""
+        """The covered pads into groups of touching ones (flood(), in viper); True: too many
+        covered to be chips and a hand (MAX_PLAUSIBLE), the groups left unfinished."""
         label = self.label
         cells = self.cells
         usable = self.usable
-        for k in range(self.nc):
-            label[cells[k]] = 0
-        nc = 0
-        ng = 0
         rows_on = self.scan.rows_on if self.scan is not None else self.all_rows
         seeds = self.seeds
         ns = covered(grid, usable, rows_on, seeds, MAX_PLAUSIBLE)
         if ns >= MAX_PLAUSIBLE:
+            for k in range(self.nc):
+                label[cells[k]] = 0
             # not flooded: the first MAX_PLAUSIBLE pads in scan order stand for the hand
             for k in range(ns):
                 cells[k] = seeds[k]
@@ -1212,50 +1299,16 @@ class PresenceLocator:
             self.ng = 0
             return True
         # each seed not yet in a group starts one: flood it (in scan order, as the rows were)
-        for s in range(ns):
-            g = seeds[s]
-            if label[g]:
-                continue
-            if ng >= MAX_COMP or nc >= MAX_CELLS:
-                break
-            # a new group: flood it (cells[] is the queue)
-            self.g0[ng] = nc
-            ng += 1
-            label[g] = ng
-            cells[nc] = g
-            nc += 1
-            q = nc - 1
-            sig = 0
-            sx = 0
-            sy = 0
-            while q < nc and nc < MAX_PLAUSIBLE:
-                h = cells[q]
-                q += 1
-                sig = (sig * 31 + h * 5 + grid[h]) & 0xFFFFFF
-                hr = h // PRES_COLS
-                hc = h - hr * PRES_COLS
-                sx += hc
-                sy += hr
-                for dr in (-1, 0, 1):
-                    rr = hr + dr
-                    if rr < 0 or rr >= PRES_ROWS:
-                        continue
-                    for dc in (-1, 0, 1):
-                        cc = hc + dc
-                        if cc < 0 or cc >= PRES_COLS:
-                            continue
-                        e = rr * PRES_COLS + cc
-                        if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
-                            label[e] = ng
-                            cells[nc] = e
-                            nc += 1
-            self.sig[ng - 1] = sig
-            q = nc - self.g0[ng - 1]
-            self.gcx[ng - 1] = PRES_X0 + sx * _P // q
-            self.gcy[ng - 1] = PRES_Y0 + sy * _P // q
-            if nc >= MAX_PLAUSIBLE:
-                break
-        self.g0[ng] = nc
+        ctl = self.ctl
+        ctl[0] = self.nc
+        ctl[1] = ns
+        nc = flood(grid, usable, label, cells, seeds, self.g0, self.sig, self.sums, ctl)
+        ng = ctl[3]
+        sums = self.sums
+        for j in range(ng):
+            q = self.g0[j + 1] - self.g0[j]
+            self.gcx[j] = PRES_X0 + sums[2 * j] * _P // q
+            self.gcy[j] = PRES_Y0 + sums[2 * j + 1] * _P // q
         self.nc = nc        # (their labels cleared by the next frame's)
         self.ng = ng
         return nc >= MAX_PLAUSIBLE
@@ -1348,6 +1401,7 @@ class PresenceLocator:
         second = 0x3FFFFFFF
         self.bk = 0
         self.ck = 0
+        cut = False
         for k in range(1, MAX_K + 1):
             if k > room:
                 break
@@ -1363,12 +1417,13 @@ class PresenceLocator:
                 if not seeded:
                     self._seed(a, cnt, k)
                     seeded = True
+                self.left -= self.CAND_MOVES
                 for i in range(k):
                     self.hx[i] = self.kx[i]
                     self.hy[i] = self.ky[i]
                     self.hr[i] = self.r_big if (mask >> i) & 1 else self.r_small
                 self.hk = k
-                self._moves(80 if k > 1 else 20, 20)
+                cut = self._moves(80 if k > 1 else 20, 20, 0, not still)
                 m = self._mismatch() + self.PER_CHIP * k     # a chip more must explain more
                 if m < best:
                     second = best
@@ -1384,6 +1439,20 @@ class PresenceLocator:
                     second = m
                     self._keep(self.cx, self.cy, self.cr, k, False)
                     self.ck = k
+                if cut:
+                    break
+            if cut:
+                break
+        if cut and (self.bk or self.fk):
+            # the frame's moves are spent (MOVE_BUDGET): the best of the sets tried and
+            # _follow's fit stands, coarse, and the group is looked at again next frame
+            if self.fk and (self.bk == 0 or self.fm <= best):
+                self._keep(self.fx, self.fy, self.fr, self.fk, True)
+                self.hk = self.fk
+            else:
+                self._keep(self.bx, self.by, self.br, self.bk, True)
+                self.hk = self.bk
+            return self._done(self.hk, False)
         if still and self.ck:
             # refine both to 0.5 mm; the better one stays in bx, by, br
             for q in range(2):
@@ -1488,8 +1557,9 @@ class PresenceLocator:
                 for i in range(k):
                     self.hx[i] += sx
                     self.hy[i] += sy
+        self.fk = 0
         if k == 0:
-            if still:
+            if still or self._past_one():
                 return 0
             # a chip come from nowhere (put down by hand): one chip of either size first
             self.hk = 1
@@ -1498,7 +1568,7 @@ class PresenceLocator:
                 self.hx[0] = self.gx
                 self.hy[0] = self.gy
                 self.hr[0] = self.r_small if q == 0 else self.r_big
-                self._moves(40, 20)
+                self._moves(40, 20, 0, True)
                 m = self._mismatch()
                 if m < best:
                     best = m
@@ -1509,8 +1579,17 @@ class PresenceLocator:
         if still:
             self._moves(10, 5)
         else:
-            self._moves(20, 20)
+            self._moves(20, 20, 0, True)
+            if self.left <= 0:
+                # the frame's moves are spent (MOVE_BUDGET): this fit stands, coarse, and the
+                # group is looked at again next frame
+                return self._done(k, still)
         m = self._mismatch()
+        if not still:
+            # kept for _fit, should its search be cut (MOVE_BUDGET)
+            self._keep(self.fx, self.fy, self.fr, k, False)
+            self.fk = k
+            self.fm = m + self.PER_CHIP * k
         if still:
             # at rest the search decides, except for a single chip that gets at most PER_CHIP
             # pads wrong: every set of two or more costs more than that, so only the other
@@ -1530,6 +1609,17 @@ class PresenceLocator:
         elif m > self.FOLLOW_MISS + (self.tot >> 3):
             return 0
         return self._done(k, still)
+
+    def _past_one(self):
+        """The group being fitted (its pads' levels summing to tot) is more than one chip can
+        explain to _follow's FOLLOW_MISS + tot / 8: a chip of seen radius r covers at most
+        pi (r / P + 0.71)^2 pads (each pad's square lies within r + P / sqrt(2) of it), at the
+        first level's reach, each at PRES_LEVELS at most, and every level of the group's beyond
+        those counts wrong. So no one chip is tried (a hand coming or going: 80 moves a frame
+        that could not be kept, 95 ms on the chip, issue 13)."""
+        r = (self.r_big if self.r_big > self.r_small else self.r_small) + _REACH + 71
+        most = PRES_LEVELS * (355 * r * r // (113 * _P * _P) + 1)
+        return self.tot - most > self.FOLLOW_MISS + (self.tot >> 3)
 
     def _seed(self, a, cnt, k):
         """k seeds for the group's chips into kx, ky: k-means on its pads."""
@@ -1599,15 +1689,22 @@ class PresenceLocator:
                 ys[i] = self.hy[i]
                 rs[i] = self.hr[i]
 
-    def _moves(self, s, last, hold=0):
+    def _moves(self, s, last, hold=0, budget=False):
         """Move each chip of the fit to where the pads disagree least, in steps of s, halved
         down to last (0.1 mm); chip i stays where it is if bit i of hold is set (moves(), in
-        viper)."""
+        viper). budget: stop once the frame's moves are spent (MOVE_BUDGET); True if it did,
+        the fit unfinished."""
         win = self.win
         win[8 + PRES_LEVELS] = self.hk
-        win[9 + PRES_LEVELS] = 0x3FFFFFFF
-        self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable, self.label, win,
-                            self.grid)
+        win[9 + PRES_LEVELS] = self.left if budget else 0x3FFFFFFF
+        n = moves(s, last, hold, self.hx, self.hy, self.hr, self.usable, self.label, win,
+                  self.grid)
+        self.tried += n
+        self.left -= n
+        if win[10 + PRES_LEVELS]:
+            self.cut = 1
+            return True
+        return False
 
     def _centre(self, i):
         """Move chip i to the middle of the positions that fit as well as its own; returns how
