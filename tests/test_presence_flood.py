@@ -27,7 +27,7 @@ N = COLS * ROWS
 L = BT.PRES_LEVELS
 
 
-def ref_flood(grid, usable, label, cells, seeds, ns, g0, sig, sums, n_old):
+def ref_flood(grid, usable, label, cells, seeds, ns, g0, sig, sxs, sys_, n_old):
     """_groups' flood as it was in Python (cells[] the queue), the labels of n_old cells
     cleared first. Returns (nc, ng)."""
     for k in range(n_old):
@@ -71,8 +71,8 @@ def ref_flood(grid, usable, label, cells, seeds, ns, g0, sig, sums, n_old):
                         cells[nc] = e
                         nc += 1
         sig[ng - 1] = sg
-        sums[2 * (ng - 1)] = sx
-        sums[2 * (ng - 1) + 1] = sy
+        sxs[ng - 1] = sx
+        sys_[ng - 1] = sy
         if nc >= LP.MAX_PLAUSIBLE:
             break
     g0[ng] = nc
@@ -80,23 +80,24 @@ def ref_flood(grid, usable, label, cells, seeds, ns, g0, sig, sums, n_old):
 
 
 rng = Rng(job["seed"])
-loc = LP.PresenceLocator()
-usable = loc.usable
+usable = bytearray(N)        # (no locator: the chip's heap holds the firmware's too)
 grid = bytearray(N)
 rows_on = bytearray(b"\x01" * ROWS)
-seeds = loc.seeds
+seeds = array("H", bytes(2 * LP.MAX_PLAUSIBLE))
 bad = []
 h = 0
 ngs = []
 full = 0
 n_old = 0
+got = 0             # (globals made before the heap is locked)
 most_cells = 0
 # (the arrays of both sides, made before the heap is locked)
 A = [bytearray(N), array("h", bytes(2 * LP.MAX_CELLS)), array("h", bytes(2 * (LP.MAX_COMP + 1))),
-     array("i", bytes(4 * LP.MAX_COMP)), array("i", bytes(8 * LP.MAX_COMP))]
+     array("i", bytes(4 * LP.MAX_COMP)), array("i", bytes(4 * LP.MAX_COMP)),
+     array("i", bytes(4 * LP.MAX_COMP))]
 B = [bytearray(N), array("h", bytes(2 * LP.MAX_CELLS)), array("h", bytes(2 * (LP.MAX_COMP + 1))),
-     array("i", bytes(4 * LP.MAX_COMP)), array("i", bytes(8 * LP.MAX_COMP))]
-ctl = array("i", bytes(16))
+     array("i", bytes(4 * LP.MAX_COMP)), array("i", bytes(4 * LP.MAX_COMP)),
+     array("i", bytes(4 * LP.MAX_COMP))]
 for g in range(N):
     usable[g] = (BT.PRES_PRESENT[g >> 3] >> (g & 7)) & 1
 for trial in range(job["trials"]):
@@ -122,21 +123,20 @@ for trial in range(job["trials"]):
     if ns >= LP.MAX_PLAUSIBLE:
         full += 1
         continue            # (not flooded: _groups takes the seeds for a hand)
-    want = ref_flood(grid, usable, A[0], A[1], seeds, ns, A[2], A[3], A[4], n_old)
-    ctl[0] = n_old
-    ctl[1] = ns
+    want = ref_flood(grid, usable, A[0], A[1], seeds, ns, A[2], A[3], A[4], A[5], n_old)
     if sys.implementation.name == "micropython":
         micropython.heap_lock()
-    nc = LP.flood(grid, usable, B[0], B[1], seeds, B[2], B[3], B[4], ctl)
+    got = LP.flood(grid, usable, B[0], B[1], seeds, B[2], B[3], B[4], B[5], n_old | (ns << 16))
     if sys.implementation.name == "micropython":
         micropython.heap_unlock()
-    got = (nc, ctl[3])
+    nc = got & 0xFFFF
+    got = (nc, got >> 16)
     ng = want[1]
     ngs.append(ng)
     same = (got == want and bytes(A[0]) == bytes(B[0]) and list(A[1][:nc]) == list(B[1][:nc])
             and list(A[2][:ng + 1]) == list(B[2][:ng + 1]) and list(A[3][:ng]) == list(B[3][:ng])
-            and list(A[4][:2 * ng]) == list(B[4][:2 * ng]))
-    h = (h * 31 + nc * 7 + ng + sum(B[3][:ng]) + sum(B[4][:2 * ng])) & 0xFFFFFF
+            and list(A[4][:ng]) == list(B[4][:ng]) and list(A[5][:ng]) == list(B[5][:ng]))
+    h = (h * 31 + nc * 7 + ng + sum(B[3][:ng]) + sum(B[4][:ng]) + 3 * sum(B[5][:ng])) & 0xFFFFFF
     if not same and len(bad) < 5:
         bad.append([trial, want, got])
     n_old = nc          # the next frame clears these labels (both sides hold the same)

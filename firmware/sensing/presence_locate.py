@@ -582,21 +582,22 @@ def moves(s: int, last: int, hold: int, hx: ptr32, hy: ptr32, hr: ptr32, usable:
 
 @micropython.viper
 def flood(grid: ptr8, usable: ptr8, label: ptr8, cells: ptr16, seeds: ptr16, g0: ptr16,
-          sig: ptr32, sums: ptr32, ctl: ptr32) -> int:
+          sig: ptr32, sx_of: ptr32, sy_of: ptr32, counts: int) -> int:
     """PresenceLocator._groups' flood in machine code (issue 13: in Python a hand's pads took
-    45 - 50 ms a frame on the chip). The labels of the frame before's ctl[0] cells cleared; then
-    each of the ctl[1] seeds (covered usable pads, scan order) not yet in a group starts one,
+    45 - 50 ms a frame on the chip). counts: the frame before's cells, whose labels are cleared
+    first, and the seeds << 16. Each seed (covered usable pads, scan order) not yet in a group
+    starts one,
     flooded over its 8 neighbours that are covered and usable (cells[] the queue; a group's
     label is its number + 1), MAX_COMP groups and MAX_CELLS cells at most, stopping once
     MAX_PLAUSIBLE cells are taken: g0[j] where group j's cells start (g0[ng] = nc), sig[j] its
-    signature (each cell and its level), sums[2j], sums[2j + 1] its cells' columns and rows
-    summed. ctl[2] = nc, ctl[3] = ng. Returns nc."""
+    signature (each cell and its level), sx_of[j], sy_of[j] its cells' columns and rows
+    summed. Returns nc | ng << 16."""
     k = 0
-    n_old = int(ctl[0])
+    n_old = counts & 0xFFFF
     while k < n_old:
         label[cells[k]] = 0
         k += 1
-    ns = int(ctl[1])
+    ns = counts >> 16
     nc = 0
     ng = 0
     s = 0
@@ -638,14 +639,12 @@ def flood(grid: ptr8, usable: ptr8, label: ptr8, cells: ptr16, seeds: ptr16, g0:
                         cc += 1
                 rr += 1
         sig[ng - 1] = sg
-        sums[2 * (ng - 1)] = sx
-        sums[2 * (ng - 1) + 1] = sy
+        sx_of[ng - 1] = sx
+        sy_of[ng - 1] = sy
         if nc >= MAX_PLAUSIBLE:
             break
     g0[ng] = nc
-    ctl[2] = nc
-    ctl[3] = ng
-    return nc
+    return nc | (ng << 16)
 
 
 class _Ignored:
@@ -750,8 +749,6 @@ class PresenceLocator:
         self.g0 = array('h', bytes(2 * (MAX_COMP + 1)))   # group j: cells[g0[j]:g0[j + 1]]
         self.ng = 0
         self.sig = array('i', bytes(4 * MAX_COMP))         # a group's signature
-        self.sums = array('i', bytes(8 * MAX_COMP))        # its pads' columns, rows summed
-        self.ctl = array('i', bytes(16))                   # flood(): cells to clear, seeds; nc, ng
         self.gcx = array('i', bytes(4 * MAX_COMP))         # the centroid of its pads
         self.gcy = array('i', bytes(4 * MAX_COMP))
         self.res0 = bytearray(MAX_COMP)                    # its chips: found[res0[j]:res0[j] + resn[j]]
@@ -809,11 +806,7 @@ class PresenceLocator:
         self.tried = 0      # moves tried (moves(), delta()), all told
         self.left = 0       # moves this frame may still try (MOVE_BUDGET) for changed groups
         self.cut = 0        # 1: a search stopped at the budget this frame
-        self.fx = array('i', bytes(4 * MAX_K))       # _follow's fit of a changed group
-        self.fy = array('i', bytes(4 * MAX_K))
-        self.fr = array('i', bytes(4 * MAX_K))
-        self.fk = 0
-        self.fm = 0
+        self.fm = 0         # _follow's fit of a changed group: its cost (the fit: cx, cy, cr, ck)
         self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
         self.settled = 0
@@ -1299,16 +1292,16 @@ class PresenceLocator:
             self.ng = 0
             return True
         # each seed not yet in a group starts one: flood it (in scan order, as the rows were)
-        ctl = self.ctl
-        ctl[0] = self.nc
-        ctl[1] = ns
-        nc = flood(grid, usable, label, cells, seeds, self.g0, self.sig, self.sums, ctl)
-        ng = ctl[3]
-        sums = self.sums
-        for j in range(ng):
+        gcx = self.gcx
+        gcy = self.gcy
+        nc = flood(grid, usable, label, cells, seeds, self.g0, self.sig, gcx, gcy,
+                   self.nc | (ns << 16))
+        ng = nc >> 16
+        nc &= 0xFFFF
+        for j in range(ng):             # the sums into the groups' centroids
             q = self.g0[j + 1] - self.g0[j]
-            self.gcx[j] = PRES_X0 + sums[2 * j] * _P // q
-            self.gcy[j] = PRES_Y0 + sums[2 * j + 1] * _P // q
+            gcx[j] = PRES_X0 + gcx[j] * _P // q
+            gcy[j] = PRES_Y0 + gcy[j] * _P // q
         self.nc = nc        # (their labels cleared by the next frame's)
         self.ng = ng
         return nc >= MAX_PLAUSIBLE
@@ -1400,7 +1393,11 @@ class PresenceLocator:
         best = 0x3FFFFFFF
         second = 0x3FFFFFFF
         self.bk = 0
-        self.ck = 0
+        fk = 0
+        if still:
+            self.ck = 0
+        else:
+            fk = self.ck            # _follow's fit (cx, cy, cr), kept: no second is needed
         cut = False
         for k in range(1, MAX_K + 1):
             if k > room:
@@ -1427,15 +1424,16 @@ class PresenceLocator:
                 m = self._mismatch() + self.PER_CHIP * k     # a chip more must explain more
                 if m < best:
                     second = best
-                    for i in range(self.bk):        # the best so far becomes the second
-                        self.cx[i] = self.bx[i]
-                        self.cy[i] = self.by[i]
-                        self.cr[i] = self.br[i]
-                    self.ck = self.bk
+                    if still:
+                        for i in range(self.bk):        # the best so far becomes the second
+                            self.cx[i] = self.bx[i]
+                            self.cy[i] = self.by[i]
+                            self.cr[i] = self.br[i]
+                        self.ck = self.bk
                     best = m
                     self._keep(self.bx, self.by, self.br, k, False)
                     self.bk = k
-                elif m < second:
+                elif m < second and still:
                     second = m
                     self._keep(self.cx, self.cy, self.cr, k, False)
                     self.ck = k
@@ -1443,12 +1441,12 @@ class PresenceLocator:
                     break
             if cut:
                 break
-        if cut and (self.bk or self.fk):
+        if cut and (self.bk or fk):
             # the frame's moves are spent (MOVE_BUDGET): the best of the sets tried and
             # _follow's fit stands, coarse, and the group is looked at again next frame
-            if self.fk and (self.bk == 0 or self.fm <= best):
-                self._keep(self.fx, self.fy, self.fr, self.fk, True)
-                self.hk = self.fk
+            if fk and (self.bk == 0 or self.fm <= best):
+                self._keep(self.cx, self.cy, self.cr, fk, True)
+                self.hk = fk
             else:
                 self._keep(self.bx, self.by, self.br, self.bk, True)
                 self.hk = self.bk
@@ -1557,7 +1555,7 @@ class PresenceLocator:
                 for i in range(k):
                     self.hx[i] += sx
                     self.hy[i] += sy
-        self.fk = 0
+        self.ck = 0
         if k == 0:
             if still or self._past_one():
                 return 0
@@ -1586,9 +1584,10 @@ class PresenceLocator:
                 return self._done(k, still)
         m = self._mismatch()
         if not still:
-            # kept for _fit, should its search be cut (MOVE_BUDGET)
-            self._keep(self.fx, self.fy, self.fr, k, False)
-            self.fk = k
+            # kept for _fit, should its search be cut (MOVE_BUDGET): in the second best set's
+            # place, which only a still group's search uses
+            self._keep(self.cx, self.cy, self.cr, k, False)
+            self.ck = k
             self.fm = m + self.PER_CHIP * k
         if still:
             # at rest the search decides, except for a single chip that gets at most PER_CHIP
