@@ -21,7 +21,9 @@
 #     keep their result, so a still board costs almost nothing;
 #  5. a still chip keeps its rest fit while its pads allow it: a chip alone while they read at
 #     most FLICKER levels off its rest pattern (_steady), a chip of a group while its rest fit
-#     explains them as well as the group's joint fit (_hold): a fit moves only when its chip did.
+#     explains them as well as the group's joint fit (_hold): a fit moves only when its chip did;
+#  6. groups whose pads changed share a budget of moves a frame (MOVE_BUDGET): past it their
+#     search stops, and what it had stands (issue 13: a bounded frame on the chip).
 #
 # The same results as locate.Locator: n, kind[i], x[i], y[i] (0.1 mm), strength[i] (ADC_PEAK for
 # a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
@@ -29,10 +31,11 @@
 # 4.6 KB usable flags, 2.4 KB of cell lists).
 #
 # The inner loop of every fit, how the pads a fit gets wrong change when one chip moves (delta(),
-# called by _delta for each move tried, most of a frame while chips move and settle), is a
-# @micropython.viper function over the fit's arrays (docs/performance.md, "What would fix the
-# rest", 2); under CPython it runs as plain Python. tests/test_presence_fit.py holds it to the
-# plain code it replaced, under both runtimes.
+# most of a frame while chips move and settle), is a @micropython.viper function over the fit's
+# arrays (docs/performance.md, "What would fix the rest", 2), and so are the move loop around it
+# (moves()), the mismatch's pad loop (mismatch()) and the flood into groups (flood()); under
+# CPython they run as plain Python. tests/test_presence_fit.py, _moves.py, _mismatch.py and
+# _flood.py hold them to the plain code they replaced, under both runtimes.
 import sys
 import micropython
 from micropython import const
