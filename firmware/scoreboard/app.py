@@ -164,9 +164,13 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         from games import registry as R
         self.games = _GAMES         # the registry's games (games/registry.py), the menu's order
         self.engines = R.engines(_GAMES, self.ev)   # one per game, in the same order
-        # 1: the engine writes a shot's lines in shot_lines(), which on_board() has called
-        # once the verdict's screen is shown (issue 13); 0: on_shot() writes them
-        self.lines_later = bytearray(1 if hasattr(e, "shot_lines") else 0 for e in self.engines)
+        # bit i set: engine i writes a shot's lines in shot_lines(), which on_board() has called
+        # once the verdict's screen is shown (issue 13); clear: on_shot() writes them. A small
+        # int, not a bytearray: the presence image had 16 B too few of its 180 KB heap floor
+        self.lines_later = 0
+        for i in range(len(self.engines)):
+            if hasattr(self.engines[i], "shot_lines"):
+                self.lines_later |= 1 << i
         self.setup = -1          # the game's set-up check: -1 not known, 0 wrong, 1 right
         self.flip_winner = 1
         self.game = None            # the engine of the game played (or last played)
@@ -345,7 +349,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if self.mode == GAME:
             g = self.game
             if e == TR.EV_SHOT:
-                if self.lines_later[self.game_choice]:
+                if (self.lines_later >> self.game_choice) & 1:
                     # played silent: its lines are written once its screen is shown (step(),
                     # ev.due(); or before any other line, ev.begin()), issue 13: rest -> shown
                     g.ev = None

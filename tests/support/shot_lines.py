@@ -59,9 +59,7 @@ class Watch(RN.Runner):
         if self.sb is not None and self.sb is not self.booted:
             self.booted = self.sb
             if not self.later:
-                ll = self.sb.lines_later
-                for i in range(len(ll)):
-                    ll[i] = 0
+                self.sb.lines_later = 0
         before = self.out.nshots
         idle = RN.Runner._step(self)
         con = self.out
