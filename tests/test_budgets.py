@@ -73,7 +73,8 @@ PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and i
 # presence pads (162.0 -> 164.4 KB); the frozen image, which ships, holds no code on the heap)
 # (shift 177.2 -> 181.5 KB with issue 13's presence frames while chips move: moves(), flood() and
 # mismatch() in viper, presence_locate.mpy 16.5 -> 24.0 KB of armv6m code; a stock .mpy
-# deployment only: the frozen image holds it in flash, 184,416 B free after boot there)
+# deployment only: the frozen image holds it in flash, 184,320 B free after boot there with
+# verdict2's deferred shot lines: exactly the 180 KB floor)
 # every firmware module as .mpy for armv6m, -O3 (measured 91 KB; 98.3 KB at bf143d0; issue 13's
 # bounded fault monitor +6.2 KB (its viper queue and kill helpers, events.py's and digits.py's viper
 # copies, locate.near_pads); issue 14's held results, best games (best.mpy 3.0 KB) and buzzer
