@@ -22,8 +22,7 @@ from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # no
 COSTLIEST = {
     # (CPU s at load 16 - 23: a run at 819a0ea, 2026-12-02, its first 124 tests, the costliest;
     # the chip tests as this branch left them; docs/performance.md "The chip tier's tests")
-    "@rp2040_one_boot": 45,
-    "test_rp2040.py::test_viper_functions_match_their_references_on_the_chip[test_presence_fit": 15,
+    "@rp2040_one_boot": 60,
     "test_shots_physics.py::test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen[cpython": 72,
     "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython-shift": 60,
     "test_presence.py::test_touching_pairs_and_rows_of_three[cpython]": 42,

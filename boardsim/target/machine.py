@@ -282,24 +282,36 @@ class SPI:
 # What PWM outputs played (the buzzer): one entry per change of frequency or duty, as
 # (ms of virtual time, gpio, frequency in Hz, duty_u16), in preallocated arrays so that the
 # firmware's loop can play under the heap lock; pwm_log() reads them out (the runner's final
-# state: "pwm").
+# state: "pwm"). Made at the first PWM (the firmware's boot), not at import: the chip tier's
+# reference scripts import this module for its Pin and ADC only, and on the chip the log's
+# 26 KB (three 8 KB int arrays) could not be found in a heap their earlier jobs had fragmented
+# (a MemoryError at import).
 _PWM_MAX = const(2048)
-_pwm_t = array("i", [0] * _PWM_MAX)
-_pwm_g = bytearray(_PWM_MAX)
-_pwm_f = array("i", [0] * _PWM_MAX)
-_pwm_d = array("i", [0] * _PWM_MAX)
+_pwm = []                   # [times, gpios, frequencies, duties] once a PWM exists
 _pwm_n = [0]
+
+
+def _pwm_make():
+    if not _pwm:
+        _pwm.append(array("i", [0] * _PWM_MAX))
+        _pwm.append(bytearray(_PWM_MAX))
+        _pwm.append(array("i", [0] * _PWM_MAX))
+        _pwm.append(array("i", [0] * _PWM_MAX))
 
 
 def pwm_log():
     """[[ms, gpio, hz, duty_u16], ...]: every change a PWM output made, in order (allocates)."""
-    return [[_pwm_t[i], _pwm_g[i], _pwm_f[i], _pwm_d[i]] for i in range(_pwm_n[0])]
+    if not _pwm:
+        return []
+    t, g, f, d = _pwm
+    return [[t[i], g[i], f[i], d[i]] for i in range(_pwm_n[0])]
 
 
 class PWM:
     # the RP2040's PWM on one pin: freq() 8 Hz .. 62.5 MHz, duty_u16() 0 .. 65535; each change
     # recorded (above); a stopped (deinit) PWM records a duty of 0
     def __init__(self, pin, freq=0, duty_u16=0):
+        _pwm_make()
         self.gpio = pin.id if isinstance(pin, Pin) else pin
         self.f = 0
         self.d = 0
@@ -310,10 +322,11 @@ class PWM:
     def _rec(self):
         n = _pwm_n[0]
         if n < _PWM_MAX:
-            _pwm_t[n] = vclock.now_ms()
-            _pwm_g[n] = self.gpio
-            _pwm_f[n] = self.f
-            _pwm_d[n] = self.d
+            log = _pwm
+            log[0][n] = vclock.now_ms()
+            log[1][n] = self.gpio
+            log[2][n] = self.f
+            log[3][n] = self.d
             _pwm_n[0] = n + 1
 
     def freq(self, v=None):
