@@ -361,3 +361,54 @@ def test_a_pad_switching_at_one_level_does_not_move_chips_touching(drv):
         r1 = drv(op="locate", sets=[[[x, y, R[k], 1000] for x, y, k in chips]], frames=4)["r"][0]
         assert sorted(f[:3] for f in r1) == sorted(f[:3] for f in r0), (kinds, chips, g, r0, r1)
         locate(drv, [[]], frames=2)
+
+
+# -- the model's CPython latch: the same bytes as its plain loop --------------------------------
+def test_the_cpython_latch_gives_the_plain_loops_bytes_and_coins():
+    # presence_model.py under CPython latches a row at a time (translate, int(.., 2)) once the
+    # world has prepared the row select pins, and sets ragged and faulty cells one by one; a
+    # model left unprepared runs latch()'s own loop. Both over the same random levels, ragged
+    # rims and faults, strobe by strobe: the latched bytes, the bytes read, the coins and the
+    # random state the same
+    sys.path.insert(0, str(ROOT / "boardsim" / "target"))
+    try:
+        import world_table as T
+        import presence_model as PM
+    finally:
+        sys.path.pop(0)
+    rng = random.Random(75)
+    nsel = 8
+    for trial in range(24):
+        ps = []
+        for _ in range(2):
+            p = PM.PresenceModel(T, seed=trial + 1)
+            p._levels = bytearray(32)
+            p.row_sel = tuple(range(nsel))
+            ps.append(p)
+        ps[0].prepare()             # the fast path; ps[1]: latch()'s own loop
+        state = [rng.choice((1, 2, 3, 4)) if rng.random() < 0.4 else 0 for _ in range(ps[0].n)]
+        ragged = [1 if trial % 3 and rng.random() < 0.05 else 0 for _ in range(ps[0].n)]
+        faults = [(rng.randrange(ps[0].n), rng.choice((PM.STUCK_ON, PM.STUCK_OFF, PM.FLICKER)))
+                  for _ in range(3 if trial % 4 == 1 else 0)]
+        sr_faults = [(rng.randrange(ps[0].nsr), rng.choice((PM.STUCK_ON, PM.STUCK_OFF, PM.FLICKER)))
+                     for _ in range(1 if trial % 8 == 5 else 0)]
+        for p in ps:
+            p.state[:] = bytes(state)
+            p.ragged[:] = bytes(ragged)
+            p.nragged = sum(ragged)
+            for g, mode in faults:
+                p.set_fault(g, mode)
+            for k, mode in sr_faults:
+                p.set_sr_fault(k, mode)
+        for r in range(260):
+            code = r ^ (r >> 1) if trial % 2 else rng.randrange(256)   # (codes past the strobes too)
+            got = []
+            for p in ps:
+                for i in range(nsel):
+                    p._levels[i] = (code >> i) & 1
+                p.latch()
+                buf = bytearray(len(p.latched))
+                p.read(buf)
+                got.append((bytes(p.latched), bytes(buf), bytes(p.coin), p.rng, p.latches))
+            assert got[0] == got[1], (trial, code)
+    assert any(state) and any(ragged)
