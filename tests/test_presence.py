@@ -363,52 +363,81 @@ def test_a_pad_switching_at_one_level_does_not_move_chips_touching(drv):
         locate(drv, [[]], frames=2)
 
 
-# -- the model's CPython latch: the same bytes as its plain loop --------------------------------
-def test_the_cpython_latch_gives_the_plain_loops_bytes_and_coins():
-    # presence_model.py under CPython latches a row at a time (translate, int(.., 2)) once the
-    # world has prepared the row select pins, and sets ragged and faulty cells one by one; a
-    # model left unprepared runs latch()'s own loop. Both over the same random levels, ragged
-    # rims and faults, strobe by strobe: the latched bytes, the bytes read, the coins and the
-    # random state the same
-    sys.path.insert(0, str(ROOT / "boardsim" / "target"))
-    try:
-        import world_table as T
-        import presence_model as PM
-    finally:
-        sys.path.pop(0)
-    rng = random.Random(75)
-    nsel = 8
-    for trial in range(24):
-        ps = []
-        for _ in range(2):
-            p = PM.PresenceModel(T, seed=trial + 1)
-            p._levels = bytearray(32)
-            p.row_sel = tuple(range(nsel))
-            ps.append(p)
-        ps[0].prepare()             # the fast path; ps[1]: latch()'s own loop
-        state = [rng.choice((1, 2, 3, 4)) if rng.random() < 0.4 else 0 for _ in range(ps[0].n)]
-        ragged = [1 if trial % 3 and rng.random() < 0.05 else 0 for _ in range(ps[0].n)]
-        faults = [(rng.randrange(ps[0].n), rng.choice((PM.STUCK_ON, PM.STUCK_OFF, PM.FLICKER)))
-                  for _ in range(3 if trial % 4 == 1 else 0)]
-        sr_faults = [(rng.randrange(ps[0].nsr), rng.choice((PM.STUCK_ON, PM.STUCK_OFF, PM.FLICKER)))
-                     for _ in range(1 if trial % 8 == 5 else 0)]
+
+# -- the model's fast latches: the same bytes as its plain loop ---------------------------------
+# presence_model.py latches a line through its fast paths once the world has prepared the row
+# select pins (MicroPython: _latch_viper, and _latch_odd_viper with a ragged rim or a fault;
+# CPython: a row at a time with translate() and int(.., 2)); a model left unprepared runs
+# latch()'s own loop. Both over the same random levels, ragged rims and faults, strobe by strobe
+# (the select codes past the last strobe too), the fast one with the heap locked: the latched
+# bytes, the bytes read, the coins and the random state must be the same
+LATCH_TARGET = """
+import json
+import micropython
+import world_table as T
+import presence_model as PM
+from lcg import Rng
+
+rng = Rng(75)
+n = T.PRES_COLS * T.PRES_ROWS
+draw = bytearray(n)
+buf = [bytearray(T.PRES_SR * T.PRES_RPS), bytearray(T.PRES_SR * T.PRES_RPS)]
+out = {"latches": 0, "differ": [], "ragged": 0, "faults": 0, "coins": 0}
+for trial in range(24):
+    ps = []
+    for _ in range(2):
+        p = PM.PresenceModel(T, trial + 1)
+        p._levels = bytearray(32)
+        p.row_sel = tuple(range(8))
+        ps.append(p)
+    ps[0].prepare()                 # the fast paths; ps[1]: latch()'s own loop
+    rng.fill(draw, n, 0, 9)
+    for p in ps:
+        for g in range(n):
+            p.state[g] = draw[g] - 5 if draw[g] > 5 else 0
+    if trial % 3:
+        rng.fill(draw, n, 0, 19)
         for p in ps:
-            p.state[:] = bytes(state)
-            p.ragged[:] = bytes(ragged)
-            p.nragged = sum(ragged)
-            for g, mode in faults:
-                p.set_fault(g, mode)
-            for k, mode in sr_faults:
-                p.set_sr_fault(k, mode)
-        for r in range(260):
-            code = r ^ (r >> 1) if trial % 2 else rng.randrange(256)   # (codes past the strobes too)
-            got = []
-            for p in ps:
-                for i in range(nsel):
-                    p._levels[i] = (code >> i) & 1
+            for g in range(n):
+                p.ragged[g] = 1 if draw[g] == 0 else 0
+            p.nragged = sum(p.ragged)
+        out["ragged"] += ps[0].nragged
+    faults = [(rng.below(n), 1 + rng.below(3)) for _ in range(3 if trial % 4 == 1 else 0)]
+    srs = [(rng.below(T.PRES_SR), 1 + rng.below(3)) for _ in range(1 if trial % 8 == 5 else 0)]
+    out["faults"] += len(faults) + len(srs)
+    for p in ps:
+        for g, mode in faults:
+            p.set_fault(g, mode)
+        for k, mode in srs:
+            p.set_sr_fault(k, mode)
+    for r in range(260):
+        code = r ^ (r >> 1) if trial % 2 else rng.below(256)
+        for i in range(2):
+            p = ps[i]
+            for b in range(8):
+                p._levels[b] = (code >> b) & 1
+            if i == 0:
+                micropython.heap_lock()
+                try:
+                    p.latch()
+                    p.read(buf[0])
+                finally:
+                    micropython.heap_unlock()
+            else:
                 p.latch()
-                buf = bytearray(len(p.latched))
-                p.read(buf)
-                got.append((bytes(p.latched), bytes(buf), bytes(p.coin), p.rng, p.latches))
-            assert got[0] == got[1], (trial, code)
-    assert any(state) and any(ragged)
+                p.read(buf[1])
+        a, b = ps
+        out["latches"] += 1
+        if (a.latched != b.latched or buf[0] != buf[1] or a.coin != b.coin or a.rng != b.rng
+                or a.latches != b.latches):
+            out["differ"].append([trial, code])
+    out["coins"] += sum(ps[1].coin)
+print(json.dumps(out))
+"""
+
+
+def test_the_fast_latches_give_the_plain_loops_bytes_and_coins(runtime, tmp_path):
+    from conftest import run_script
+    r = run_script(LATCH_TARGET, "latch_target.py", runtime, None, tmp_path)
+    assert r["differ"] == [], r["differ"][:10]
+    assert r["latches"] == 24 * 260 and r["ragged"] > 0 and r["faults"] > 0 and r["coins"] > 0, r
