@@ -433,7 +433,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
         sb.service()
     if idle:
         time.sleep_ms(idle)
-print(json.dumps({"ev": "find_parts", "us": tot, "calls": cnt}))
+print(json.dumps({"ev": "find_parts", "us": tot, "calls": cnt, "tried": getattr(loc, "tried", -1)}))
 '''
 
 
@@ -730,6 +730,83 @@ print(json.dumps({"ev": "verdict_parts", "parts": PN, "verdict_k": verdict_k, "s
 """
 
 
+# --slow-steps: the loop as main.py runs it while a shot is played, the Scoreboard's parts wrapped
+# as for --verdict-parts (and the locator's groups, follow and fit); every step over 20 ms is
+# kept with its parts (us), and whether the tracker was at rest before it
+SLOW = r"""
+import time
+import json
+from array import array
+sb = __main__.sb
+tr = sb.tracker
+loc = sb.loc
+gc.collect()
+PN = ("find", "frame", "faults", "on_board", "redraw", "service", "_groups", "_follow", "_fit",
+      "_done", "_centre", "check_chips")
+NP = len(PN)
+N = 64
+rows = array('i', [0] * (N * (NP + 3)))
+nr = 0
+cur = array('i', [0] * NP)
+tried0 = array('i', [0])
+T0 = time.ticks_ms()
+def wrap(obj, name, k):
+    if not hasattr(obj, name):
+        return
+    f = getattr(obj, name)
+    def w(*a):
+        t0 = time.ticks_us()
+        r = f(*a)
+        cur[k] += time.ticks_diff(time.ticks_us(), t0)
+        return r
+    setattr(obj, name, w)
+wrap(loc, "find", 0)
+wrap(tr, "frame", 1)
+wrap(sb.faults, "frame", 2)
+wrap(sb, "on_board", 3)
+wrap(sb, "redraw", 4)
+wrap(sb.ui, "service", 5)
+for k, n in enumerate(PN[6:11]):
+    wrap(loc, n, 6 + k)
+wrap(sb, "check_chips", 11)
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    for j in range(NP):
+        cur[j] = 0
+    rest = tr.at_rest()
+    tried0[0] = getattr(loc, "tried", 0)
+    t0 = time.ticks_us()
+    idle = sb.step()
+    d = time.ticks_diff(time.ticks_us(), t0)
+    if d > 20000 and nr < N:
+        b = nr * (NP + 3)
+        rows[b] = time.ticks_diff(time.ticks_ms(), T0)
+        rows[b + 1] = d
+        rows[b + 2] = (getattr(loc, "tried", 0) - tried0[0]) * 2 + (1 if rest else 0)
+        for j in range(NP):
+            rows[b + 3 + j] = cur[j]
+        nr += 1
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+print(json.dumps({"ev": "slow_steps", "parts": PN, "steps": [list(rows[i * (NP + 3):(i + 1) * (NP + 3)]) for i in range(nr)]}))
+"""
+
+
+def slow_steps(config, name):
+    """The steps over 20 ms while a shot is played on the chip, part by part (SLOW)."""
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = SHOTS[name](Table("bowling", players=1))
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    r = probe.run_module("MS = 4000\n" + SLOW, config=config, before=menu, after=play,
+                         await_ms=20000, await_ev="slow_steps", wait_ms=200)
+    return r.last("slow_steps")
+
+
 def verdict_parts(config, name, phase=0):
     """The steps around a shot's verdict on the chip, part by part (VERDICT), and the move's end
     from the runner's op trace."""
@@ -803,6 +880,9 @@ def main(argv=None):
                     "timed")
     ap.add_argument("--verdict-parts", action="store_true", help="--shot's shots, the steps "
                     "around the verdict part by part (find, tracker, verdict, rules, redraw, pages)")
+    ap.add_argument("--slow-steps", action="store_true", help="--shot's shots: every loop turn "
+                    "over 20 ms, its parts (find and the locator's groups, follow, fit, done, "
+                    "centre; tracker, fault monitor, rules, redraw, pages)")
     ap.add_argument("--shots", default=",".join(SHOTS), help="--shot, --verdict-parts: which "
                     "(comma-separated: %s)" % ", ".join(SHOTS))
     ap.add_argument("--trace", action="store_true", help="--faults: every find() traced (its "
@@ -837,6 +917,7 @@ def main(argv=None):
         r = find_parts(cfg)
         for k in sorted(r["us"], key=lambda k: -r["us"][k]):
             print(f"  {k:14} {r['us'][k] / 1000:9.1f} ms  {r['calls'][k]:6d} calls")
+        print(f"  moves tried (the locator's count): {r.get('tried')}")
         return 0
     phases = [int(p) for p in a.phases.split(",")]
     if a.series:
@@ -848,6 +929,14 @@ def main(argv=None):
                   + ", ".join(f"{x['rest_to_verdict_ms']} -> {x['rest_to_shown_ms']}" for x in r["runs"])
                   + (f"; shown min / median / max {shown[0]} / {statistics.median(shown)} / {shown[-1]} ms"
                      if shown else ""), flush=True)
+        return 0
+    if a.slow_steps:
+        for name in a.shots.split(","):
+            r = slow_steps(cfg, name)
+            print(f"{name}: steps over 20 ms (ms since start, us, moves tried, at rest before; parts in us)")
+            print("      ms      us  moves rest " + " ".join(f"{n:>9}" for n in r["parts"]))
+            for st in r["steps"]:
+                print(f"  {st[0]:6d} {st[1]:7d} {st[2] >> 1:6d} {st[2] & 1:4d} " + " ".join(f"{x:9d}" for x in st[3:]))
         return 0
     if a.verdict_parts:
         for name in a.shots.split(","):

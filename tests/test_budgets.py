@@ -60,7 +60,7 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
 PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 178_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+                     "shift": 182_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # shift 177.2 KB on 2026-12-02: the RP2040 register scan (shift_scan), the viper hole search
 # (faults) and the touching chips' hold (presence_locate), a stock .mpy deployment only)
 # hall 176.8 KB with issue 13's fit in viper, hall_fit.mpy 3.7 -> 12.6 KB: its machine code is
@@ -71,19 +71,25 @@ PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and i
 # (issue 15, a stock .mpy deployment only: the folders' package modules and the hall locator's
 # three seams' modules, +4.7 KB estimated with the hall pads (159.7 -> 164.4 KB), +2.4 KB with the
 # presence pads (162.0 -> 164.4 KB); the frozen image, which ships, holds no code on the heap)
+# (shift 177.2 -> 181.5 KB with issue 13's presence frames while chips move: moves(), flood() and
+# mismatch() in viper, presence_locate.mpy 16.5 -> 24.0 KB of armv6m code; a stock .mpy
+# deployment only: the frozen image holds it in flash, 184,320 B free after boot there with
+# verdict2's deferred shot lines: exactly the 180 KB floor)
 # every firmware module as .mpy for armv6m, -O3 (measured 91 KB; 98.3 KB at bf143d0; issue 13's
 # bounded fault monitor +6.2 KB (its viper queue and kill helpers, events.py's and digits.py's viper
 # copies, locate.near_pads); issue 14's held results, best games (best.mpy 3.0 KB) and buzzer
 # (buzzer + tunes 1.1 KB) +7.1 KB: flash is plentiful (1.4 MB of filesystem), best/buzzer take no
 # RAM unless used, and the frozen image keeps code out of the heap)
-MPY_TOTAL_MAX = 151_000     # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
+MPY_TOTAL_MAX = 159_000     # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
 # when frozen) (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
 # 139.3 -> 142.2 KB with issue 13's rest -> shown: the OLED's partial pages +1.5 KB and zones'
 # segment loop +0.8 KB of armv6m code, the unreadable fault and the locator's crowd rule +0.5 KB;
 # +3.8 KB with issue 12's four levels a pad: presence_locate.mpy 10.7 -> 13.7 KB (the levels in
 # delta() and the fits, rest patterns, fits off the board left out in a frame with a hand),
-# shift_scan.mpy 2.8 -> 3.3 KB, 2026-12-02)
+# shift_scan.mpy 2.8 -> 3.3 KB, 2026-12-02; 157.5 KB with issue 13's presence frames while
+# chips move: the move loop and the flood in viper, presence_locate.mpy +7 KB at -O3;
+# 158,142 B with presmove3's time budget, moves() resumable: presence_locate.mpy 23.1 KB)
 
 
 def quick_timelines():

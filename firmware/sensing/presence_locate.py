@@ -21,7 +21,10 @@
 #     keep their result, so a still board costs almost nothing;
 #  5. a still chip keeps its rest fit while its pads allow it: a chip alone while they read at
 #     most FLICKER levels off its rest pattern (_steady), a chip of a group while its rest fit
-#     explains them as well as the group's joint fit (_hold): a fit moves only when its chip did.
+#     explains them as well as the group's joint fit (_hold): a fit moves only when its chip did;
+#  6. on the chip, groups whose pads changed share a budget of time a frame (BUDGET_US, on the
+#     chip's clock): past it their search stops, and what it had stands (issue 13: a bounded
+#     frame). Where the clock does not move within a loop turn (the simulator) it never stops.
 #
 # The same results as locate.Locator: n, kind[i], x[i], y[i] (0.1 mm), strength[i] (ADC_PEAK for
 # a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
@@ -29,10 +32,11 @@
 # 4.6 KB usable flags, 2.4 KB of cell lists).
 #
 # The inner loop of every fit, how the pads a fit gets wrong change when one chip moves (delta(),
-# called by _delta for each move tried, most of a frame while chips move and settle), is a
-# @micropython.viper function over the fit's arrays (docs/performance.md, "What would fix the
-# rest", 2); under CPython it runs as plain Python. tests/test_presence_fit.py holds it to the
-# plain code it replaced, under both runtimes.
+# most of a frame while chips move and settle), is a @micropython.viper function over the fit's
+# arrays (docs/performance.md, "What would fix the rest", 2), and so are the move loop around it
+# (moves()), the mismatch's pad loop (mismatch()) and the flood into groups (flood()); under
+# CPython they run as plain Python. tests/test_presence_fit.py, _moves.py, _mismatch.py and
+# _flood.py hold them to the plain code they replaced, under both runtimes.
 import sys
 import micropython
 from micropython import const
@@ -79,6 +83,9 @@ _PITCH = const(100)
 _X0 = const(-2350)
 _Y0 = const(-4750)
 assert (_COLS, _ROWS, _PITCH, _X0, _Y0) == (PRES_COLS, PRES_ROWS, PRES_PITCH, PRES_X0, PRES_Y0)
+_LEVELS = const(4)         # (moves() tests a pad's four levels one by one)
+assert _LEVELS == PRES_LEVELS
+assert _COLS == 48 and _COLS * _ROWS <= 21846      # flood(): h // 48 as (h * 21846) >> 20
 # ... and the board's outline (_off_board; checked without importing the names, each of which
 # would be a global of this module on the chip's heap)
 _HALF_W = const(2400)
@@ -276,6 +283,390 @@ def delta(i: int, nx: int, ny: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr
     return d
 
 
+@micropython.viper
+def mismatch(hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8, label: ptr8, win: ptr32,
+             grid: ptr8) -> int:
+    """The level steps the k chips at hx, hy of seen radius hr get wrong over the pads of the
+    window (win as for delta(): c0, c1, r0, r1, the group's label, ..., the levels, then k) that
+    are usable and not another group's: at each, the most any chip gives it against what it
+    reads (grid; 0 off the group). PresenceLocator._mismatch's pad loop, in machine code on the
+    Pico (issue 13: 28.6 ms a call in Python)."""
+    s16 = 1 << 16       # a 64-bit port reads a negative array('i') element as 2^32 more (delta)
+    nlev = int(win[7])
+    k = int(win[8 + nlev])
+    c0 = int(win[0])
+    c1 = int(win[1])
+    cur = int(win[4])
+    m = 0
+    rr = int(win[2])
+    r1 = int(win[3])
+    while rr <= r1:
+        py = _Y0 + rr * _PITCH
+        cc = c0
+        while cc <= c1:
+            g = rr * _COLS + cc
+            cc += 1
+            if not usable[g]:
+                continue
+            lb = int(label[g])
+            if lb and lb != cur:
+                continue        # another group's pad: not this fit's to explain
+            px = _X0 + (cc - 1) * _PITCH
+            pred = 0
+            t = 0
+            while t < k:
+                xt = int(hx[t])
+                if (xt >> 29) > 3:
+                    xt -= s16 * s16
+                yt = int(hy[t])
+                if (yt >> 29) > 3:
+                    yt -= s16 * s16
+                ax = px - xt
+                ay = py - yt
+                d2 = ax * ax + ay * ay
+                rt = int(hr[t])
+                q = 0
+                while q < nlev:
+                    o = int(win[8 + q])
+                    if (o >> 29) > 3:
+                        o -= s16 * s16
+                    lim = rt + o
+                    if lim < 0 or d2 > lim * lim:
+                        break
+                    q += 1
+                if q > pred:
+                    pred = q
+                t += 1
+            seen = 0
+            if lb == cur:
+                seen = int(grid[g])
+            e = pred - seen
+            if e < 0:
+                e = -e
+            m += e
+        rr += 1
+    return m
+
+
+@micropython.viper
+def moves(s: int, last: int, hold: int, hx: ptr32, hy: ptr32, hr: ptr32, usable: ptr8,
+          label: ptr8, win: ptr32, grid: ptr8) -> int:
+    """PresenceLocator._moves in machine code (issue 13: its Python loop around delta() cost
+    0.3 ms a move tried on the chip): each of the k chips at hx, hy (radius hr; win as for
+    delta(), k after the levels) not held (bit i of hold) moved by s in the direction of the 8
+    that lowers the mismatch most, as long as one does; up to 6 rounds over the chips, then s
+    halved, down to last. The moves tried are delta()'s, to the pad: the same fit as the
+    Python loop, move for move. It stops before a chip's next 8 moves once win[9 + L] of them
+    have been tried (a slice of the search: _moves looks at the clock between slices), and
+    leaves where it stopped in win[10 + L] (s << 8 | round << 4 | chip << 1 | moved this
+    round; 0: the search finished). Called with win[10 + L] not 0 it resumes there (s and last
+    as at the start): a search in slices is the search in one call, move for move. Returns
+    the moves tried."""
+    s16 = 1 << 16       # a 64-bit port reads a negative array('i') element as 2^32 more (delta)
+    nlev = int(win[7])
+    k = int(win[8 + nlev])
+    most = int(win[9 + nlev])
+    at = int(win[10 + nlev])
+    win[10 + nlev] = 0
+    # where a search stopped: its step, round, chip and whether a chip moved in that round
+    round0 = 0
+    chip0 = 0
+    moved0 = 0
+    if at:
+        s = at >> 8
+        round0 = (at >> 4) & 15
+        chip0 = (at >> 1) & 7
+        moved0 = at & 1
+    reach = int(win[8])
+    if (reach >> 29) > 3:
+        reach -= s16 * s16
+    if reach < 0:
+        reach = 0
+    tol = int(win[5])
+    if (tol >> 29) > 3:
+        tol -= s16 * s16
+    ovl = int(win[6])
+    cur = int(win[4])
+    # the _LEVELS levels' offsets beyond a chip's seen edge
+    o0 = int(win[8])
+    if (o0 >> 29) > 3:
+        o0 -= s16 * s16
+    o1 = int(win[9])
+    if (o1 >> 29) > 3:
+        o1 -= s16 * s16
+    o2 = int(win[10])
+    if (o2 >> 29) > 3:
+        o2 -= s16 * s16
+    o3 = int(win[11])
+    if (o3 >> 29) > 3:
+        o3 -= s16 * s16
+    tried = 0
+    while s >= last:
+        rounds = round0
+        round0 = 0
+        while rounds < 6:
+            moved = moved0
+            moved0 = 0
+            i = chip0
+            chip0 = 0
+            while i < k:
+                if (hold >> i) & 1:
+                    i += 1
+                    continue
+                while True:
+                    if tried >= most:
+                        win[10 + nlev] = (s << 8) | (rounds << 4) | (i << 1) | moved
+                        return tried
+                    ox = int(hx[i])
+                    if (ox >> 29) > 3:
+                        ox -= s16 * s16
+                    oy = int(hy[i])
+                    if (oy >> 29) > 3:
+                        oy -= s16 * s16
+                    r = int(hr[i])
+                    # chip i's level at a pad: how many of the squared reaches (r + each
+                    # level's offset, -1 where that is negative) its distance^2 is within
+                    l0 = r + o0
+                    l0 = l0 * l0 if l0 >= 0 else -1
+                    l1 = r + o1
+                    l1 = l1 * l1 if l1 >= 0 else -1
+                    l2 = r + o2
+                    l2 = l2 * l2 if l2 >= 0 else -1
+                    l3 = r + o3
+                    l3 = l3 * l3 if l3 >= 0 else -1
+                    bd = 0
+                    bj = -1
+                    dj = 0
+                    while dj < 8:
+                        # the 8 directions of _DX, _DY: E, NE, N, NW, W, SW, S, SE
+                        sx = 0
+                        if dj <= 1 or dj == 7:
+                            sx = s
+                        elif dj >= 3 and dj <= 5:
+                            sx = 0 - s
+                        sy = 0
+                        if dj >= 1 and dj <= 3:
+                            sy = s
+                        elif dj >= 5:
+                            sy = 0 - s
+                        nx = ox + sx
+                        ny = oy + sy
+                        tried += 1
+                        # -- delta(i, nx, ny), as there --
+                        lo_x = (ox if ox < nx else nx) - r - reach
+                        hi_x = (ox if ox > nx else nx) + r + reach
+                        lo_y = (oy if oy < ny else ny) - r - reach
+                        hi_y = (oy if oy > ny else ny) + r + reach
+                        c0 = int(win[0])
+                        c1 = int(win[1])
+                        q0 = int(win[2])
+                        q1 = int(win[3])
+                        while c0 <= c1 and _X0 + (c0 + 1) * _PITCH <= lo_x:
+                            c0 += 1
+                        while c1 >= c0 and _X0 + (c1 - 1) * _PITCH > hi_x:
+                            c1 -= 1
+                        while q0 <= q1 and _Y0 + (q0 + 1) * _PITCH <= lo_y:
+                            q0 += 1
+                        while q1 >= q0 and _Y0 + (q1 - 1) * _PITCH > hi_y:
+                            q1 -= 1
+                        d = 0
+                        t = 0
+                        while t < k:
+                            if t != i:
+                                lim = r + int(hr[t]) + tol
+                                lim *= lim
+                                xt = int(hx[t])
+                                if (xt >> 29) > 3:
+                                    xt -= s16 * s16
+                                yt = int(hy[t])
+                                if (yt >> 29) > 3:
+                                    yt -= s16 * s16
+                                ax = xt - ox
+                                ay = yt - oy
+                                if ax * ax + ay * ay < lim:
+                                    d -= ovl
+                                ax = xt - nx
+                                ay = yt - ny
+                                if ax * ax + ay * ay < lim:
+                                    d += ovl
+                            t += 1
+                        rr = q0
+                        while rr <= q1:
+                            py = _Y0 + rr * _PITCH
+                            cc = c0
+                            while cc <= c1:
+                                g = rr * _COLS + cc
+                                cc += 1
+                                if not usable[g]:
+                                    continue
+                                lb = int(label[g])
+                                if lb and lb != cur:
+                                    continue
+                                px = _X0 + (cc - 1) * _PITCH
+                                ax = px - ox
+                                ay = py - oy
+                                d2 = ax * ax + ay * ay
+                                was = 0
+                                if d2 <= l0:
+                                    was = 1
+                                    if d2 <= l1:
+                                        was = 2
+                                        if d2 <= l2:
+                                            was = 3
+                                            if d2 <= l3:
+                                                was = 4
+                                ax = px - nx
+                                ay = py - ny
+                                d2 = ax * ax + ay * ay
+                                now = 0
+                                if d2 <= l0:
+                                    now = 1
+                                    if d2 <= l1:
+                                        now = 2
+                                        if d2 <= l2:
+                                            now = 3
+                                            if d2 <= l3:
+                                                now = 4
+                                if was == now:
+                                    continue
+                                other = 0
+                                t = 0
+                                while t < k:
+                                    if t != i:
+                                        xt = int(hx[t])
+                                        if (xt >> 29) > 3:
+                                            xt -= s16 * s16
+                                        yt = int(hy[t])
+                                        if (yt >> 29) > 3:
+                                            yt -= s16 * s16
+                                        ax = px - xt
+                                        ay = py - yt
+                                        d2 = ax * ax + ay * ay
+                                        rt = int(hr[t])
+                                        q = 0
+                                        while q < nlev:
+                                            o = int(win[8 + q])
+                                            if (o >> 29) > 3:
+                                                o -= s16 * s16
+                                            lim = rt + o
+                                            if lim < 0 or d2 > lim * lim:
+                                                break
+                                            q += 1
+                                        if q > other:
+                                            other = q
+                                    t += 1
+                                if other > was:
+                                    was = other
+                                if other > now:
+                                    now = other
+                                if was == now:
+                                    continue
+                                seen = 0
+                                if lb == cur:
+                                    seen = int(grid[g])
+                                e = now - seen
+                                if e < 0:
+                                    e = -e
+                                f = was - seen
+                                if f < 0:
+                                    f = -f
+                                d += e - f
+                            rr += 1
+                        # -- the best of the 8 (the first of equals) --
+                        if d < bd:
+                            bd = d
+                            bj = dj
+                        dj += 1
+                    if bj < 0:
+                        break
+                    sx = 0
+                    if bj <= 1 or bj == 7:
+                        sx = s
+                    elif bj >= 3 and bj <= 5:
+                        sx = 0 - s
+                    sy = 0
+                    if bj >= 1 and bj <= 3:
+                        sy = s
+                    elif bj >= 5:
+                        sy = 0 - s
+                    hx[i] = ox + sx
+                    hy[i] = oy + sy
+                    moved = 1
+                i += 1
+            if not moved:
+                break
+            rounds += 1
+        s >>= 1
+    return tried
+
+
+@micropython.viper
+def flood(grid: ptr8, usable: ptr8, label: ptr8, cells: ptr16, seeds: ptr16, g0: ptr16,
+          sig: ptr32, sx_of: ptr32, sy_of: ptr32, counts: int) -> int:
+    """PresenceLocator._groups' flood in machine code (issue 13: in Python a hand's pads took
+    45 - 50 ms a frame on the chip). counts: the frame before's cells, whose labels are cleared
+    first, and the seeds << 16. Each seed (covered usable pads, scan order) not yet in a group
+    starts one,
+    flooded over its 8 neighbours that are covered and usable (cells[] the queue; a group's
+    label is its number + 1), MAX_COMP groups and MAX_CELLS cells at most, stopping once
+    MAX_PLAUSIBLE cells are taken: g0[j] where group j's cells start (g0[ng] = nc), sig[j] its
+    signature (each cell and its level), sx_of[j], sy_of[j] its cells' columns and rows
+    summed. Returns nc | ng << 16."""
+    k = 0
+    n_old = counts & 0xFFFF
+    while k < n_old:
+        label[cells[k]] = 0
+        k += 1
+    ns = counts >> 16
+    nc = 0
+    ng = 0
+    s = 0
+    while s < ns:
+        g = int(seeds[s])
+        s += 1
+        if label[g]:
+            continue
+        if ng >= MAX_COMP or nc >= MAX_CELLS:
+            break
+        g0[ng] = nc
+        ng += 1
+        label[g] = ng
+        cells[nc] = g
+        nc += 1
+        q = nc - 1
+        sg = 0
+        sx = 0
+        sy = 0
+        while q < nc and nc < MAX_PLAUSIBLE:
+            h = int(cells[q])
+            q += 1
+            sg = (sg * 31 + h * 5 + int(grid[h])) & 0xFFFFFF
+            hr = (h * 21846) >> 20          # h // _COLS, without a division (exact for h < 21846)
+            hc = h - hr * _COLS
+            sx += hc
+            sy += hr
+            rr = hr - 1
+            while rr <= hr + 1:
+                if rr >= 0 and rr < _ROWS:
+                    cc = hc - 1
+                    while cc <= hc + 1:
+                        if cc >= 0 and cc < _COLS:
+                            e = rr * _COLS + cc
+                            if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
+                                label[e] = ng
+                                cells[nc] = e
+                                nc += 1
+                        cc += 1
+                rr += 1
+        sig[ng - 1] = sg
+        sx_of[ng - 1] = sx
+        sy_of[ng - 1] = sy
+        if nc >= MAX_PLAUSIBLE:
+            break
+    g0[ng] = nc
+    return nc | (ng << 16)
+
+
 class _Ignored:
     """PresenceLocator.ignore: 1 where a pad sits but is left out of the fits (set_ignored),
     read as the bytearray it was (ignore[g], len(ignore))."""
@@ -321,6 +712,18 @@ class PresenceLocator:
     # 4 mm of it hid nudges of 3.7 and 3.8 mm of chips lying against another)
     HOLD_NEAR = 80         # 0.1 mm
     HAND_NEAR = 900        # 0.1 mm: a chip this near a hand's centre may seem to move (COARSE)
+    # The time a frame's fit may take on the chip's clock (us, from find()'s start) for groups
+    # whose pads change (issue 13: on the chip a moving chip's smeared pads, not followed, were
+    # searched in full: 4,624 moves, 2.65 s, and the strike was lost). Past it a changed group's
+    # search stops, and what it had stands (the best set tried, else the chips of the frame
+    # before followed): such a fit is coarse and is looked at again next frame, as every
+    # changed group's. A still group's search is never cut (its fit is the verdict's). The
+    # search runs in slices of SLICE moves (moves() resumes where it stopped: the same search),
+    # the clock read between them (about 0.1 ms a move on the chip: 5 ms a slice). The clock
+    # is `clock` (time.ticks_us on the rp2 port; None elsewhere: never cut). A move budget
+    # (presmove2, reverted) cut the desktop's searches too: a verdict sure but wrong (seed 43)
+    BUDGET_US = 25000
+    SLICE = 48
     MOVE_TOL = 10          # 0.1 mm (tracker.py): a 3 mm move moved the fit 1.4 mm at least
 
     def __init__(self, scanner=None):
@@ -416,12 +819,21 @@ class PresenceLocator:
         self.r0 = 0
         self.r1 = 0
         # the same and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
-        # OVERLAP
-        self.win = array('i', bytes(4 * (9 + PRES_LEVELS)))
+        # OVERLAP, the levels (their count, then each), k; for moves() the moves a slice may
+        # try, where it stopped, and the frame's deadline (clock)
+        self.win = array('i', bytes(4 * (12 + PRES_LEVELS)))
         self.win[7] = PRES_LEVELS
         for q in range(PRES_LEVELS):
             self.win[8 + q] = PRES_LEV[q]
         self.grid = None    # the frame's levels (find)
+        self.tried = 0      # moves tried (moves(), delta()), all told
+        # the chip's clock (us, ticks of 2**30) for the frame's budget (BUDGET_US): the rp2
+        # port's; None elsewhere (under the simulator's clock, which stands still within a loop
+        # turn, no search is cut either; not reading it leaves its trace of the firmware's
+        # clock readings as it was, bench/sim_trace.py)
+        self.clock = __import__("time").ticks_us if sys.platform == "rp2" else None
+        self.cut = 0        # 1: a search stopped at the budget this frame
+        self.fm = 0         # _follow's fit of a changed group: its cost (the fit: cx, cy, cr, ck)
         self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
         self.settled = 0
@@ -492,6 +904,9 @@ class PresenceLocator:
             self.specks = 0
             return self.n
         self.unread = 0
+        self.cut = 0
+        if self.clock is not None:
+            self.win[11 + PRES_LEVELS] = (self.clock() + self.BUDGET_US) & 0x3FFFFFFF
         n = 0
         self.hand = 0
         self.hand_cells = 0
@@ -886,19 +1301,17 @@ class PresenceLocator:
 
     # -- groups of touching pads ------------------------------------------------------------------
     def _groups(self, grid):
-        """The covered pads into groups of touching ones; True: too many covered to be chips
-        and a hand (MAX_PLAUSIBLE), the groups left unfinished."""
+        """The covered pads into groups of touching ones (flood(), in viper); True: too many
+        covered to be chips and a hand (MAX_PLAUSIBLE), the groups left unfinished."""
         label = self.label
         cells = self.cells
         usable = self.usable
-        for k in range(self.nc):
-            label[cells[k]] = 0
-        nc = 0
-        ng = 0
         rows_on = self.scan.rows_on if self.scan is not None else self.all_rows
         seeds = self.seeds
         ns = covered(grid, usable, rows_on, seeds, MAX_PLAUSIBLE)
         if ns >= MAX_PLAUSIBLE:
+            for k in range(self.nc):
+                label[cells[k]] = 0
             # not flooded: the first MAX_PLAUSIBLE pads in scan order stand for the hand
             for k in range(ns):
                 cells[k] = seeds[k]
@@ -907,50 +1320,16 @@ class PresenceLocator:
             self.ng = 0
             return True
         # each seed not yet in a group starts one: flood it (in scan order, as the rows were)
-        for s in range(ns):
-            g = seeds[s]
-            if label[g]:
-                continue
-            if ng >= MAX_COMP or nc >= MAX_CELLS:
-                break
-            # a new group: flood it (cells[] is the queue)
-            self.g0[ng] = nc
-            ng += 1
-            label[g] = ng
-            cells[nc] = g
-            nc += 1
-            q = nc - 1
-            sig = 0
-            sx = 0
-            sy = 0
-            while q < nc and nc < MAX_PLAUSIBLE:
-                h = cells[q]
-                q += 1
-                sig = (sig * 31 + h * 5 + grid[h]) & 0xFFFFFF
-                hr = h // PRES_COLS
-                hc = h - hr * PRES_COLS
-                sx += hc
-                sy += hr
-                for dr in (-1, 0, 1):
-                    rr = hr + dr
-                    if rr < 0 or rr >= PRES_ROWS:
-                        continue
-                    for dc in (-1, 0, 1):
-                        cc = hc + dc
-                        if cc < 0 or cc >= PRES_COLS:
-                            continue
-                        e = rr * PRES_COLS + cc
-                        if grid[e] and usable[e] and not label[e] and nc < MAX_CELLS:
-                            label[e] = ng
-                            cells[nc] = e
-                            nc += 1
-            self.sig[ng - 1] = sig
-            q = nc - self.g0[ng - 1]
-            self.gcx[ng - 1] = PRES_X0 + sx * _P // q
-            self.gcy[ng - 1] = PRES_Y0 + sy * _P // q
-            if nc >= MAX_PLAUSIBLE:
-                break
-        self.g0[ng] = nc
+        gcx = self.gcx
+        gcy = self.gcy
+        nc = flood(grid, usable, label, cells, seeds, self.g0, self.sig, gcx, gcy,
+                   self.nc | (ns << 16))
+        ng = nc >> 16
+        nc &= 0xFFFF
+        for j in range(ng):             # the sums into the groups' centroids
+            q = self.g0[j + 1] - self.g0[j]
+            gcx[j] = PRES_X0 + gcx[j] * _P // q
+            gcy[j] = PRES_Y0 + gcy[j] * _P // q
         self.nc = nc        # (their labels cleared by the next frame's)
         self.ng = ng
         return nc >= MAX_PLAUSIBLE
@@ -1042,7 +1421,12 @@ class PresenceLocator:
         best = 0x3FFFFFFF
         second = 0x3FFFFFFF
         self.bk = 0
-        self.ck = 0
+        fk = 0
+        if still:
+            self.ck = 0
+        else:
+            fk = self.ck            # _follow's fit (cx, cy, cr), kept: no second is needed
+        cut = False
         for k in range(1, MAX_K + 1):
             if k > room:
                 break
@@ -1063,22 +1447,37 @@ class PresenceLocator:
                     self.hy[i] = self.ky[i]
                     self.hr[i] = self.r_big if (mask >> i) & 1 else self.r_small
                 self.hk = k
-                self._moves(80 if k > 1 else 20, 20)
+                cut = self._moves(80 if k > 1 else 20, 20, 0, not still)
                 m = self._mismatch() + self.PER_CHIP * k     # a chip more must explain more
                 if m < best:
                     second = best
-                    for i in range(self.bk):        # the best so far becomes the second
-                        self.cx[i] = self.bx[i]
-                        self.cy[i] = self.by[i]
-                        self.cr[i] = self.br[i]
-                    self.ck = self.bk
+                    if still:
+                        for i in range(self.bk):        # the best so far becomes the second
+                            self.cx[i] = self.bx[i]
+                            self.cy[i] = self.by[i]
+                            self.cr[i] = self.br[i]
+                        self.ck = self.bk
                     best = m
                     self._keep(self.bx, self.by, self.br, k, False)
                     self.bk = k
-                elif m < second:
+                elif m < second and still:
                     second = m
                     self._keep(self.cx, self.cy, self.cr, k, False)
                     self.ck = k
+                if cut:
+                    break
+            if cut:
+                break
+        if cut and (self.bk or fk):
+            # the frame's time is spent (BUDGET_US): the best of the sets tried and
+            # _follow's fit stands, coarse, and the group is looked at again next frame
+            if fk and (self.bk == 0 or self.fm <= best):
+                self._keep(self.cx, self.cy, self.cr, fk, True)
+                self.hk = fk
+            else:
+                self._keep(self.bx, self.by, self.br, self.bk, True)
+                self.hk = self.bk
+            return self._done(self.hk, False)
         if still and self.ck:
             # refine both to 0.5 mm; the better one stays in bx, by, br
             for q in range(2):
@@ -1183,8 +1582,9 @@ class PresenceLocator:
                 for i in range(k):
                     self.hx[i] += sx
                     self.hy[i] += sy
+        self.ck = 0
         if k == 0:
-            if still:
+            if still or self._past_one():
                 return 0
             # a chip come from nowhere (put down by hand): one chip of either size first
             self.hk = 1
@@ -1193,7 +1593,7 @@ class PresenceLocator:
                 self.hx[0] = self.gx
                 self.hy[0] = self.gy
                 self.hr[0] = self.r_small if q == 0 else self.r_big
-                self._moves(40, 20)
+                self._moves(40, 20, 0, True)
                 m = self._mismatch()
                 if m < best:
                     best = m
@@ -1204,8 +1604,17 @@ class PresenceLocator:
         if still:
             self._moves(10, 5)
         else:
-            self._moves(20, 20)
+            if self._moves(20, 20, 0, True):
+                # the frame's time is spent (BUDGET_US): this fit stands, coarse, and the
+                # group is looked at again next frame
+                return self._done(k, still)
         m = self._mismatch()
+        if not still:
+            # kept for _fit, should its search be cut (BUDGET_US): in the second best set's
+            # place, which only a still group's search uses
+            self._keep(self.cx, self.cy, self.cr, k, False)
+            self.ck = k
+            self.fm = m + self.PER_CHIP * k
         if still:
             # at rest the search decides, except for a single chip that gets at most PER_CHIP
             # pads wrong: every set of two or more costs more than that, so only the other
@@ -1225,6 +1634,17 @@ class PresenceLocator:
         elif m > self.FOLLOW_MISS + (self.tot >> 3):
             return 0
         return self._done(k, still)
+
+    def _past_one(self):
+        """The group being fitted (its pads' levels summing to tot) is more than one chip can
+        explain to _follow's FOLLOW_MISS + tot / 8: a chip of seen radius r covers at most
+        pi (r / P + 0.71)^2 pads (each pad's square lies within r + P / sqrt(2) of it), at the
+        first level's reach, each at PRES_LEVELS at most, and every level of the group's beyond
+        those counts wrong. So no one chip is tried (a hand coming or going: 80 moves a frame
+        that could not be kept, 95 ms on the chip, issue 13)."""
+        r = (self.r_big if self.r_big > self.r_small else self.r_small) + _REACH + 71
+        most = PRES_LEVELS * (355 * r * r // (113 * _P * _P) + 1)
+        return self.tot - most > self.FOLLOW_MISS + (self.tot >> 3)
 
     def _seed(self, a, cnt, k):
         """k seeds for the group's chips into kx, ky: k-means on its pads."""
@@ -1294,36 +1714,30 @@ class PresenceLocator:
                 ys[i] = self.hy[i]
                 rs[i] = self.hr[i]
 
-    def _moves(self, s, last, hold=0):
+    def _moves(self, s, last, hold=0, budget=False):
         """Move each chip of the fit to where the pads disagree least, in steps of s, halved
-        down to last (0.1 mm); chip i stays where it is if bit i of hold is set."""
-        while s >= last:
-            for _ in range(6):
-                moved = False
-                for i in range(self.hk):
-                    if (hold >> i) & 1:
-                        continue
-                    while self._improve(i, s):
-                        moved = True
-                if not moved:
-                    break
-            s >>= 1
-
-    def _improve(self, i, s):
-        """Move chip i by s in the direction that lowers the mismatch most. True if it moved."""
-        bd = 0
-        bj = -1
-        x = self.hx[i]
-        y = self.hy[i]
-        for d in range(8):
-            e = self._delta(i, x + _DX[d] * s, y + _DY[d] * s)
-            if e < bd:
-                bd = e
-                bj = d
-        if bj < 0:
+        down to last (0.1 mm); chip i stays where it is if bit i of hold is set (moves(), in
+        viper). budget: stop once the frame's time is spent (BUDGET_US, on the clock); True if
+        it did, the fit unfinished. With a clock the search runs in slices of SLICE moves, each
+        resuming where the one before stopped, the clock read before each (small ints: nothing
+        allocated); without one (the simulator, CPython) in one call: the same moves."""
+        win = self.win
+        win[8 + PRES_LEVELS] = self.hk
+        win[10 + PRES_LEVELS] = 0
+        clock = self.clock if budget else None
+        if clock is None:
+            win[9 + PRES_LEVELS] = 0x3FFFFFFF
+            self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable,
+                                self.label, win, self.grid)
             return False
-        self.hx[i] = x + _DX[bj] * s
-        self.hy[i] = y + _DY[bj] * s
+        win[9 + PRES_LEVELS] = self.SLICE
+        # (the clock less the deadline, in ticks of 2**30: from 2**29 up it is before it)
+        while (clock() - win[11 + PRES_LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+            self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable,
+                                self.label, win, self.grid)
+            if not win[10 + PRES_LEVELS]:
+                return False
+        self.cut = 1
         return True
 
     def _centre(self, i):
@@ -1378,45 +1792,19 @@ class PresenceLocator:
     def _delta(self, i, nx, ny):
         """How the mismatch changes when chip i moves to (nx, ny) (delta(), in viper)."""
         self.win[8 + PRES_LEVELS] = self.hk
+        self.tried += 1
         return delta(i, nx, ny, self.hx, self.hy, self.hr, self.usable, self.label, self.win,
                      self.grid)
 
     def _mismatch(self):
-        """Pads of the window the chips hx, hy, hr get wrong."""
+        """Pads of the window the chips hx, hy, hr get wrong (the pads: mismatch(), in viper),
+        and what the pairs of them that overlap cost."""
         k = self.hk
         hx = self.hx
         hy = self.hy
         hr = self.hr
-        usable = self.usable
-        label = self.label
-        grid = self.grid
-        cur = self.cur
-        m = 0
-        for rr in range(self.r0, self.r1 + 1):
-            py = PRES_Y0 + rr * _P
-            for cc in range(self.c0, self.c1 + 1):
-                g = rr * PRES_COLS + cc
-                if not usable[g]:
-                    continue
-                lb = label[g]
-                if lb and lb != cur:
-                    continue
-                px = PRES_X0 + cc * _P
-                pred = 0
-                for t in range(k):
-                    ax = px - hx[t]
-                    ay = py - hy[t]
-                    d2 = ax * ax + ay * ay
-                    q = 0
-                    while q < PRES_LEVELS:
-                        lim = hr[t] + PRES_LEV[q]
-                        if lim < 0 or d2 > lim * lim:
-                            break
-                        q += 1
-                    if q > pred:
-                        pred = q
-                e = pred - (grid[g] if lb == cur else 0)
-                m += e if e >= 0 else -e
+        self.win[8 + PRES_LEVELS] = k
+        m = mismatch(hx, hy, hr, self.usable, self.label, self.win, self.grid)
         for i in range(k):
             for t in range(i + 1, k):
                 lim = hr[i] + hr[t] + 2 * self.RIM - self.OVERLAP_TOL

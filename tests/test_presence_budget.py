@@ -1,0 +1,129 @@
+"""The presence locator's work per frame while chips move is bounded in time on the chip (issue
+13; presence_locate, BUDGET_US): on the emulated RP2040 a moving chip's smeared pads, not
+followed, were searched in full, 4,624 moves tried in one frame (2.65 s), and the strike was not
+scored.
+
+The real firmware on the simulated table (presence pads), a chip put down and shot into the
+cup, every find() counted: the moves it tried (moves(), delta()), whether a search was cut, and
+whether the frame left the board settled. The locator reads the chip's clock (time.ticks_us on
+the rp2 port); under the simulator it has none, and no search is ever cut: the desktop's
+verdicts are main's (a move budget, reverted, cut them too: a sure verdict went wrong, seed 43).
+Here a clock is given to it that runs as the chip's would, US_PER_MOVE a move tried (the
+locator's own count: deterministic): no frame that did not settle then tries more than the
+budget's worth of moves and one slice (SLICE, and a chip's last 8 moves), some frames are cut
+(the hand putting the chip down leaves a smeared group that the full search would fit as four
+chips), and the strike is scored. The control, the runner as it is (no clock): no search cut,
+and those frames try far more. Both runtimes.
+"""
+import json
+
+import pytest
+
+from conftest import run_target
+from boardsim.testing import Table
+
+TARGET = r"""
+import sys
+import json
+from array import array
+import runner as R
+from sensing import presence_locate as LP
+
+job = json.loads(sys.stdin.readline())
+US = job["us_per_move"]
+with open(job["config"], "w") as f:
+    f.write(json.dumps({"front_end": "shift"}))
+r = R.Runner(config=job["config"])
+N = 2000
+tried = array("i", [0] * N)        # per find() that tried moves: how many, cut, chips, settled
+cut = bytearray(N)
+found = bytearray(N)
+settled = bytearray(N)
+nrow = [0]
+loc = None
+
+
+def clock():                    # the chip's clock as the moves tried would run it (small ints)
+    return (loc.tried * US) & 0x3FFFFFFF
+
+
+def install():
+    global loc
+    loc = r.sb.loc
+    find = loc.find
+    if US:
+        loc.clock = clock
+
+    def counted(grid):          # (under the runner's heap lock: allocates nothing)
+        t0 = loc.tried
+        n = find(grid)
+        k = nrow[0]
+        if loc.tried != t0 and k < N:
+            tried[k] = loc.tried - t0
+            cut[k] = loc.cut
+            found[k] = n
+            settled[k] = loc.settled
+            nrow[0] = k + 1
+        return n
+    loc.find = counted
+
+
+for o in job["tl"]:
+    r.op(o)
+    if loc is None and r.sb is not None:
+        install()
+r.run_ms(200)
+k = nrow[0]
+print("RESULT " + json.dumps({"rows": [[tried[i], cut[i], found[i], settled[i]] for i in range(k)],
+                              "budget": LP.PresenceLocator.BUDGET_US,
+                              "slice": LP.PresenceLocator.SLICE}))
+"""
+
+
+def strike():
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
+    return t.timeline()
+
+
+US_PER_MOVE = 100      # about what a move tried costs on the chip (docs/performance.md)
+
+
+def run(runtime, tmp_path, us_per_move):
+    res, p = run_target(TARGET, runtime, {"tl": strike(), "us_per_move": us_per_move,
+                                          "config": str(tmp_path / "config.json")},
+                        name="presence_budget_target.py", tmp_path=tmp_path, timeout=600,
+                        marker="RESULT ")
+    events = [json.loads(ln) for ln in p.stdout.splitlines() if ln.startswith("{")]
+    return res, events
+
+
+def test_a_moving_frames_search_stops_at_the_chips_time_and_the_strike_is_scored(runtime, tmp_path):
+    res, events = run(runtime, tmp_path, US_PER_MOVE)
+    rows = res["rows"]
+    # the most one frame may try: the budget's worth of moves, the slice under way when it ran
+    # out and its chip's last 8 moves
+    most = res["budget"] // US_PER_MOVE + res["slice"] + 8
+    moving = [t for t, c, n, s in rows if not s]
+    cuts = [t for t, c, n, s in rows if c]
+    print(f"{runtime}: {len(moving)} frames not settled, {len(cuts)} cut, most moves a frame"
+          f" {max(moving)} (bound {most})")
+    assert len(moving) > 20, rows
+    assert cuts, rows                                   # the budget was reached ...
+    assert max(cuts) <= most, cuts                      # ... and held
+    assert max(moving) <= most, moving
+    shots = [e for e in events if e.get("ev") == "shot"]
+    assert [(e["result"], e["pins"]) for e in shots] == [("strike", 10)], shots
+
+
+def test_without_the_chips_clock_no_search_is_cut(runtime, tmp_path):
+    """The control, and the desktop as it runs: the runner's locator has no clock, so no search
+    is cut, and frames whose groups changed try far more than the chip's budget would allow."""
+    res, events = run(runtime, tmp_path, 0)
+    rows = res["rows"]
+    print(f"{runtime}: no clock, most moves a frame not settled"
+          f" {max(t for t, c, n, s in rows if not s)}")
+    assert not any(c for t, c, n, s in rows)
+    assert max(t for t, c, n, s in rows if not s) > 25000 // US_PER_MOVE + 48 + 8
+    shots = [e for e in events if e.get("ev") == "shot"]
+    assert [(e["result"], e["pins"]) for e in shots] == [("strike", 10)], shots

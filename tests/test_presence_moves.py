@@ -1,0 +1,220 @@
+"""presence_locate.moves() (PresenceLocator._moves, the fit's whole move loop, @micropython.viper
+since issue 13: its Python loop around delta() cost 0.3 ms a move tried on the chip) against
+the Python loop it replaced, under both runtimes.
+
+The reference below is _moves / _improve as they were: each chip not held moved by s in the
+best of 8 directions (the first of equals) while that lowers the mismatch (delta(), itself held
+to its plain reference by tests/test_presence_fit.py), up to 6 rounds, s halved down to last.
+Seeded random windows (at the board's edges too; labels of this group, other groups and none;
+pads without a reading), 1 - 4 chips of both sizes from packed to spread, the step plans the
+locator uses (80 -> 20, 40 -> 20, 20, 10 -> 5) and held chips: the chips must end where the
+reference leaves them, after as many moves tried, with the heap locked under MicroPython. With
+a slice of moves (win[9 + L]) it must stop where the reference stops when counting the same
+way (before a chip's next 8 moves once the slice is spent) and say so (win[10 + L] not 0); and
+called again and again (win[10 + L] kept: the search resumed where it stopped) until it says it
+finished, it must end where the whole search ends, after as many moves in all: a search cut
+into slices is the search (PresenceLocator._moves on the chip, between looks at its clock).
+The two runtimes must agree.
+"""
+from conftest import run_script
+
+TARGET = r'''
+import sys
+import json
+import micropython
+from tables import board_table as BT
+from sensing import presence_locate as LP
+from lcg import Rng
+
+job = json.loads(sys.stdin.readline())
+X0 = BT.PRES_X0
+Y0 = BT.PRES_Y0
+P = BT.PRES_PITCH
+COLS = BT.PRES_COLS
+ROWS = BT.PRES_ROWS
+N = COLS * ROWS
+L = BT.PRES_LEVELS
+RIM = LP.PresenceLocator.RIM
+TOL = LP.PresenceLocator.OVERLAP_TOL
+OVL = LP.PresenceLocator.OVERLAP
+DX = (1, 1, 0, -1, -1, -1, 0, 1)
+DY = (0, 1, 1, 1, 0, -1, -1, -1)
+
+
+def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most):
+    """_moves / _improve as they were in Python (with a budget: stop before a chip's next 8
+    moves once most are tried). Returns (moves tried, stopped)."""
+    tried = 0
+    while s >= last:
+        for _ in range(6):
+            moved = False
+            for i in range(k):
+                if (hold >> i) & 1:
+                    continue
+                while True:
+                    if tried >= most:
+                        return tried, 1
+                    bd = 0
+                    bj = -1
+                    x = hx[i]
+                    y = hy[i]
+                    for d in range(8):
+                        e = LP.delta(i, x + DX[d] * s, y + DY[d] * s, hx, hy, hr, usable, label,
+                                     win, grid)
+                        tried += 1
+                        if e < bd:
+                            bd = e
+                            bj = d
+                    if bj < 0:
+                        break
+                    hx[i] = x + DX[bj] * s
+                    hy[i] = y + DY[bj] * s
+                    moved = True
+            if not moved:
+                break
+        s >>= 1
+    return tried, 0
+
+
+rng = Rng(job["seed"])
+loc = LP.PresenceLocator()
+usable = loc.usable
+label = loc.label
+grid = bytearray(N)
+hx = loc.hx
+hy = loc.hy
+hr = loc.hr
+win = loc.win
+radii = (BT.R_SMALL - RIM, BT.R_BIG - RIM, 110, 140, 150, 200)
+plans = ((80, 20), (40, 20), (20, 20), (10, 5))
+bad = []
+h = 0
+calls = 0
+moved_any = 0
+stopped = 0
+resumed = 0         # searches that took more than two slices
+total = 0
+slices = 0
+first_stop = 0
+fx = [0, 0, 0, 0]
+fy = [0, 0, 0, 0]
+ks = [0, 0, 0, 0, 0]
+got = 0             # (globals made before the heap is locked)
+done = 0
+sx = [0, 0, 0, 0]
+sy = [0, 0, 0, 0]
+for trial in range(job["trials"]):
+    for g in range(N):
+        usable[g] = 0 if rng.below(12) == 0 else 1
+        label[g] = 0
+        grid[g] = 0
+    w = 4 + rng.below(10)
+    c0 = rng.below(COLS - w) if rng.below(4) else (0 if rng.below(2) else COLS - 1 - w)
+    q0 = rng.below(ROWS - w) if rng.below(4) else (0 if rng.below(2) else ROWS - 1 - w)
+    c1 = c0 + w
+    q1 = q0 + 4 + rng.below(10)
+    if q1 >= ROWS:
+        q1 = ROWS - 1
+    cur = 1 + rng.below(3)
+    # a group's pads: a blob of levels around a few centres, other groups' and specks beside
+    cx = X0 + (c0 + c1) * P // 2
+    cy = Y0 + (q0 + q1) * P // 2
+    for rr in range(q0, q1 + 1):
+        for cc in range(c0, c1 + 1):
+            g = rr * COLS + cc
+            dx = X0 + cc * P - cx
+            dy = Y0 + rr * P - cy
+            d2 = dx * dx + dy * dy
+            v = rng.below(10)
+            if d2 < (w * P // 3) ** 2 and v < 8:
+                label[g] = cur
+                grid[g] = 1 + rng.below(L)
+            elif v == 8:
+                label[g] = 1 + rng.below(4)
+                grid[g] = 1 + rng.below(L)
+            elif v == 9 and rng.below(3) == 0:
+                grid[g] = 1 + rng.below(L)          # a speck's pad: unlabelled
+    win[0] = c0
+    win[1] = c1
+    win[2] = q0
+    win[3] = q1
+    win[4] = cur
+    win[5] = 2 * RIM - TOL
+    win[6] = OVL
+    for q in range(3):
+        k = 1 + rng.below(4)
+        ks[k] += 1
+        spread = 20 + rng.below(60 + 40 * w)
+        for t in range(4):
+            sx[t] = cx + rng.below(2 * spread + 1) - spread
+            sy[t] = cy + rng.below(2 * spread + 1) - spread
+            hr[t] = radii[rng.below(len(radii))]
+        s, last = plans[rng.below(len(plans))]
+        hold = rng.below(1 << k) if rng.below(4) == 0 else 0
+        most = 0x3FFFFFFF if rng.below(3) else 8 * (1 + rng.below(40))
+        for t in range(4):
+            hx[t] = sx[t]
+            hy[t] = sy[t]
+        win[8 + L] = k
+        # the whole search, then (from the same start) the first slice of it
+        whole, _ = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, 0x3FFFFFFF)
+        whole_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+        for t in range(4):
+            hx[t] = sx[t]
+            hy[t] = sy[t]
+        want, want_stop = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most)
+        want_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+        for t in range(4):
+            hx[t] = sx[t]
+            hy[t] = sy[t]
+        win[8 + L] = k
+        win[9 + L] = most
+        win[10 + L] = 0
+        if sys.implementation.name == "micropython":
+            micropython.heap_lock()
+        got = LP.moves(s, last, hold, hx, hy, hr, usable, label, win, grid)
+        first_stop = win[10 + L]
+        for t in range(4):          # (the first slice's fit: no list made, the heap locked)
+            fx[t] = hx[t]
+            fy[t] = hy[t]
+        # resumed slice by slice until the search says it finished
+        total = got
+        slices = 1
+        while win[10 + L] and slices < 100000:
+            total += LP.moves(s, last, hold, hx, hy, hr, usable, label, win, grid)
+            slices += 1
+        if sys.implementation.name == "micropython":
+            micropython.heap_unlock()
+        got_xy = [fx[t] for t in range(k)] + [fy[t] for t in range(k)]
+        end_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+        calls += 1
+        if whole_xy != [sx[t] for t in range(k)] + [sy[t] for t in range(k)]:
+            moved_any += 1
+        stopped += want_stop
+        if slices > 2:
+            resumed += 1
+        h = (h * 31 + got + 7 * sum(got_xy) + 1000 * first_stop + 13 * total + slices) & 0xFFFFFF
+        if (got != want or got_xy != want_xy or (first_stop != 0) != want_stop or total != whole
+                or end_xy != whole_xy or win[10 + L] != 0) and len(bad) < 5:
+            bad.append([trial, q, k, s, last, hold, most, want, got, want_xy, got_xy, want_stop,
+                        first_stop, whole, total, whole_xy, end_xy])
+print(json.dumps({"bad": bad, "hash": h, "calls": calls, "moved": moved_any, "stopped": stopped,
+                  "resumed": resumed, "ks": ks}))
+'''
+
+
+def run(runtime, job, tmp_path):
+    return run_script(TARGET, "presence_moves_target.py", runtime, job, tmp_path, timeout=600)
+
+
+def test_moves_match_the_python_loop(runtime, tmp_path):
+    job = {"seed": 13, "trials": 120}
+    r = run(runtime, job, tmp_path)
+    assert r["bad"] == [], r["bad"]
+    assert r["calls"] == 360
+    assert r["moved"] > r["calls"] // 2             # the fits do move
+    assert 20 < r["stopped"] < r["calls"] // 2      # some are stopped by a slice, most not
+    assert r["resumed"] > 10                        # ... and resumed more than once
+    assert min(r["ks"][1:]) > 50                    # every k from 1 to 4 is tried
+    if runtime == "micropython":
+        assert run("cpython", job, tmp_path)["hash"] == r["hash"]

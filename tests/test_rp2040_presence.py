@@ -1,0 +1,115 @@
+"""The presence locator on the emulated RP2040 while chips move (issue 13; docs/performance.md,
+"Issue 13, presence frames while chips move"): its viper moves() and flood() against their plain
+references on the chip, and a strike played through the frozen firmware with its work per frame
+bounded (MOVE_BUDGET).
+
+Before: _mismatch() and the move loop in Python cost 160 - 180 ms a moving frame; with
+mismatch() alone in viper a moving chip's smeared pads were searched in full (4,624 moves, one
+find() of 2.65 s) and the strike was not scored on the chip. Here the strike is played with
+every find() counted: the moves it tried (the locator's own count, not time), whether a search
+was cut at the budget; it must be scored, the moves tried by moves() (the new path), and no
+frame whose groups changed may try more than the budget and one chip's last 8 moves. Each
+moving frame's length is printed, not asserted. Skipped, with the reason, when there is no
+emulated Pico (tests/test_rp2040.py).
+"""
+import os
+
+import pytest
+
+from boardsim.rp2040 import images
+
+WHY = ("ZENN_SKIP_RP2040 is set" if os.environ.get("ZENN_SKIP_RP2040") else images.missing())
+needs_chip = pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
+
+STRIKE = r'''
+import time
+import json
+from array import array
+sb = __main__.sb
+sc = sb.scan
+tr = sb.tracker
+loc = sb.loc
+gc.collect()
+N = 400
+tried = array('i', [0] * N)         # per find() that ran: moves tried, cut, settled after
+flags = bytearray(N)
+dur = array('i', [0] * N)           # each frame's length while the tracker is not at rest (us)
+nf = array('i', [0, 0])
+f_find = loc.find
+def counted(grid):
+    t0 = loc.tried
+    n = f_find(grid)
+    k = nf[0]
+    if k < N and loc.tried != t0:
+        tried[k] = loc.tried - t0
+        flags[k] = loc.cut | (loc.settled << 1)
+        nf[0] = k + 1
+    return n
+loc.find = counted
+moving = 0
+t_frame = time.ticks_us()
+end = time.ticks_add(time.ticks_ms(), MS)
+while time.ticks_diff(end, time.ticks_ms()) > 0:
+    if not tr.at_rest():
+        moving = 1
+    idle = sb.step()
+    if sc.row == 0:
+        t1 = time.ticks_us()
+        if moving and nf[1] < N:
+            dur[nf[1]] = time.ticks_diff(t1, t_frame)
+            nf[1] += 1
+        moving = 0
+        t_frame = t1
+    if sb.need_service:
+        sb.service()
+    if idle:
+        time.sleep_ms(idle)
+        t_frame = time.ticks_add(t_frame, idle * 1000)
+print(json.dumps({"ev": "strike_work", "budget": loc.MOVE_BUDGET, "total": loc.tried,
+                  "finds": [[tried[i], flags[i]] for i in range(nf[0])],
+                  "moving_ms": [dur[i] // 100 / 10 for i in range(nf[1])]}))
+'''
+
+
+@needs_chip
+def test_a_strike_on_the_presence_pads_is_scored_with_every_frames_moves_bounded():
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
+    tl = t.timeline()
+    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
+    play = tl[1 + len(menu):]
+    r = probe.run_module("MS = 4000\n" + STRIKE, config={"front_end": "shift"}, before=menu,
+                         after=play, await_ms=20000, await_ev="strike_work", wait_ms=200)
+    w = r.last("strike_work")
+    print("moving frames on the chip (ms):", w["moving_ms"])
+    print("moves tried per find() (moves, cut | settled << 1):", w["finds"])
+    r.assert_event("shot", result="strike", pins=10)
+    finds = w["finds"]
+    assert w["total"] > 0 and len(finds) > 10           # moves() ran, frame after frame
+    changed = [m for m, f in finds if not f & 2]         # the frames whose groups changed
+    assert changed and max(changed) <= w["budget"] + 8, finds
+
+
+def _target(module):
+    import importlib
+    return importlib.import_module(f"tests.{module}").TARGET
+
+
+@needs_chip
+@pytest.mark.parametrize("module,job", [("test_presence_moves", {"seed": 5, "trials": 12}),
+                                        ("test_presence_flood", {"seed": 3, "trials": 12})])
+def test_moves_and_flood_match_their_references_on_the_chip(module, job, tmp_path):
+    """The tests' reference scripts (moves() against the Python move loop, flood() against the
+    Python flood) on the emulated RP2040: armv6m viper code, 32-bit words, 30-bit small ints.
+    Their results must equal CPython's."""
+    from boardsim.rp2040 import probe
+    from conftest import run_script
+    src = _target(module)
+    r = probe.run_module(src, job=job, standin=True, files={"lcg.mpy": probe.support_mpy("lcg")},
+                         await_ms=240000, wait_ms=100, settle_ms=0)
+    got = r.events[-1]
+    want = run_script(src, module + "_target.py", "cpython", job, tmp_path)
+    assert got["bad"] == [], got["bad"]
+    assert got == want
