@@ -706,3 +706,28 @@ def test_nudges_of_touching_chips_are_seen_on_presence_pads(runtime, sc):
         assert r["n_events"] <= 1, what
         if "exact" in r and not r["exact"]:
             assert not r["sure"], f"sure but wrong: {r['got']}, the physics says {r['want']}: {what}"
+
+
+def test_a_hard_trappers_shot_knocking_the_small_chip_off_is_off_and_sure_on_the_presence_pads():
+    # the seed-43 Trap Zenn bench (game 226 of bench/shot_truth.make_trap_games(43, 300, ...)),
+    # presence pads: big2 flicked at 3.68 m/s from (185.95, -40.09) knocks the small chip at
+    # (184.23, -376.81) off the board. With a budget of moves a frame (presmove2, reverted at
+    # 708f553) the firmware's searches of the moving frames were cut on the desktop too and it
+    # said the small chip stayed ("small": "none"), sure; main judges it "off", sure, and so must
+    # every change that claims to leave the desktop's verdicts alone (the time budget cuts only
+    # on the chip's clock). The bench's game with its precomputed moves, as the bench ran it
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                        "shot_failures", "seed43_trap_shift_small_off.json")
+    with open(path) as f:
+        g = json.load(f)
+    g["setup"] = {n: tuple(p) for n, p in g["setup"].items()}
+    for s in g["shots"]:
+        for k in ("before", "after", "final"):
+            s[k] = {n: tuple(p) for n, p in s[k].items()}
+    assert g["shots"][0]["final"]["small"] == ("off",)
+    events = ST.run_trap_game(g, "shift", "micropython")
+    res = ST.judge_trap([g], [events], ST.TrapTruth(BOARD))
+    assert len(res) == 1 and res[0]["n_events"] == 1, res
+    r = res[0]
+    assert r["want"] == ("trapper", "big", "off", "play", None), r["want"]
+    assert r["got"] == r["want"] and r["sure"], (r["got"], r["sure"])
