@@ -31,6 +31,7 @@ from sensing import presence_locate as LP
 
 job = json.loads(sys.stdin.readline())
 US = job["us_per_move"]
+BASE = job["base"]
 with open(job["config"], "w") as f:
     f.write(json.dumps({"front_end": "shift"}))
 r = R.Runner(config=job["config"])
@@ -44,7 +45,7 @@ loc = None
 
 
 def clock():                    # the chip's clock as the moves tried would run it (small ints)
-    return (loc.tried * US) & 0x3FFFFFFF
+    return (BASE + loc.tried * US) & 0x3FFFFFFF
 
 
 def install():
@@ -89,8 +90,8 @@ def strike():
 US_PER_MOVE = 100      # about what a move tried costs on the chip (docs/performance.md)
 
 
-def run(runtime, tmp_path, us_per_move):
-    res, p = run_target(TARGET, runtime, {"tl": strike(), "us_per_move": us_per_move,
+def run(runtime, tmp_path, us_per_move, base=0):
+    res, p = run_target(TARGET, runtime, {"tl": strike(), "us_per_move": us_per_move, "base": base,
                                           "config": str(tmp_path / "config.json")},
                         name="presence_budget_target.py", tmp_path=tmp_path, timeout=600,
                         marker="RESULT ")
@@ -98,15 +99,18 @@ def run(runtime, tmp_path, us_per_move):
     return res, events
 
 
-def test_a_moving_frames_search_stops_at_the_chips_time_and_the_strike_is_scored(runtime, tmp_path):
-    res, events = run(runtime, tmp_path, US_PER_MOVE)
+# base: where the clock starts; 2**30 - 12345 - 100: it wraps (ticks of 2**30) in the put-down
+@pytest.mark.parametrize("base", [0, (1 << 30) - 12345 - 100 * 200])
+def test_a_moving_frames_search_stops_at_the_chips_time_and_the_strike_is_scored(runtime, tmp_path,
+                                                                                   base):
+    res, events = run(runtime, tmp_path, US_PER_MOVE, base)
     rows = res["rows"]
     # the most one frame may try: the budget's worth of moves, the slice under way when it ran
     # out and its chip's last 8 moves
     most = res["budget"] // US_PER_MOVE + res["slice"] + 8
     moving = [t for t, c, n, s in rows if not s]
     cuts = [t for t, c, n, s in rows if c]
-    print(f"{runtime}: {len(moving)} frames not settled, {len(cuts)} cut, most moves a frame"
+    print(f"{runtime}, clock from {base}: {len(moving)} frames not settled, {len(cuts)} cut, most moves a frame"
           f" {max(moving)} (bound {most})")
     assert len(moving) > 20, rows
     assert cuts, rows                                   # the budget was reached ...

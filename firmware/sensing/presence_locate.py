@@ -908,7 +908,11 @@ class PresenceLocator:
         self.unread = 0
         self.cut = 0
         if self.clock is not None:
-            self.win[11 + PRES_LEVELS] = (self.clock() + self.BUDGET_US) & 0x3FFFFFFF
+            # the deadline, in ticks of 2**30 (t + BUDGET_US past 2**30 - 1 would be a long
+            # int on the chip, allocated: it wraps by subtraction instead)
+            t = self.clock()
+            b = self.BUDGET_US
+            self.win[11 + PRES_LEVELS] = t + b if t <= 0x3FFFFFFF - b else t - (0x3FFFFFFF - b) - 1
         n = 0
         self.hand = 0
         self.hand_cells = 0
