@@ -258,6 +258,9 @@ class World:
         if c.state == BOARD:
             self._fade(c, c.amp, 0, now_us + HAND_BEFORE_MS * 1000, HAND)
             self._hand_over(c, now_us)
+            # (the pads see the hand from now, not from the fade's start HAND_BEFORE_MS on: a
+            # lift showed a hand for 250 ms, not the 400 ms above)
+            self.hall_dirty = True
         elif c.state in (CUP_A, CUP_B):
             end = 0 if c.state == CUP_A else 1
             self.pulses.append([self.cup_pin[end], now_us, now_us + HAND_PULSE_US, 0])
