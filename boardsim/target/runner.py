@@ -51,6 +51,11 @@ DISPLAY_EVERY_US = 250000
 # take 130 - 170 ms (the fit of moving chips; docs/rp2040.md) where the unix runner's take 16:
 # the tests play games with the chip's frame lengths on the unix port (tests/test_frame_length.py)
 FIT_US = 0
+# BOARDSIM_HAND_MS: what a frame in which the pads changed and the locator saw a hand costs
+# instead (presence pads: it tries every set of up to four chips on the hand's patch before it
+# calls it a hand; on the RP2040 such frames take 140 - 310 ms, a lift's second frame 290 - 310,
+# where the unix runner's take 16). 0: as FIT_US
+HAND_US = 0
 
 
 class CPythonOut:
@@ -136,7 +141,7 @@ class Runner:
         # timeline plays
         step_us = STEP_US
         trace = _trace
-        fit = FIT_US
+        fit = FIT_US or HAND_US
         display = self.display
         # the world at rest (World.advance_to returns False: no move, fade, pulse, hand, chatter,
         # timer or model update under way) stays so until an op changes it, between calls of
@@ -182,7 +187,8 @@ class Runner:
             self.steps = steps
 
     def _fit_cost(self):
-        """FIT_US once a frame ended in which a pad changed and chips are seen, else 0."""
+        """FIT_US once a frame ended in which a pad changed and chips are seen (HAND_US, when
+        set, if a hand was seen), else 0."""
         sc = self.sb.scan
         if sc.frame == self.fit_frame:
             return 0
@@ -191,6 +197,8 @@ class Runner:
         if v == self.fit_seen:
             return 0
         self.fit_seen = v
+        if HAND_US and getattr(self.sb.loc, "hand", 0):
+            return HAND_US
         return FIT_US if self.sb.loc.n else 0
 
     def _step(self):
@@ -459,8 +467,9 @@ def main(argv):
     r = Runner(display="--display" in argv,
                config=argv[argv.index("--config") + 1] if "--config" in argv else None,
                lean="--lean" in argv)
-    global FIT_US
+    global FIT_US, HAND_US
     FIT_US = int(_getenv("BOARDSIM_FIT_MS") or 0) * 1000
+    HAND_US = int(_getenv("BOARDSIM_HAND_MS") or 0) * 1000
     trace_dir = _getenv("BOARDSIM_TRACE")
     if trace_dir:
         import simtrace     # what the firmware sees, digested (simtrace.py): after the world is
