@@ -99,7 +99,11 @@ class Tracker:
     # in which the chip is not seen itself: a chip flicked at 4.8 m/s is smeared over one
     # frame's scan into a ragged patch beside it that the locator takes for a hand, for a frame
     # or two as it leaves (a hand stays a few hundred ms). Gaps are bridged: by the edge a hand
-    # partly off the pads is taken for chips in some frames.
+    # partly off the pads is taken for chips in some frames. A frame that follows the one
+    # before at once counts however long that took: on the RP2040 the locator tries every set
+    # of up to four chips on a hand's patch before it calls it a hand, 140 - 310 ms a frame, so
+    # a lift's two hand frames came 300 - 330 ms apart and every lift after an undo was judged a
+    # chip gone off the board, a gutter (bench.rp2040_profile --series, presence pads)
     HAND_NEAR = 600
     HAND_RECENT_MS = 250
     HAND_FRAMES = 2
@@ -424,24 +428,29 @@ class Tracker:
             self.lf[i] = 0
             self.grazed[i] = 0
 
-    def _hand_at(self, now):
+    def _hand_at(self, now, dt):
         """A hand is seen (presence pads): count it at every chip gone from sight within
-        HAND_NEAR of it (HAND_FRAMES of them: lifted)."""
+        HAND_NEAR of it (HAND_FRAMES of them: lifted). dt: ms since the frame before (one seen
+        then counts, however long ago: HAND_RECENT_MS above)."""
         loc = self.loc
         hx = loc.hand_x
         hy = loc.hand_y
         hand_n = self.hand_n
+        recent = self.HAND_RECENT_MS
         for i in range(MAX):
             if not self.present[i] or self.seen[i] or \
                     not _near(self.tx[i], self.ty[i], hx, hy, self.HAND_NEAR):
                 continue
-            if hand_n[i] and time.ticks_diff(now, self.hand_t[i]) <= self.HAND_RECENT_MS:
+            el = time.ticks_diff(now, self.hand_t[i])
+            if hand_n[i] and (el <= recent or el == dt):
                 if hand_n[i] < 255:
                     hand_n[i] += 1
-            elif time.ticks_diff(now, self.gone_t[i]) <= self.HAND_RECENT_MS:
-                hand_n[i] = 1
             else:
-                continue
+                el = time.ticks_diff(now, self.gone_t[i])
+                if el <= recent or el == dt:
+                    hand_n[i] = 1
+                else:
+                    continue
             self.hand_t[i] = now
             if hand_n[i] >= self.HAND_FRAMES:
                 self.handed[i] = 1
@@ -556,7 +565,7 @@ class Tracker:
                 seen[i] = 1
                 self._follow(i, best)
         if loc.hand:
-            self._hand_at(now)
+            self._hand_at(now, dt)
         if not self.graded:
             self._ghosts(n, now)
 
