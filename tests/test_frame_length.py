@@ -68,3 +68,61 @@ def test_long_frames_are_fewer_frames(tmp_path):
         assert r.returncode == 0, r.stderr[-800:]
         steps[ms] = int(r.stderr.split("runner: ")[1].split(" steps")[0])
     assert steps[130] < steps[0] * 0.9, steps
+
+
+# -- a lift on the presence pads with the chip's hand frames ---------------------------------------
+# On the RP2040 a presence frame in which the locator sees a hand takes 140 - 310 ms (it tries
+# every set of up to four chips on the hand's patch before it calls it a hand; measured with
+# bench.rp2040_profile's --series timeline: a lift's two hand frames came 300 - 330 ms apart).
+# The tracker counted a hand at a chip gone from sight only within HAND_RECENT_MS (250 ms) of
+# the one before, so on the chip every lift after an undo was a chip gone off the board: 11 shot
+# lines, gutters among them, for 6 balls. The runner's BOARDSIM_HAND_MS charges a frame with a
+# hand that much, as BOARDSIM_FIT_MS a frame with chips.
+
+def undo_series(balls, path=("b.e2",)):
+    """A first ball shot, taken back with undo, the chip taken and put back in the shooter's
+    pocket, shot again: `balls` times (a player's path, and the series bench's)."""
+    t = Table("bowling", players=1)
+    for i in range(balls):
+        if i:
+            t.press("undo")
+            t.take("small")
+        t.place("small", "a.pocket").shoot("small", *path)
+    return t.timeline()
+
+
+def _plays(tl, runtime, monkeypatch, fit_ms=0, hand_ms=0, front_end="shift"):
+    monkeypatch.setenv("BOARDSIM_FIT_MS", str(fit_ms))
+    monkeypatch.setenv("BOARDSIM_HAND_MS", str(hand_ms))
+    r = run_timeline(tl, runtime, config={"front_end": front_end})
+    return [(e["ev"], e.get("frame"), e.get("ball"), e.get("mark"), e.get("sure"))
+            for e in r.events if e["ev"] in ("shot", "undo")]
+
+
+@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+@pytest.mark.parametrize("path,mark", [(("b.e2",), "8"), (("b.pocket", "b.cup"), "X")])
+def test_a_ball_taken_back_and_shot_again_with_the_chips_hand_frames(runtime, path, mark, monkeypatch):
+    tl = undo_series(3, path)
+    want = [("shot", 1, 1, mark, True), ("undo", 1, 1, None, None)] * 2 + [("shot", 1, 1, mark, True)]
+    assert _plays(tl, runtime, monkeypatch) == want
+    assert _plays(tl, runtime, monkeypatch, fit_ms=130, hand_ms=300) == want
+
+
+def test_the_hand_frames_knob_makes_hand_frames_long(tmp_path):
+    """The control for the test above: with BOARDSIM_HAND_MS a lift on the presence pads takes
+    fewer steps (else it would compare a run with itself)."""
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").take("small")
+    path = tmp_path / "tl.jsonl"
+    path.write_text("".join(json.dumps(o) + "\n" for o in t.timeline()))
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"front_end": "shift"}))
+    steps = {}
+    for ms in (0, 300):
+        r = subprocess.run([MICROPYTHON, os.path.join(ROOT, "boardsim", "target", "runner.py"),
+                            str(path), "--stats", "--config", str(cfg)], capture_output=True, text=True,
+                           cwd=str(tmp_path), env=dict(os.environ, MICROPYPATH=PATH, BOARDSIM_HAND_MS=str(ms)),
+                           timeout=300)
+        assert r.returncode == 0, r.stderr[-800:]
+        steps[ms] = int(r.stderr.split("runner: ")[1].split(" steps")[0])
+    assert steps[300] < steps[0] - 20, steps

@@ -150,6 +150,30 @@ def test_undo_takes_back_the_last_ball_and_play_goes_on():
     assert shots[-1]["total"] == 7
 
 
+@pytest.mark.parametrize("front_end", ["hall", "shift"])
+def test_a_first_ball_taken_back_picked_up_and_shot_again(front_end):
+    # a player's path after undo: the chip picked up where the ball left it (from the board,
+    # then out of the cup), put back in the shooter's pocket and shot again; the lifts and the
+    # put-backs are no shots (with the chip's long frames: tests/test_frame_length.py)
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").shoot("small", "b.e2")                  # 8 pins ...
+    t.press("undo").checkpoint("after undo")                             # ... taken back
+    t.take("small").place("small", "a.pocket").checkpoint("put back")
+    t.shoot("small", "b.pocket", "b.cup").checkpoint("strike")           # a strike instead
+    t.press("undo").take("small").place("small", "a.pocket")             # taken back from the cup
+    t.shoot("small", "b.z3")                                             # 7 pins this time
+    r = t.run(config={"front_end": front_end})
+    assert [(e["ev"], e["frame"], e["ball"], e.get("mark"), e.get("put_back")) for e in r.events
+            if e["ev"] in ("shot", "undo")] == [
+        ("shot", 1, 1, "8", None), ("undo", 1, 1, None, "a.pocket"),
+        ("shot", 1, 1, "X", None), ("undo", 1, 1, None, "a.pocket"), ("shot", 1, 1, "7", None)]
+    assert all(e["sure"] for e in r.events_of("shot"))
+    assert r.display_at("after undo")[:2] == ["P1 Frame 1 Ball 1", "Place in pocket a"]
+    assert r.display_at("put back")[:2] == ["P1 Frame 1 Ball 1", "Place in pocket a"]
+    assert r.display_at("strike")[1].strip() == "Strike!"
+    assert r.display[0] == "P1 Frame 1 Ball 1" and r.display[1].strip() == "7 pins"
+
+
 def test_six_players_take_frames_in_turn():
     t = Table("bowling", players=6)
     plan = [["b.pocket", "b.cup"], ["b.e2"], ["b.cup3"], ["a.n2"], ["center"], ["b.back4"]]
