@@ -176,11 +176,15 @@ class Tracker:
         self.ps = array('i', (0,) * 8)       # (strength and wander too: the frame is then
         self.pw = array('i', (0,) * 8)       # exactly the one before, nothing to judge again)
         # the frame stillness is measured from (_set_anchor), and the one step left before a
-        # verdict: a fresh fit asked of the locator (refresh) once SETTLE_MS passed
+        # verdict: a fresh fit asked of the locator (refresh) once SETTLE_MS passed. Entries
+        # 0 - 7 the anchor (an chips), 8 - 15 the second anchor (bn chips, -1: none): the fit
+        # of the frame at bt, which every frame since stays near (see frame())
         self.an = 0
-        self.ak = bytearray(8)
-        self.ax = array('i', (0,) * 8)
-        self.ay = array('i', (0,) * 8)
+        self.bn = -1
+        self.bt = 0
+        self.ak = bytearray(16)
+        self.ax = array('i', (0,) * 16)
+        self.ay = array('i', (0,) * 16)
         self.confirm = 0
         self.rest_ok = 0          # the last frame at rest matched the snapshot, and none differed since
         self.state = IDLE
@@ -252,7 +256,37 @@ class Tracker:
         # that from frame to frame, and was taken for still while it moved (issue 12). A frame
         # exactly the one before is as near the anchor as that one was. A hand hovering over
         # presence pads hides what lies under it: never at rest then.
-        if self.still and edges == self.edges and not loc.hand and (same or self._near_anchor(n)):
+        ok = self.still and edges == self.edges and not loc.hand
+        if ok and not same:
+            if not self._near_anchor(n, 0):
+                # The stillness begins again, but not always now: the anchor may be a fit that
+                # lagged the chip (the hall pads' smoothed readings still catching up when the
+                # stillness began), and the fits since (the refresh's among them) a little
+                # past it with the chip at rest (issue 13: 40 - 420 ms more on the chip). The
+                # second anchor is the fit of an earlier frame (bt) that every frame since,
+                # this one too, stays within STILL_TOL (+ wander) of: the stillness is then
+                # counted from bt, against it, which is what the rule asks of any stillness (a
+                # creeping chip leaves every anchor as it leaves this one). The refresh is
+                # asked again, at SETTLE_MS - REFRESH_LEAD of the stillness from bt.
+                if self.bn >= 0 and self._near_anchor(n, 8):
+                    self.still_since = self.bt
+                    self.confirm = 0
+                    self.an = self.bn
+                    ak = self.ak
+                    ax = self.ax
+                    ay = self.ay
+                    for j in range(self.bn):
+                        ak[j] = ak[8 + j]
+                        ax[j] = ax[8 + j]
+                        ay[j] = ay[8 + j]
+                    self.bn = -1
+                else:
+                    ok = False
+            if ok and (self.bn < 0 or not self._near_anchor(n, 8)):
+                # the second anchor: the first frame since which every one stays near it
+                self._set_anchor(n, 8)
+                self.bt = now
+        if ok:
             el = time.ticks_diff(now, self.still_since)
             if not self.confirm:
                 if el >= self.SETTLE_MS - self.REFRESH_LEAD:
@@ -268,7 +302,8 @@ class Tracker:
             self.still = 1
             self.still_since = now
             self.confirm = 0
-            self._set_anchor(n)
+            self._set_anchor(n, 0)
+            self.bn = -1
         self.edges = edges
 
     def _unchanged(self, n):
@@ -292,19 +327,23 @@ class Tracker:
                 return False
         return True
 
-    def _set_anchor(self, n):
+    def _set_anchor(self, n, o):
+        """This frame's chips as the anchor (o 0) or the second anchor (o 8)."""
         loc = self.loc
         m = n if n < 8 else 8
         for j in range(m):
-            self.ak[j] = loc.kind[j]
-            self.ax[j] = loc.x[j]
-            self.ay[j] = loc.y[j]
-        self.an = m
+            self.ak[o + j] = loc.kind[j]
+            self.ax[o + j] = loc.x[j]
+            self.ay[o + j] = loc.y[j]
+        if o:
+            self.bn = m
+        else:
+            self.an = m
 
-    def _near_anchor(self, n):
+    def _near_anchor(self, n, o):
         """Every chip the locator sees is within STILL_TOL (+ its wander) of a chip of its kind
-        in the anchor frame, and as many as there."""
-        if n != self.an:
+        in the anchor frame (o 0; the second anchor, o 8), and as many as there."""
+        if n != (self.bn if o else self.an):
             return False
         loc = self.loc
         lk = loc.kind
@@ -322,7 +361,7 @@ class Tracker:
             t = tol + lw[j]
             t *= t
             ok = False
-            for k in range(n):
+            for k in range(o, o + n):
                 if pk[k] == kj:
                     dx = px[k] - xj
                     dy = py[k] - yj
