@@ -217,10 +217,15 @@ def main():
     if args.physics:
         physics(args)
         return
+    cfg = None
+    if args.front_end != "hall":
+        fd, cfg = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"front_end": args.front_end}, f)
     for fit in [int(x) for x in args.fit_ms.split(",")]:
         for name in args.shots.split(","):
             for ph in [int(x) for x in args.phases.split(",")]:
-                shots = play(scripted(name, ph), fit, args.rest_ms)
+                shots = play(scripted(name, ph), fit, args.rest_ms, config=cfg)
                 if args.json:
                     for c in shots:
                         if c["rest"] is not None and c["rest"] >= c["t_begin"] - 50:

@@ -176,10 +176,11 @@ class Tracker:
         self.ps = array('i', (0,) * 8)       # (strength and wander too: the frame is then
         self.pw = array('i', (0,) * 8)       # exactly the one before, nothing to judge again)
         # the frame stillness is measured from (_set_anchor), and the one step left before a
-        # verdict: a fresh fit asked of the locator (refresh) once SETTLE_MS passed. Entries
-        # 0 - 7 the anchor (an chips), 8 - 15 the second anchor (bn chips, -1: none): the fit
-        # of the frame at bt, which every frame since stays near (see frame())
+        # verdict: a fresh fit asked of the locator (refresh) once SETTLE_MS passed. The anchor
+        # (an chips) from entry ao on (0 or 8), the second anchor (bn chips, -1: none) from
+        # 8 - ao: the fit of the frame at bt, which every frame since stays near (see frame())
         self.an = 0
+        self.ao = 0
         self.bn = -1
         self.bt = 0
         self.ak = bytearray(16)
@@ -258,7 +259,7 @@ class Tracker:
         # presence pads hides what lies under it: never at rest then.
         ok = self.still and edges == self.edges and not loc.hand
         if ok and not same:
-            if not self._near_anchor(n, 0):
+            if not self._near_anchor(n, self.ao, self.an):
                 # The stillness begins again, but not always now: the anchor may be a fit that
                 # lagged the chip (the hall pads' smoothed readings still catching up when the
                 # stillness began), and the fits since (the refresh's among them) a little
@@ -268,23 +269,17 @@ class Tracker:
                 # counted from bt, against it, which is what the rule asks of any stillness (a
                 # creeping chip leaves every anchor as it leaves this one). The refresh is
                 # asked again, at SETTLE_MS - REFRESH_LEAD of the stillness from bt.
-                if self.bn >= 0 and self._near_anchor(n, 8):
+                if self._near_anchor(n, 8 - self.ao, self.bn):
                     self.still_since = self.bt
                     self.confirm = 0
+                    self.ao = 8 - self.ao       # the second anchor is the anchor now
                     self.an = self.bn
-                    ak = self.ak
-                    ax = self.ax
-                    ay = self.ay
-                    for j in range(self.bn):
-                        ak[j] = ak[8 + j]
-                        ax[j] = ax[8 + j]
-                        ay[j] = ay[8 + j]
                     self.bn = -1
                 else:
                     ok = False
-            if ok and (self.bn < 0 or not self._near_anchor(n, 8)):
+            if ok and not self._near_anchor(n, 8 - self.ao, self.bn):
                 # the second anchor: the first frame since which every one stays near it
-                self._set_anchor(n, 8)
+                self.bn = self._set_anchor(n, 8 - self.ao)
                 self.bt = now
         if ok:
             el = time.ticks_diff(now, self.still_since)
@@ -302,7 +297,7 @@ class Tracker:
             self.still = 1
             self.still_since = now
             self.confirm = 0
-            self._set_anchor(n, 0)
+            self.an = self._set_anchor(n, self.ao)
             self.bn = -1
         self.edges = edges
 
@@ -328,22 +323,19 @@ class Tracker:
         return True
 
     def _set_anchor(self, n, o):
-        """This frame's chips as the anchor (o 0) or the second anchor (o 8)."""
+        """This frame's chips into the anchor entries from o on. Returns how many."""
         loc = self.loc
         m = n if n < 8 else 8
         for j in range(m):
             self.ak[o + j] = loc.kind[j]
             self.ax[o + j] = loc.x[j]
             self.ay[o + j] = loc.y[j]
-        if o:
-            self.bn = m
-        else:
-            self.an = m
+        return m
 
-    def _near_anchor(self, n, o):
+    def _near_anchor(self, n, o, m):
         """Every chip the locator sees is within STILL_TOL (+ its wander) of a chip of its kind
-        in the anchor frame (o 0; the second anchor, o 8), and as many as there."""
-        if n != (self.bn if o else self.an):
+        in the anchor entries from o on, and as many as there (m; -1: none)."""
+        if n != m:
             return False
         loc = self.loc
         lk = loc.kind
