@@ -79,33 +79,14 @@ print(json.dumps({"ev": "strike_work", "budget": loc.BUDGET_US, "total": loc.tri
 
 
 @needs_chip
-def test_a_strike_on_the_presence_pads_is_scored_with_every_frames_search_bounded_in_time():
-    from boardsim.rp2040 import probe
-    from boardsim.testing import Table
-    t = Table("bowling", players=1)
-    t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
-    tl = t.timeline()
-    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
-    play = tl[1 + len(menu):]
-    r = probe.run_module("MS = 4000\nBUDGET = 0\n" + STRIKE, config={"front_end": "shift"}, before=menu,
-                         after=play, await_ms=20000, await_ev="strike_work", wait_ms=200)
-    w = r.last("strike_work")
-    print("moving frames on the chip (ms):", w["moving_ms"])
-    print("per find() (moves tried, cut | settled << 1, us):", w["finds"])
-    r.assert_event("shot", result="strike", pins=10)
-    finds = w["finds"]
-    assert w["clock"]                                   # the chip's clock: the budget applies
-    assert w["total"] > 0 and len(finds) > 10           # moves() ran, frame after frame
-    changed = [m for m, f, us in finds if not f & 2]    # the frames whose groups changed
-    assert changed, finds
-
-
-@needs_chip
-def test_a_tight_budget_cuts_the_chips_searches_on_its_clock_and_the_strike_is_still_scored():
-    """The same strike with BUDGET_US 6 ms (the firmware's is 25 ms, which this strike's frames
-    did not reach on the chip, 2026-12-02): searches of moving groups are cut on the chip's
-    own clock (time.ticks_us, read between slices), and what they had stands; the strike must
-    still be scored. Each find()'s length is printed."""
+def test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_chips_clock():
+    """A strike with BUDGET_US 6 ms (the firmware's is 25 ms, which this strike's frames did not
+    reach on the chip, 2026-12-02): moves() runs frame after frame, the searches of moving groups
+    are cut on the chip's own clock (time.ticks_us, read between slices) and what they had
+    stands; the strike must still be scored. (One boot: the same strike at the firmware's own
+    budget, never cut, was a second test of 45 s CPU; tests/test_rp2040_shift.py's locked loop
+    plays that strike with the firmware as it is.) Each find()'s and moving frame's length is
+    printed, not asserted."""
     from boardsim.rp2040 import probe
     from boardsim.testing import Table
     t = Table("bowling", players=1)
@@ -119,10 +100,14 @@ def test_a_tight_budget_cuts_the_chips_searches_on_its_clock_and_the_strike_is_s
     w = r.last("strike_work")
     print("moving frames on the chip (ms):", w["moving_ms"])
     print("per find() (moves tried, cut | settled << 1, us):", w["finds"])
-    assert w["budget"] == 6000 and w["clock"]
-    cut = [(m, us) for m, f, us in w["finds"] if f & 1]
-    assert cut, w["finds"]                              # the chip's clock cut searches
     r.assert_event("shot", result="strike", pins=10)
+    finds = w["finds"]
+    assert w["budget"] == 6000 and w["clock"]          # the chip's clock: the budget applies
+    assert w["total"] > 0 and len(finds) > 10           # moves() ran, frame after frame
+    changed = [m for m, f, us in finds if not f & 2]    # the frames whose groups changed
+    assert changed, finds
+    cut = [(m, us) for m, f, us in finds if f & 1]
+    assert cut, finds                                   # the chip's clock cut searches
 
 
 def _target(module):
