@@ -638,6 +638,35 @@ def test_frozen_native_code_is_realigned_in_frozen_content(tmp_path):
     assert build_image.align_native(str(c)) is False
 
 
+
+def test_a_firmware_file_saved_during_the_build_is_aligned_again(tmp_path, monkeypatch):
+    """build() aligns frozen_content.c and makes again; when that make freezes a module afresh
+    (a file saved during the build: aligned to 2 again), it aligns and makes once more, so the
+    image is not refused for it. A fake make stands in for the rp2 port's."""
+    from tools import build_image
+    monkeypatch.setenv("ZENN_CACHE", str(tmp_path))
+    build_dir = tmp_path / "build" / "rp2-RPI_PICO"
+    frozen = build_dir / "frozen_content.c"
+    fresh = "static const byte fun_data_a[8] __attribute__ ((aligned (2))) = {0};\n"
+    makes = []
+
+    def fake_run(cmd, **kw):
+        if "ports" in " ".join(cmd):            # the port's make: the first two freeze afresh
+            makes.append(frozen.read_text() if frozen.exists() else None)
+            if len(makes) <= 2:
+                build_dir.mkdir(parents=True, exist_ok=True)
+                frozen.write_text(fresh)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    import subprocess
+    monkeypatch.setattr(build_image.subprocess, "run", fake_run)
+    mpy = tmp_path / "mpy"
+    (mpy / "ports" / "rp2" / "boards" / "RPI_PICO").mkdir(parents=True)
+    build_image.build(str(mpy), "RPI_PICO", 1)
+    assert len(makes) == 3
+    assert "aligned (4)" in makes[1] and "aligned (4)" in makes[2]
+    assert "aligned (2)" not in frozen.read_text()
+
 # -- the tools around the image (no emulator needed) ---------------------------------------------
 def test_the_boot_rom_is_taken_from_rp2040js_bootrom_ts(tmp_path):
     from tools import extract_bootrom as X

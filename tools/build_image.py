@@ -185,9 +185,14 @@ def build(mpy_dir, board, jobs, manifest=MANIFEST):
             shutil.rmtree(os.path.join(build_dir, "frozen_mpy"), ignore_errors=True)
         if r.returncode == 0:
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
-        if r.returncode == 0 and align_native(os.path.join(build_dir, "frozen_content.c")):
-            # compiled and linked again with the aligned native code (make takes the edited
-            # frozen_content.c as newer than what it was made from: it is not made again)
+        # compiled and linked again with the aligned native code (make takes the edited
+        # frozen_content.c as newer than what it was made from: it is not made again) ... unless
+        # a firmware file changed during the build (an editor's save): then make freezes it
+        # afresh, aligned to 2 again, and the image would be refused. Aligned and made again
+        # until make leaves it aligned (twice is the rule, a third time is the edit).
+        for _ in range(3):
+            if r.returncode or not align_native(os.path.join(build_dir, "frozen_content.c")):
+                break
             r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env)
     if r.returncode:
         with open(log) as f:
