@@ -205,3 +205,23 @@ def assert_heap_lock_is_real(driver):
         assert "MemoryError" in out.get("error", ""), out
     else:
         assert "error" not in out, out
+
+
+# The whole-game physics tests (tests/test_shots_physics.py, tests/test_presence.py's nudges)
+# play every case under the MicroPython unix port, the firmware as it ships; under CPython, which
+# runs the viper functions' plain fallbacks (checked against them directly by the viper-reference
+# tests) about ten times slower, they play fewer: the explicit and recorded-failure cases a test
+# names for it, then its first `generated` drawn cases. Each test says in its docstring what
+# CPython plays (docs/performance.md, "The CPython twins of the whole-game tests").
+_GENERATED_PLAYED = {}
+
+
+def cpython_plays(runtime, case, key, explicit=(), generated=0):
+    """Whether this case of a test runs under `runtime`: always under MicroPython; under CPython
+    when `case` is one of `explicit` (compared by ==), or among the first `generated` other cases
+    the test (`key`: its name and parameters) met in this process."""
+    if runtime != "cpython" or any(case == e for e in explicit):
+        return True
+    n = _GENERATED_PLAYED.get(key, 0)
+    _GENERATED_PLAYED[key] = n + 1
+    return n < generated
