@@ -25,6 +25,7 @@ negative) and the power is gone there (N < 0: no tear); "fail_after" is not mode
 flash operations the chip made and how many tears cut its power ("flash_ops", "torn").
 """
 import json                                      # noqa: E402  (before runner: it replaces time)
+import resource
 import os
 import subprocess                                # noqa: F401  (binds the real time module)
 import sys
@@ -382,8 +383,11 @@ def main(argv):
         R.play_file(r, argv[1])
         if "--stats" in argv:
             st = pico.stats()
-            sys.stderr.write("pico_runner: %d slices, %d ms emulated, %d instructions\n"
-                             % (r.steps, vclock.now_ms(), st["instructions"]))
+            me = resource.getrusage(resource.RUSAGE_SELF)
+            sys.stderr.write("pico_runner: %d slices, %d ms emulated, %d instructions; CPU s: "
+                             "the chip (node) %.2f, the runner (the world) %.2f\n"
+                             % (r.steps, vclock.now_ms(), st["instructions"], st["cpu_us"] / 1e6,
+                                me.ru_utime + me.ru_stime))
         if "--final" in argv:
             R.final_state(r, argv[argv.index("--final") + 1])
     finally:
