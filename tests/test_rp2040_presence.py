@@ -53,6 +53,8 @@ def counted(grid):
     return n
 loc.find = counted
 moving = 0
+lines0 = sb.ev.lines
+verdict = 0
 t_frame = time.ticks_us()
 end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
@@ -68,6 +70,12 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
         t_frame = t1
     if sb.need_service:
         sb.service()
+    if not verdict and sb.ev.lines != lines0:
+        # the first event line (the shot's verdict): TAIL ms more, then the record
+        verdict = 1
+        t_end = time.ticks_add(time.ticks_ms(), TAIL)
+        if time.ticks_diff(end, t_end) > 0:
+            end = t_end
     if idle:
         time.sleep_ms(idle)
         t_frame = time.ticks_add(t_frame, idle * 1000)
@@ -86,7 +94,9 @@ def test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_ch
     stands; the strike must still be scored. (One boot: the same strike at the firmware's own
     budget, never cut, was a second test of 45 s CPU; tests/test_rp2040_shift.py's locked loop
     plays that strike with the firmware as it is.) Each find()'s and moving frame's length is
-    printed, not asserted."""
+    printed, not asserted. (The menu is pressed 500 ms after the boot event and the script's
+    loop ends TAIL ms after its first event line, the verdict, instead of running its whole
+    MS: the chip at rest after the strike proved nothing here; 48 -> 35 s of CPU, issue 15.)"""
     from boardsim.rp2040 import probe
     from boardsim.testing import Table
     t = Table("bowling", players=1)
@@ -94,9 +104,9 @@ def test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_ch
     tl = t.timeline()
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
-    r = probe.run_module("MS = 4000\nBUDGET = 6000\n" + STRIKE, config={"front_end": "shift"},
+    r = probe.run_module("MS = 4000\nBUDGET = 6000\nTAIL = 300\n" + STRIKE, config={"front_end": "shift"},
                          before=menu, after=play, await_ms=20000, await_ev="strike_work",
-                         wait_ms=200)
+                         wait_ms=200, settle_ms=500)
     w = r.last("strike_work")
     print("moving frames on the chip (ms):", w["moving_ms"])
     print("per find() (moves tried, cut | settled << 1, us):", w["finds"])

@@ -343,10 +343,13 @@ class ChipRunner(R.Runner):
             self.boot()
             return
         if kind == "await":
-            # (probe.py) until `lines` more event lines came (or more of event `ev`), at most
-            # `ms` of chip time
+            # (probe.py) until `lines` more event lines came (or more of event `ev`; with
+            # "total": until the run has seen that many of `ev` in all, those before the op too),
+            # at most `ms` of chip time
             ev = o.get("ev")
             want = (self.seen_ev.get(ev, 0) if ev else self.lines) + o.get("lines", 1)
+            if ev and "total" in o:
+                want = o["total"]
             limit = vclock.now_us() + o.get("ms", 10000) * 1000
             while (self.seen_ev.get(ev, 0) if ev else self.lines) < want and vclock.now_us() < limit:
                 self.run_until(min(limit, vclock.now_us() + 20000))

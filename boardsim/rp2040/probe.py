@@ -121,7 +121,8 @@ def module_timeline(source, job=None, standin=False, files=None, before=(), afte
         tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
     tl += list(after)
     if await_ms:
-        tl.append({"op": "await", "ms": await_ms, **({"ev": await_ev} if await_ev else {})})
+        # (await_ev: the module's own line, printed once: it may come before the `after` ops end)
+        tl.append({"op": "await", "ms": await_ms, **({"ev": await_ev, "total": 1} if await_ev else {})})
     tl.append({"op": "wait", "ms": wait_ms})
     return tl
 
