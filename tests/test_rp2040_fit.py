@@ -22,8 +22,13 @@ def test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip(tmp_path):
     from boardsim.rp2040 import probe
     from conftest import run_script
     from tests.test_hall_fit import TARGET
-    # (the plain fits cost the emulator most: 16 cases in make test, 60 in make test-rp2040)
-    job = {"seed": 7, "cases": 60 if LONG else 16}
+    # (the plain fits cost the emulator most: 8 cases in make test, 60 in make test-rp2040,
+    # ZENN_RP2040_LONG=1; 16 before issue 15's cut, 52 -> 38 s of CPU in a clean clone's
+    # terms: the 8 still draw groups of 1 - 4 chips, a board edge case (k = 4), a saturated
+    # frame (k = 6), both starts (follow, seed), every prior and both iteration counts; the
+    # 9th - 16th add a second edge case and the other saturation (k = 13), checked under the
+    # unix port and CPython on 60 cases by tests/test_hall_fit.py)
+    job = {"seed": 7, "cases": 60 if LONG else 8}
     r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
                          await_ms=300000, wait_ms=100, settle_ms=0)
     got = r.events[-1]
