@@ -24,7 +24,7 @@ COSTLIEST = {
     # the chip tests as this branch left them; docs/performance.md "The chip tier's tests")
     # (the CPython twins of the whole-game physics tests as branch suite7 cut them, measured
     # at load 6 - 10: docs/performance.md "The CPython twins of the whole-game tests")
-    "@rp2040_one_boot": 60,
+    "@rp2040_one_boot": 52,
     "test_shots_physics.py::test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen[cpython": 15,
     "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython-shift": 14,
     "test_presence.py::test_touching_pairs_and_rows_of_three[cpython]": 10,
@@ -36,7 +36,7 @@ COSTLIEST = {
     "test_rp2040_shift.py::test_the_presence_loop_allocates_nothing": 35,
     "test_shots_physics.py::test_random_trap_games_are_never_sure_but_wrong[cpython-hall": 11,
     "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 25,
-    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip": 25,
+    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip": 17,
     "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot[side": 24,
     "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-hall": 6,
     "@test_play.py::server": 18,
@@ -57,7 +57,7 @@ COSTLIEST = {
     "test_firmware_tools.py::test_ram_after_boot_counts_the_firmware_only": 5,
     # (chip tests missing above, dealt out late by their files' place before: seconds in the
     # quiet clean-clone run at 6926dfd, its --durations; each alone on one worker at the end)
-    "test_rp2040_presence.py::test_a_strike_on_the_presence_pads": 48,
+    "test_rp2040_presence.py::test_a_strike_on_the_presence_pads": 35,
     "test_unreadable.py::test_presence_pads_under_a_cloth_are_reported_unreadable_until_uncovered[rp2040]": 35,
     "test_unreadable.py::test_hall_pads_out_of_calibration_are_reported_unreadable_until_calibrated[rp2040]": 34,
     "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip": 31,
