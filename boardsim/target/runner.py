@@ -287,7 +287,11 @@ class Runner:
             self.run_ms(o["ms"])
         elif kind == "put":
             w.put(o["chip"], int(round(o["x"] * 10)), int(round(o["y"] * 10)), now)
-            self.settle()
+            if o.get("settle", True):
+                self.settle()
+            else:       # (a test's set-up: only until the chip lies still and the hand that
+                # put it is gone, without the SETTLE_MS rest after)
+                self.run_until(max([w.busy_until(), vclock.now_us()] + [h[2] for h in w.hands]))
         elif kind == "lift":
             w.lift(o["chip"], now)
             self.settle()
