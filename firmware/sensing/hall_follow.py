@@ -110,8 +110,8 @@ def follow(self, grid):
         self.y[n] = qy[q]
         self.amp[n] = qa[q]
         if v <= thr:
-            # Over a pad that gives no reading (a cup's hole; docs/sensing.md, "Off the board
-            # or lifted") a chip is seen only by pads 20 mm and more away, which read a few
+            # Over a pad that gives no reading (a cup's hole; docs/sensing.md, "While chips
+            # move") a chip is seen only by pads 20 mm and more away, which read a few
             # times THRESHOLD at most: a magnet fading as a hand lifts it sinks below it at
             # about half its strength, and was gone at once, "gone while seen strong": a
             # flick off, sure (the seed-45 bowling bench). It is still there, where it lay, as
