@@ -116,8 +116,11 @@ def follow(self, grid):
             # about half its strength, and was gone at once, "gone while seen strong": a
             # flick off, sure (the seed-45 bowling bench). It is still there, where it lay, as
             # strong as those pads read against its model (what the tracker tells a lift by),
-            # while that is MIN_STRENGTH at least. (Each pad here reads THRESHOLD at most: the
-            # products stay below 2**30)
+            # while that is MIN_STRENGTH at least. (Each pad here reads THRESHOLD at most and
+            # the sum is positive: the products stay below 2**30; a chip of the other sign
+            # beside it may make the sum very negative, and a * sw a long int on the chip)
+            if sw <= 0:
+                continue
             self._model(n, -1)
             sm = sw
             for r in range(self.r0, self.r1):
