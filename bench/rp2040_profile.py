@@ -522,12 +522,9 @@ def shot(config, name, phase=0):
 SERIES_PATHS = {"strike": ("b.pocket", "b.cup"), "8 pins": ("b.e2",)}
 
 
-def series(config, name, phases):
-    """rest -> verdict -> shown of len(phases) first balls of the shot `name` in one game on the
-    chip (LOOP: each shot's event line, when it was written and when the displays were done)."""
-    import io
-    from boardsim import runtime
-    from boardsim.rp2040 import probe
+def series_ops(name, phases):
+    """--series' menu presses and play: each first ball shot, taken back with undo, picked up,
+    put back and shot again, phases[i] ms more before the i-th shot."""
     from boardsim.testing import Table
     t = Table("bowling", players=1)
     for i in range(len(phases)):
@@ -543,7 +540,17 @@ def series(config, name, phases):
         if o["op"] == "move" and phases[len([x for x in timed if x["op"] == "move"])]:
             timed.append({"op": "wait", "ms": phases[len([x for x in timed if x["op"] == "move"])]})
         timed.append(o)
-    play = timed
+    return menu, timed
+
+
+def series(config, name, phases):
+    """rest -> verdict -> shown of len(phases) first balls of the shot `name` in one game on the
+    chip (LOOP: each shot's event line, when it was written and when the displays were done)."""
+    import io
+    from boardsim import runtime
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    menu, play = series_ops(name, phases)
     ms = 5000 * len(phases) + 2000
     mtl = probe.module_timeline("MS = %d\n" % ms + LOOP, before=menu, after=play,
                                 await_ms=ms + 20000, await_ev="frames", wait_ms=200)
@@ -742,9 +749,9 @@ tr = sb.tracker
 loc = sb.loc
 gc.collect()
 PN = ("find", "frame", "faults", "on_board", "redraw", "service", "_groups", "_follow", "_fit",
-      "_done", "_centre", "check_chips")
+      "_done", "_centre", "check_chips", "_seed", "journal", "flush", "finish", "hand", "cut",
+      "loc_n")
 NP = len(PN)
-N = 64
 rows = array('i', [0] * (N * (NP + 3)))
 nr = 0
 cur = array('i', [0] * NP)
@@ -769,6 +776,10 @@ wrap(sb.ui, "service", 5)
 for k, n in enumerate(PN[6:11]):
     wrap(loc, n, 6 + k)
 wrap(sb, "check_chips", 11)
+wrap(loc, "_seed", 12)
+wrap(sb.journal, "write", 13)
+wrap(sb.ui, "flush", 14)
+wrap(tr, "_finish", 15)
 end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     for j in range(NP):
@@ -778,7 +789,10 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     t0 = time.ticks_us()
     idle = sb.step()
     d = time.ticks_diff(time.ticks_us(), t0)
-    if d > 20000 and nr < N:
+    cur[16] = loc.hand
+    cur[17] = getattr(loc, "cut", 0)
+    cur[18] = loc.n
+    if d > THRESH and nr < N:
         b = nr * (NP + 3)
         rows[b] = time.ticks_diff(time.ticks_ms(), T0)
         rows[b + 1] = d
@@ -802,8 +816,21 @@ def slow_steps(config, name):
     tl = t.timeline()
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
-    r = probe.run_module("MS = 4000\n" + SLOW, config=config, before=menu, after=play,
-                         await_ms=20000, await_ev="slow_steps", wait_ms=200)
+    r = probe.run_module("MS = 4000\nN = 64\nTHRESH = 20000\n" + SLOW, config=config, before=menu,
+                         after=play, await_ms=20000, await_ev="slow_steps", wait_ms=200)
+    return r.last("slow_steps")
+
+
+def slow_series(config, name, phases, thresh_ms=20):
+    """--slow-steps over --series' timeline (first balls taken back with undo, picked up and put
+    back: the hand's frames, the verdicts' turns, the journal's saves): every loop turn over
+    thresh_ms, its parts (SLOW), whether a hand was seen, whether a search was cut."""
+    from boardsim.rp2040 import probe
+    menu, play = series_ops(name, phases)
+    ms = 5000 * len(phases) + 2000
+    r = probe.run_module("MS = %d\nN = 200\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
+                         config=config, before=menu, after=play, await_ms=ms + 20000,
+                         await_ev="slow_steps", wait_ms=200)
     return r.last("slow_steps")
 
 
@@ -890,6 +917,8 @@ def main(argv=None):
     ap.add_argument("--ms", type=int, default=FAULT_MS, help="--faults: chip time timed per case")
     ap.add_argument("--series", action="store_true", help="--shots' first balls one after "
                     "another in one boot (undo, put back, shot again), one per --phases entry")
+    ap.add_argument("--slow-ms", type=int, default=20, help="--slow-steps --series: the loop "
+                    "turns kept are those over this many ms")
     ap.add_argument("--phases", default="0", help="--shot, --verdict-parts: ms waited before "
                     "each shot, one run each (comma-separated, e.g. 0,3,6,...: the chip stops at "
                     "another point of the loop's frame); --shot then prints min / median / max")
@@ -920,6 +949,16 @@ def main(argv=None):
         print(f"  moves tried (the locator's count): {r.get('tried')}")
         return 0
     phases = [int(p) for p in a.phases.split(",")]
+    if a.series and a.slow_steps:
+        for name in a.shots.split(","):
+            r = slow_series(cfg, name, phases, a.slow_ms)
+            print(json.dumps(r), flush=True)
+            print(f"{name} series: steps over {a.slow_ms} ms (ms since start, us, moves tried, at "
+                  "rest before; parts in us; hand, cut, loc_n: the locator's after the step)")
+            print("      ms      us  moves rest " + " ".join(f"{n:>9}" for n in r["parts"]))
+            for st in r["steps"]:
+                print(f"  {st[0]:6d} {st[1]:7d} {st[2] >> 1:6d} {st[2] & 1:4d} " + " ".join(f"{x:9d}" for x in st[3:]))
+        return 0
     if a.series:
         for name in a.shots.split(","):
             r = series(cfg, name, phases)

@@ -974,9 +974,10 @@ class PresenceLocator:
             if sc is not None:
                 m = self._follow(j, prev, still, MAX_FOUND - n)
             if m == 0:
-                m = self._fit(j, still, MAX_FOUND - n)
+                # (_follow's window stands: group j's, the same frame)
+                m = self._fit(j, still, MAX_FOUND - n, cnt if sc is not None else 0)
             if m < 0:
-                self._hand(j)
+                self._hand(j, True)
                 continue
             if m >= MAX_K and not still:
                 self.crowd = 1
@@ -1290,18 +1291,24 @@ class PresenceLocator:
                 if dx * dx + dy * dy < lim and self.wander[i] < self.COARSE:
                     self.wander[i] = self.COARSE
 
-    def _hand(self, j):
+    def _hand(self, j, windowed=False):
+        """Group j is a hand. windowed: its window was made this frame (_window): the centroid
+        of its pads is gx, gy (issue 13: a hand's 60 - 80 pads summed once a frame, not thrice)."""
         self.resn[j] = 255
         a = self.g0[j]
         b = self.g0[j + 1]
+        self.hand += 1
+        self.hand_cells += b - a
+        if windowed:
+            self.hand_x = self.gx
+            self.hand_y = self.gy
+            return
         sx = 0
         sy = 0
         for k in range(a, b):
             g = self.cells[k]
             sx += g % PRES_COLS
             sy += g // PRES_COLS
-        self.hand += 1
-        self.hand_cells += b - a
         self.hand_x = PRES_X0 + sx * _P // (b - a)
         self.hand_y = PRES_Y0 + sy * _P // (b - a)
 
@@ -1410,10 +1417,13 @@ class PresenceLocator:
                         return True
         return False
 
-    def _fit(self, j, still, room):
+    def _fit(self, j, still, room, cnt=0):
         """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
-        group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx)."""
-        cnt = self._window(j)
+        group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx). cnt: its pads,
+        when its window was made this frame (_follow's: a hand's 60 - 80 pads were gone over
+        twice a frame, 4.5 - 5 ms on the chip), else 0."""
+        if not cnt:
+            cnt = self._window(j)
         a = self.g0[j]
         # areas in pads, x 16: a chip of seen radius r gives its pads levels that sum to about
         # PRES_LEVELS * pi (r^2 + _LEV_SQ) / P^2
@@ -1446,6 +1456,11 @@ class PresenceLocator:
                 if a16 < e - (e >> 1) - 16 or a16 > e + (e >> 1) + 16 * k:
                     continue
                 if not seeded:
+                    if not still and (self.bk or fk) and self._late():
+                        # the frame's time is spent: no seeds for more chips (k-means over
+                        # a hand's 50 pads for four: about 10 ms on the chip, issue 13)
+                        cut = True
+                        break
                     self._seed(a, cnt, k)
                     seeded = True
                 for i in range(k):
@@ -1746,6 +1761,14 @@ class PresenceLocator:
         self.cut = 1
         return True
 
+    def _late(self):
+        """True once the frame's time is spent (BUDGET_US, on the clock; never without one)."""
+        clock = self.clock
+        if clock is None or (clock() - self.win[11 + PRES_LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+            return False
+        self.cut = 1
+        return True
+
     def _centre(self, i):
         """Move chip i to the middle of the positions that fit as well as its own; returns how
         far (0.1 mm) that region reaches from the middle (the uncertainty)."""
@@ -1782,17 +1805,29 @@ class PresenceLocator:
 
     def _reach(self, i, x, y, dx, dy, take=True):
         """How far chip i can move from (x, y) along (dx, dy) in 0.5 mm steps with the mismatch
-        no worse (up to 8 mm). A position that is better is taken (take) and -1 returned."""
+        no worse (up to 8 mm). A position that is better is taken (take) and -1 returned.
+        (delta() called here, not through _delta: a still chip's centring is 12 - 16 of them,
+        8 ms on the chip, much of it the calls around them, issue 13.)"""
+        hx = self.hx
+        hy = self.hy
+        hr = self.hr
+        usable = self.usable
+        label = self.label
+        win = self.win
+        grid = self.grid
+        win[8 + PRES_LEVELS] = self.hk
         t = 5
         while t <= 80:
-            e = self._delta(i, x + dx * t, y + dy * t)
+            e = delta(i, x + dx * t, y + dy * t, hx, hy, hr, usable, label, win, grid)
             if e > 0:
                 break
             if e < 0 and take:
-                self.hx[i] = x + dx * t
-                self.hy[i] = y + dy * t
+                self.tried += t // 5
+                hx[i] = x + dx * t
+                hy[i] = y + dy * t
                 return -1
             t += 5
+        self.tried += (t if t <= 80 else 80) // 5
         return t - 5
 
     def _delta(self, i, nx, ny):

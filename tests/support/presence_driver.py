@@ -66,9 +66,9 @@ _fit = loc._fit
 _follow = loc._follow
 
 
-def counting_fit(j, still, room):
+def counting_fit(j, still, room, cnt=0):
     work[0] += 1
-    return _fit(j, still, room)
+    return _fit(j, still, room, cnt)
 
 
 def counting_follow(j, prev, still, room):
