@@ -897,12 +897,12 @@ class PresenceLocator:
             sy = 0
             for k in range(nc):
                 g = self.cells[k]
-                sx += g % PRES_COLS
-                sy += g // PRES_COLS
+                sx += g % _COLS
+                sy += g // _COLS
             self.hand = 1
             self.hand_cells = nc
-            self.hand_x = PRES_X0 + sx * _P // nc
-            self.hand_y = PRES_Y0 + sy * _P // nc
+            self.hand_x = _X0 + sx * _PITCH // nc
+            self.hand_y = _Y0 + sy * _PITCH // nc
             self.specks = 0
             return self.n
         self.unread = 0
@@ -912,7 +912,7 @@ class PresenceLocator:
             # int on the chip, allocated: it wraps by subtraction instead)
             t = self.clock()
             b = self.BUDGET_US
-            self.win[11 + PRES_LEVELS] = t + b if t <= 0x3FFFFFFF - b else t - (0x3FFFFFFF - b) - 1
+            self.win[11 + _LEVELS] = t + b if t <= 0x3FFFFFFF - b else t - (0x3FFFFFFF - b) - 1
         n = 0
         self.hand = 0
         self.hand_cells = 0
@@ -1307,10 +1307,10 @@ class PresenceLocator:
         sy = 0
         for k in range(a, b):
             g = self.cells[k]
-            sx += g % PRES_COLS
-            sy += g // PRES_COLS
-        self.hand_x = PRES_X0 + sx * _P // (b - a)
-        self.hand_y = PRES_Y0 + sy * _P // (b - a)
+            sx += g % _COLS
+            sy += g // _COLS
+        self.hand_x = _X0 + sx * _PITCH // (b - a)
+        self.hand_y = _Y0 + sy * _PITCH // (b - a)
 
     # -- groups of touching pads ------------------------------------------------------------------
     def _groups(self, grid):
@@ -1341,8 +1341,8 @@ class PresenceLocator:
         nc &= 0xFFFF
         for j in range(ng):             # the sums into the groups' centroids
             q = self.g0[j + 1] - self.g0[j]
-            gcx[j] = PRES_X0 + gcx[j] * _P // q
-            gcy[j] = PRES_Y0 + gcy[j] * _P // q
+            gcx[j] = _X0 + gcx[j] * _PITCH // q
+            gcy[j] = _Y0 + gcy[j] * _PITCH // q
         self.nc = nc        # (their labels cleared by the next frame's)
         self.ng = ng
         return nc >= MAX_PLAUSIBLE
@@ -1354,9 +1354,9 @@ class PresenceLocator:
         a = self.g0[j]
         cnt = self.g0[j + 1] - a
         cells = self.cells
-        c0 = PRES_COLS
+        c0 = _COLS
         c1 = 0
-        r0 = PRES_ROWS
+        r0 = _ROWS
         r1 = 0
         sx = 0
         sy = 0
@@ -1364,8 +1364,8 @@ class PresenceLocator:
         grid = self.grid
         for k in range(a, a + cnt):
             g = cells[k]
-            r = g // PRES_COLS
-            c = g - r * PRES_COLS
+            r = g // _COLS
+            c = g - r * _COLS
             sx += c
             sy += r
             tot += grid[g]
@@ -1377,11 +1377,11 @@ class PresenceLocator:
                 r0 = r
             if r > r1:
                 r1 = r
-        w = (self.r_big + _REACH + 2 * _P) // _P
+        w = (self.r_big + _REACH + 2 * _PITCH) // _PITCH
         self.c0 = c0 - w if c0 > w else 0
-        self.c1 = c1 + w if c1 + w < PRES_COLS else PRES_COLS - 1
+        self.c1 = c1 + w if c1 + w < _COLS else _COLS - 1
         self.r0 = r0 - w if r0 > w else 0
-        self.r1 = r1 + w if r1 + w < PRES_ROWS else PRES_ROWS - 1
+        self.r1 = r1 + w if r1 + w < _ROWS else _ROWS - 1
         self.cur = j + 1
         win = self.win
         win[0] = self.c0
@@ -1391,8 +1391,8 @@ class PresenceLocator:
         win[4] = j + 1
         win[5] = 2 * self.RIM - self.OVERLAP_TOL
         win[6] = self.OVERLAP
-        self.gx = PRES_X0 + sx * _P // cnt
-        self.gy = PRES_Y0 + sy * _P // cnt
+        self.gx = _X0 + sx * _PITCH // cnt
+        self.gy = _Y0 + sy * _PITCH // cnt
         self.tot = tot
         return cnt
 
@@ -1404,15 +1404,15 @@ class PresenceLocator:
         cells = self.cells
         for k in range(a, a + cnt):
             g = cells[k]
-            c = g % PRES_COLS
-            r = g // PRES_COLS
+            c = g % _COLS
+            r = g // _COLS
             for dr in (-1, 0, 1):
                 for dc in (-1, 0, 1):
                     rr = r + dr
                     cc = c + dc
-                    if rr < 0 or rr >= PRES_ROWS or cc < 0 or cc >= PRES_COLS:
+                    if rr < 0 or rr >= _ROWS or cc < 0 or cc >= _COLS:
                         return True
-                    h = rr * PRES_COLS + cc
+                    h = rr * _COLS + cc
                     if not (PRES_PRESENT[h >> 3] >> (h & 7)) & 1:
                         return True
         return False
@@ -1427,9 +1427,9 @@ class PresenceLocator:
         a = self.g0[j]
         # areas in pads, x 16: a chip of seen radius r gives its pads levels that sum to about
         # PRES_LEVELS * pi (r^2 + _LEV_SQ) / P^2
-        es = 201 * (self.r_small * self.r_small + _LEV_SQ) // (4 * _P * _P)
-        eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _P * _P)
-        a16 = 16 * self.tot // PRES_LEVELS
+        es = 201 * (self.r_small * self.r_small + _LEV_SQ) // (4 * _PITCH * _PITCH)
+        eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _PITCH * _PITCH)
+        a16 = 16 * self.tot // _LEVELS
         if a16 > MAX_K * eb + (MAX_K * eb >> 2):
             return -1                        # more than four big chips cover: a hand
         cells = self.cells
@@ -1664,7 +1664,7 @@ class PresenceLocator:
         those counts wrong. So no one chip is tried (a hand coming or going: 80 moves a frame
         that could not be kept, 95 ms on the chip, issue 13)."""
         r = (self.r_big if self.r_big > self.r_small else self.r_small) + _REACH + 71
-        most = PRES_LEVELS * (355 * r * r // (113 * _P * _P) + 1)
+        most = _LEVELS * (355 * r * r // (113 * _PITCH * _PITCH) + 1)
         return self.tot - most > self.FOLLOW_MISS + (self.tot >> 3)
 
     def _seed(self, a, cnt, k):
@@ -1674,15 +1674,15 @@ class PresenceLocator:
         hy = self.ky
         # seeds: the first pad, then each time the pad farthest from the seeds so far
         g = cells[a]
-        hx[0] = PRES_X0 + (g % PRES_COLS) * _P
-        hy[0] = PRES_Y0 + (g // PRES_COLS) * _P
+        hx[0] = _X0 + (g % _COLS) * _PITCH
+        hy[0] = _Y0 + (g // _COLS) * _PITCH
         for i in range(1, k):
             far = -1
             fg = a
             for q in range(a, a + cnt):
                 g = cells[q]
-                px = PRES_X0 + (g % PRES_COLS) * _P
-                py = PRES_Y0 + (g // PRES_COLS) * _P
+                px = _X0 + (g % _COLS) * _PITCH
+                py = _Y0 + (g // _COLS) * _PITCH
                 dm = 0x3FFFFFFF
                 for t in range(i):
                     dx = px - hx[t]
@@ -1693,8 +1693,8 @@ class PresenceLocator:
                 if dm > far:
                     far = dm
                     fg = g
-            hx[i] = PRES_X0 + (fg % PRES_COLS) * _P
-            hy[i] = PRES_Y0 + (fg // PRES_COLS) * _P
+            hx[i] = _X0 + (fg % _COLS) * _PITCH
+            hy[i] = _Y0 + (fg // _COLS) * _PITCH
         # k-means: each pad to its nearest seed, seeds to their pads' centroid
         for _ in range(4 if k > 1 else 1):
             for i in range(k):
@@ -1703,8 +1703,8 @@ class PresenceLocator:
                 self.sy[i] = 0
             for q in range(a, a + cnt):
                 g = cells[q]
-                px = PRES_X0 + (g % PRES_COLS) * _P
-                py = PRES_Y0 + (g // PRES_COLS) * _P
+                px = _X0 + (g % _COLS) * _PITCH
+                py = _Y0 + (g // _COLS) * _PITCH
                 bi = 0
                 dm = 0x3FFFFFFF
                 for i in range(k):
@@ -1743,20 +1743,20 @@ class PresenceLocator:
         resuming where the one before stopped, the clock read before each (small ints: nothing
         allocated); without one (the simulator, CPython) in one call: the same moves."""
         win = self.win
-        win[8 + PRES_LEVELS] = self.hk
-        win[10 + PRES_LEVELS] = 0
+        win[8 + _LEVELS] = self.hk
+        win[10 + _LEVELS] = 0
         clock = self.clock if budget else None
         if clock is None:
-            win[9 + PRES_LEVELS] = 0x3FFFFFFF
+            win[9 + _LEVELS] = 0x3FFFFFFF
             self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable,
                                 self.label, win, self.grid)
             return False
-        win[9 + PRES_LEVELS] = self.SLICE
+        win[9 + _LEVELS] = self.SLICE
         # (the clock less the deadline, in ticks of 2**30: from 2**29 up it is before it)
-        while (clock() - win[11 + PRES_LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+        while (clock() - win[11 + _LEVELS]) & 0x3FFFFFFF >= 0x20000000:
             self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable,
                                 self.label, win, self.grid)
-            if not win[10 + PRES_LEVELS]:
+            if not win[10 + _LEVELS]:
                 return False
         self.cut = 1
         return True
@@ -1764,7 +1764,7 @@ class PresenceLocator:
     def _late(self):
         """True once the frame's time is spent (BUDGET_US, on the clock; never without one)."""
         clock = self.clock
-        if clock is None or (clock() - self.win[11 + PRES_LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+        if clock is None or (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF >= 0x20000000:
             return False
         self.cut = 1
         return True
@@ -1815,7 +1815,7 @@ class PresenceLocator:
         label = self.label
         win = self.win
         grid = self.grid
-        win[8 + PRES_LEVELS] = self.hk
+        win[8 + _LEVELS] = self.hk
         t = 5
         while t <= 80:
             e = delta(i, x + dx * t, y + dy * t, hx, hy, hr, usable, label, win, grid)
@@ -1832,7 +1832,7 @@ class PresenceLocator:
 
     def _delta(self, i, nx, ny):
         """How the mismatch changes when chip i moves to (nx, ny) (delta(), in viper)."""
-        self.win[8 + PRES_LEVELS] = self.hk
+        self.win[8 + _LEVELS] = self.hk
         self.tried += 1
         return delta(i, nx, ny, self.hx, self.hy, self.hr, self.usable, self.label, self.win,
                      self.grid)
@@ -1844,7 +1844,7 @@ class PresenceLocator:
         hx = self.hx
         hy = self.hy
         hr = self.hr
-        self.win[8 + PRES_LEVELS] = k
+        self.win[8 + _LEVELS] = k
         m = mismatch(hx, hy, hr, self.usable, self.label, self.win, self.grid)
         for i in range(k):
             for t in range(i + 1, k):
@@ -1864,14 +1864,14 @@ class PresenceLocator:
 
     def group_area(self, i):
         """The area of chip i's seen disc in pads, x 100 (the calibration's radius: r^2 = area
-        P^2 / pi), from the levels of its group's pads: they sum to about PRES_LEVELS pi (r^2 +
+        P^2 / pi), from the levels of its group's pads: they sum to about _LEVELS pi (r^2 +
         _LEV_SQ) / P^2 (one threshold: the count of covered pads). 0 if none."""
         for j in range(self.ng):
             if self.res0[j] <= i < self.res0[j] + self.resn[j] and self.resn[j] != 255:
                 tot = 0
                 for k in range(self.g0[j], self.g0[j + 1]):
                     tot += self.grid[self.cells[k]]
-                a = 100 * tot // PRES_LEVELS - 100 * 355 * _LEV_SQ // (113 * _P * _P)
+                a = 100 * tot // _LEVELS - 100 * 355 * _LEV_SQ // (113 * _PITCH * _PITCH)
                 return a if a > 0 else 0
         return 0
 
@@ -1879,16 +1879,16 @@ class PresenceLocator:
     def blind(self, x, y, r):
         """How many pads within r of (x, y) give no reading (ignored)."""
         n = 0
-        c0 = (x - r - PRES_X0) // _P
-        c1 = (x + r - PRES_X0) // _P + 1
-        q0 = (y - r - PRES_Y0) // _P
-        q1 = (y + r - PRES_Y0) // _P + 1
-        for rr in range(q0 if q0 > 0 else 0, q1 + 1 if q1 < PRES_ROWS else PRES_ROWS):
-            for cc in range(c0 if c0 > 0 else 0, c1 + 1 if c1 < PRES_COLS else PRES_COLS):
-                g = rr * PRES_COLS + cc
+        c0 = (x - r - _X0) // _PITCH
+        c1 = (x + r - _X0) // _PITCH + 1
+        q0 = (y - r - _Y0) // _PITCH
+        q1 = (y + r - _Y0) // _PITCH + 1
+        for rr in range(q0 if q0 > 0 else 0, q1 + 1 if q1 < _ROWS else _ROWS):
+            for cc in range(c0 if c0 > 0 else 0, c1 + 1 if c1 < _COLS else _COLS):
+                g = rr * _COLS + cc
                 if not self.usable[g] and (PRES_PRESENT[g >> 3] >> (g & 7)) & 1:
-                    dx = PRES_X0 + cc * _P - x
-                    dy = PRES_Y0 + rr * _P - y
+                    dx = _X0 + cc * _PITCH - x
+                    dy = _Y0 + rr * _PITCH - y
                     if dx * dx + dy * dy <= r * r:
                         n += 1
         return n
