@@ -1456,9 +1456,14 @@ class PresenceLocator:
                 if a16 < e - (e >> 1) - 16 or a16 > e + (e >> 1) + 16 * k:
                     continue
                 if not seeded:
-                    if not still and (self.bk or fk) and self._late():
-                        # the frame's time is spent: no seeds for more chips (k-means over
-                        # a hand's 50 pads for four: about 10 ms on the chip, issue 13)
+                    clock = self.clock
+                    if (not still and (self.bk or fk) and clock is not None and
+                            (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
+                        # the frame's time is spent (BUDGET_US, on the chip's clock): no seeds
+                        # for more chips (k-means over a hand's 54 pads: 75.6 ms on the chip
+                        # before they stopped early, issue 13). (Written out here: a method
+                        # more is 48 B more of the class's dict on the chip's heap.)
+                        self.cut = 1
                         cut = True
                         break
                     self._seed(a, cnt, k)
@@ -1770,14 +1775,6 @@ class PresenceLocator:
                                 self.label, win, self.grid)
             if not win[10 + _LEVELS]:
                 return False
-        self.cut = 1
-        return True
-
-    def _late(self):
-        """True once the frame's time is spent (BUDGET_US, on the clock; never without one)."""
-        clock = self.clock
-        if clock is None or (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF >= 0x20000000:
-            return False
         self.cut = 1
         return True
 
