@@ -950,7 +950,7 @@ class PresenceLocator:
                         self.specks += 1
                 continue
             if prev >= 0 and self.presn[prev] == 255:
-                self._hand(j)
+                self._hand(j, False)
                 continue
             if prev >= 0 and self.pfine[prev]:
                 m = self.presn[prev]
@@ -1291,7 +1291,7 @@ class PresenceLocator:
                 if dx * dx + dy * dy < lim and self.wander[i] < self.COARSE:
                     self.wander[i] = self.COARSE
 
-    def _hand(self, j, windowed=False):
+    def _hand(self, j, windowed):
         """Group j is a hand. windowed: its window was made this frame (_window): the centroid
         of its pads is gx, gy (issue 13: a hand's 60 - 80 pads summed once a frame, not thrice)."""
         self.resn[j] = 255
@@ -1417,7 +1417,7 @@ class PresenceLocator:
                         return True
         return False
 
-    def _fit(self, j, still, room, cnt=0):
+    def _fit(self, j, still, room, cnt):
         """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
         group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx). cnt: its pads,
         when its window was made this frame (_follow's: a hand's 60 - 80 pads were gone over

@@ -66,7 +66,7 @@ _fit = loc._fit
 _follow = loc._follow
 
 
-def counting_fit(j, still, room, cnt=0):
+def counting_fit(j, still, room, cnt):
     work[0] += 1
     return _fit(j, still, room, cnt)
 
