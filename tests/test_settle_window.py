@@ -1,0 +1,124 @@
+"""When the settle window ends (issue 13, docs/rules.md "At rest"): the tracker gives a shot's
+verdict at the last frame end before the next frame would pass SETTLE_MS of stillness (the
+frame's own length, at most SETTLE_FRAME, standing for the next one's), and asks the locator's
+refresh fit a frame before that. On the unix runner's 16 ms frames that is exactly SETTLE_MS, as
+before; on the RP2040's 14 - 15 ms frames a frame sooner than the first frame end past it.
+
+The firmware's Tracker (firmware/tracking/tracker.py) under both runtimes, fed frame by frame by
+a stand-in locator (the virtual clock as `time`): a chip put down, slid 40 mm a frame for five
+frames, then still; frames of `dt` ms. Each case gives when the stillness began (still_since),
+when the refresh was asked and when the shot's verdict came, in ms of the virtual clock.
+"""
+import pytest
+
+from conftest import run_script
+
+TARGET = r'''
+import sys
+import json
+import vclock
+sys.modules["time"] = vclock
+from array import array
+from tracking import tracker as TR
+from tables import board_table as B
+
+job = json.loads(sys.stdin.readline())
+
+
+class Loc:
+    GRADED = False
+    MOVE_TOL = 10
+
+    def __init__(self):
+        self.n = 0
+        self.kind = bytearray(8)
+        self.x = array('i', (0,) * 8)
+        self.y = array('i', (0,) * 8)
+        self.strength = array('i', (B.ADC_PEAK,) * 8)
+        self.err = array('i', (0,) * 8)
+        self.unc = array('i', (10,) * 8)
+        self.wander = array('i', (0,) * 8)
+        self.hand = 0
+        self.hand_x = 0
+        self.hand_y = 0
+        self.refreshed = []
+
+    def blind(self, x, y, r):
+        return 0
+
+    def refresh(self):
+        self.refreshed.append(vclock.ticks_ms())
+
+
+class Fast:
+    total = 0
+    off = 0
+    count = array('i', (0,) * 5)
+    first = array('i', (0,) * 5)
+
+    def blocked(self, b):
+        return False
+
+    def clear(self):
+        pass
+
+
+loc = Loc()
+tr = TR.Tracker(loc, Fast())
+dt = job["dt"]
+# at rest in the centre, then slid along y, 40 mm a frame, then still
+ys = [0] * 40 + [400 * k for k in range(1, 6)] + [2000] * (800 // dt)
+shot = None
+still = 0
+for y in ys:
+    loc.n = 1
+    loc.kind[0] = 1
+    loc.x[0] = 0
+    loc.y[0] = y
+    tr.frame()
+    if tr.take_event() == TR.EV_SHOT and shot is None:
+        shot = vclock.ticks_ms()
+        still = tr.still_since
+    vclock.advance_us(dt * 1000)
+print(json.dumps({"shot": shot, "still_since": still, "refreshed": loc.refreshed,
+                  "SETTLE_MS": TR.Tracker.SETTLE_MS, "SETTLE_FRAME": TR.Tracker.SETTLE_FRAME}))
+'''
+
+
+def _run(dt, runtime, tmp_path):
+    r = run_script(TARGET, "settle_window.py", runtime, {"dt": dt}, tmp_path)
+    assert r["shot"] is not None, r                 # the slide is judged a shot
+    return r, r["shot"] - r["still_since"]
+
+
+def test_on_16_ms_frames_the_verdict_comes_exactly_settle_ms_after_the_stillness_began(runtime, tmp_path):
+    # the unix runner's frames: the verdict's frame as before the rule, SETTLE_MS to the ms, the
+    # refresh asked on the frame before it (REFRESH_LEAD's 20 ms then)
+    r, el = _run(16, runtime, tmp_path)
+    assert el == r["SETTLE_MS"] == 400, r
+    assert r["refreshed"][-1] == r["shot"] - 16, r      # (the one before it: the put-down's)
+
+
+@pytest.mark.parametrize("dt", [14, 15])
+def test_on_shorter_frames_the_verdict_is_not_put_off_past_settle_ms(runtime, tmp_path, dt):
+    # the RP2040's frames while the board settles: the last frame end before SETTLE_MS would be
+    # overshot, so within one frame before SETTLE_MS and never after it (before the rule: the
+    # first frame end at or past it, up to a frame later)
+    r, el = _run(dt, runtime, tmp_path)
+    assert r["SETTLE_MS"] - dt < el <= r["SETTLE_MS"], (el, r)
+    assert el == (r["SETTLE_MS"] // dt) * dt, (el, r)
+    assert r["refreshed"][-1] == r["shot"] - dt, r      # the fresh fit on the verdict's frame
+
+
+@pytest.mark.parametrize("dt", [20, 30])
+def test_longer_frames_shorten_the_window_by_settle_frame_at_most(runtime, tmp_path, dt):
+    # a frame longer than SETTLE_FRAME stands for no more than SETTLE_FRAME: the verdict no
+    # sooner than SETTLE_MS - SETTLE_FRAME, and no later than the first frame end past SETTLE_MS
+    r, el = _run(dt, runtime, tmp_path)
+    assert r["SETTLE_MS"] - r["SETTLE_FRAME"] < el < r["SETTLE_MS"] + dt, (el, r)
+    assert r["refreshed"][-1] == r["shot"] - dt, r
+    # the refresh on the first frame with el + 2 f past SETTLE_MS, the verdict on a later one
+    # with el + f past it (30 ms: refresh 390, verdict 420, as before the rule)
+    f = min(dt, r["SETTLE_FRAME"])
+    ask = min(k for k in range(1, 100) if k * dt + 2 * f > r["SETTLE_MS"])
+    assert el == dt * min(k for k in range(ask + 1, 100) if k * dt + f > r["SETTLE_MS"]), (el, r)
