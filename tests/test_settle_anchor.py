@@ -4,7 +4,7 @@ The tracker judges a shot once every chip has stayed within STILL_TOL (+ its wan
 anchor, its fit in the frame the stillness began, for SETTLE_MS. On the hall pads that first
 fit can lag the chip: the pads' smoothed readings are still catching up, so the fits of the
 next frames sit 1.5 - 2 mm further on, and the refresh fit of the settled readings (asked at
-SETTLE_MS - REFRESH_LEAD) came out just past the tolerance, and the stillness began again at
+a frame before the verdict) came out just past the tolerance, and the stillness began again at
 the refresh: 400 ms more with the chip at rest (docs/performance.md, "The verdict's turn
 shorter, and a stillness begun again": 2 of 6 runs on the chip). Now it is counted again from
 the earliest frame since whose fit every frame stays within the tolerance (the second anchor),
