@@ -32,52 +32,14 @@ import sys
 import json
 import vclock
 sys.modules["time"] = vclock
-from array import array
 from tracking import tracker as TR
-from tables import board_table as B
+from tracker_standins import StandInLocator, QuietFastInputs
 
 job = json.loads(sys.stdin.readline())
 
 
-class Loc:
-    GRADED = True
-
-    def __init__(self):
-        self.n = 0
-        self.kind = bytearray(8)
-        self.x = array('i', (0,) * 8)
-        self.y = array('i', (0,) * 8)
-        self.strength = array('i', (B.ADC_PEAK,) * 8)
-        self.err = array('i', (0,) * 8)
-        self.unc = array('i', (5,) * 8)
-        self.wander = array('i', (5,) * 8)
-        self.hand = 0
-        self.hand_x = 0
-        self.hand_y = 0
-        self.refreshed = []
-
-    def blind(self, x, y, r):
-        return 0
-
-    def refresh(self):
-        self.refreshed.append(vclock.ticks_ms())
-
-
-class Fast:
-    total = 0
-    off = 0
-    count = array('i', (0,) * 5)
-    first = array('i', (0,) * 5)
-
-    def blocked(self, b):
-        return False
-
-    def clear(self):
-        pass
-
-
-loc = Loc()
-tr = TR.Tracker(loc, Fast())
+loc = StandInLocator(graded=True, move_tol=None, unc=5, wander=5)
+tr = TR.Tracker(loc, QuietFastInputs())
 dt = 16
 # the chip's fit (y, 0.1 mm) frame by frame: at rest, slid (the last frame of the slide, at
 # t_slide_end, at 2000), then job["after"] (the frames after the slide; "refresh": the fit from

@@ -18,53 +18,14 @@ import sys
 import json
 import vclock
 sys.modules["time"] = vclock
-from array import array
 from tracking import tracker as TR
-from tables import board_table as B
+from tracker_standins import StandInLocator, QuietFastInputs
 
 job = json.loads(sys.stdin.readline())
 
 
-class Loc:
-    GRADED = False
-    MOVE_TOL = 10
-
-    def __init__(self):
-        self.n = 0
-        self.kind = bytearray(8)
-        self.x = array('i', (0,) * 8)
-        self.y = array('i', (0,) * 8)
-        self.strength = array('i', (B.ADC_PEAK,) * 8)
-        self.err = array('i', (0,) * 8)
-        self.unc = array('i', (10,) * 8)
-        self.wander = array('i', (0,) * 8)
-        self.hand = 0
-        self.hand_x = 0
-        self.hand_y = 0
-        self.refreshed = []
-
-    def blind(self, x, y, r):
-        return 0
-
-    def refresh(self):
-        self.refreshed.append(vclock.ticks_ms())
-
-
-class Fast:
-    total = 0
-    off = 0
-    count = array('i', (0,) * 5)
-    first = array('i', (0,) * 5)
-
-    def blocked(self, b):
-        return False
-
-    def clear(self):
-        pass
-
-
-loc = Loc()
-tr = TR.Tracker(loc, Fast())
+loc = StandInLocator()
+tr = TR.Tracker(loc, QuietFastInputs())
 dt = job["dt"]
 # at rest in the centre, then slid along y, 40 mm a frame, then still
 ys = [0] * 40 + [400 * k for k in range(1, 6)] + [2000] * (800 // dt)

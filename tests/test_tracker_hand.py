@@ -20,10 +20,9 @@ import sys
 import json
 import vclock
 sys.modules["time"] = vclock
-from array import array
 from tracking import tracker as TR
+from tracker_standins import StandInLocator, QuietFastInputs
 from tracking import shot as S
-from tables import board_table as B
 
 job = json.loads(sys.stdin.readline())
 if job.get("before"):
@@ -31,45 +30,8 @@ if job.get("before"):
     TR.Tracker._under_hand = lambda self, x, y: False
 
 
-class Loc:
-    GRADED = False
-    MOVE_TOL = 10
-
-    def __init__(self):
-        self.n = 0
-        self.kind = bytearray(8)
-        self.x = array('i', (0,) * 8)
-        self.y = array('i', (0,) * 8)
-        self.strength = array('i', (B.ADC_PEAK,) * 8)
-        self.err = array('i', (0,) * 8)
-        self.unc = array('i', (10,) * 8)
-        self.wander = array('i', (0,) * 8)
-        self.hand = 0
-        self.hand_x = 0
-        self.hand_y = 0
-
-    def blind(self, x, y, r):
-        return 0
-
-    def refresh(self):
-        pass
-
-
-class Fast:
-    total = 0
-    off = 0
-    count = array('i', (0,) * 5)
-    first = array('i', (0,) * 5)
-
-    def blocked(self, b):
-        return False
-
-    def clear(self):
-        pass
-
-
-loc = Loc()
-tr = TR.Tracker(loc, Fast())
+loc = StandInLocator()
+tr = TR.Tracker(loc, QuietFastInputs())
 out = []
 for fr in job["frames"]:
     for _ in range(fr.get("repeat", 1)):

@@ -1,0 +1,53 @@
+"""Stand-ins the tracker's tests feed it instead of a locator and the fast inputs (target side:
+imported by test scripts run under both runtimes, after they put `vclock` in as `time`).
+
+The tracker reads a locator's frame from its arrays (n, kind, x, y, strength, err, unc,
+wander, hand) and asks it to refresh() once before a verdict; a test writes the frame it wants
+into these arrays before each `Tracker.frame()` call. Room for 8 chips."""
+from array import array
+
+import vclock
+from tables import board_table as B
+
+
+class StandInLocator:
+    """A locator whose frame the test writes. graded: as the hall locator (GRADED, its own
+    move tolerance); move_tol: MOVE_TOL the tracker takes from it (None: the tracker's own);
+    unc, wander: every chip's, in 0.1 mm. refresh() calls are kept (vclock ms) in refreshed."""
+
+    def __init__(self, graded=False, move_tol=10, unc=10, wander=0):
+        self.GRADED = graded
+        if move_tol is not None:
+            self.MOVE_TOL = move_tol
+        self.n = 0
+        self.kind = bytearray(8)
+        self.x = array('i', (0,) * 8)
+        self.y = array('i', (0,) * 8)
+        self.strength = array('i', (B.ADC_PEAK,) * 8)
+        self.err = array('i', (0,) * 8)
+        self.unc = array('i', (unc,) * 8)
+        self.wander = array('i', (wander,) * 8)
+        self.hand = 0
+        self.hand_x = 0
+        self.hand_y = 0
+        self.refreshed = []
+
+    def blind(self, x, y, r):
+        return 0
+
+    def refresh(self):
+        self.refreshed.append(vclock.ticks_ms())
+
+
+class QuietFastInputs:
+    """Cup switches and Zenn beams that never fire: no beam blocked, no edge counted."""
+    total = 0
+    off = 0
+    count = array('i', (0,) * 5)
+    first = array('i', (0,) * 5)
+
+    def blocked(self, b):
+        return False
+
+    def clear(self):
+        pass
