@@ -20,7 +20,6 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -74,13 +73,12 @@ def _path(m):
 def build_host_mpy(out, modules):
     """These firmware modules as .mpy for the unix port (x64: digits.py and ssd1306.py have
     viper code), with the options of the Pico's build (tools/build_firmware.py: OPT)."""
-    from tools.build_firmware import OPT
-    exe = os.path.join(os.path.dirname(T.MICROPYTHON), "mpy-cross")
+    from tools.build_firmware import compile_mpy
     for m in modules:
         name = _path(m) + ".py"
         os.makedirs(os.path.dirname(os.path.join(out, name)), exist_ok=True)
-        r = subprocess.run([exe, "-march=x64", OPT, "-o", os.path.join(out, name[:-3] + ".mpy"),
-                            os.path.join(FIRMWARE, name)], capture_output=True, text=True)
+        r = compile_mpy(os.path.join(FIRMWARE, name), os.path.join(out, name[:-3] + ".mpy"), name,
+                        arch="x64")
         if r.returncode != 0:
             raise SystemExit(f"mpy-cross -march=x64 failed on {name}:\n{r.stderr}")
 

