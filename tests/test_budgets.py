@@ -78,6 +78,10 @@ PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and i
 # mismatch() in viper, presence_locate.mpy 16.5 -> 24.0 KB of armv6m code; a stock .mpy
 # deployment only: the frozen image holds it in flash, 184,320 B free after boot there with
 # verdict2's deferred shot lines: exactly the 180 KB floor)
+# (2026-12-02: each .mpy names its source by its path under firmware/, not the checkout's: before,
+# every figure here grew with the length of the folder the project was cloned into, and CI's
+# checkout put shift at 182,082; now hall 182.0 KB and shift 181.3 KB wherever it is cloned,
+# measured in /work/main and in a 60-character path, within 96 B of each other)
 # every firmware module as .mpy for armv6m, -O3 (measured 91 KB; 98.3 KB at bf143d0; issue 13's
 # bounded fault monitor +6.2 KB (its viper queue and kill helpers, events.py's and digits.py's viper
 # copies, locate.near_pads); issue 14's held results, best games (best.mpy 3.0 KB) and buzzer
