@@ -94,19 +94,19 @@ def test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_ch
     stands; the strike must still be scored. (One boot: the same strike at the firmware's own
     budget, never cut, was a second test of 45 s CPU; tests/test_rp2040_shift.py's locked loop
     plays that strike with the firmware as it is.) Each find()'s and moving frame's length is
-    printed, not asserted. (The menu is pressed 500 ms after the boot event and the script's
-    loop ends TAIL ms after its first event line, the verdict, instead of running its whole
-    MS: the chip at rest after the strike proved nothing here; 48 -> 35 s of CPU, issue 15.)"""
+    printed, not asserted. (The menu is pressed once the firmware's boot() has ended, with short
+    presses, and the script's loop ends TAIL ms after its first event line, the verdict, instead
+    of running its whole MS: the chip at rest after the strike proved nothing here; 48 -> 35 s
+    of CPU, issue 15.)"""
     from boardsim.rp2040 import probe
     from boardsim.testing import Table
+    from tests.test_rp2040 import strike_menu_and_play
     t = Table("bowling", players=1)
     t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
-    tl = t.timeline()
-    menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
-    play = tl[1 + len(menu):]
+    menu, play = strike_menu_and_play(t)
     r = probe.run_module("MS = 4000\nBUDGET = 6000\nTAIL = 300\n" + STRIKE, config={"front_end": "shift"},
                          before=menu, after=play, await_ms=20000, await_ev="strike_work",
-                         wait_ms=200, settle_ms=500)
+                         wait_ms=20, settle_ms=probe.READY)
     w = r.last("strike_work")
     print("moving frames on the chip (ms):", w["moving_ms"])
     print("per find() (moves tried, cut | settled << 1, us):", w["finds"])

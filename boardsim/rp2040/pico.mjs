@@ -467,6 +467,7 @@ function answer(extra) {
   const a = Object.assign({
     t: Math.round(nowNs() / 1000), on: !!chip,
     out: out.splice(0), serial: Buffer.from(serial).toString('latin1'), resets, lost, flash_ops: flashOps,
+    wdt: !!chip && wdt.enabled,       // the firmware started its watchdog (boot() done: probe.py)
   }, extra || {});
   serial = [];
   resets = [];

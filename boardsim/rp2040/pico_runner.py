@@ -136,6 +136,7 @@ class ChipRunner(R.Runner):
         self.resets = []
         self.flash_ops = 0          # the chip's flash program / erase calls so far
         self.torn = []              # (ms, operation number) of each tear that cut the power
+        self.wdt_on = False         # the chip's watchdog is running (the firmware's boot() done)
         pm = T.PINMAP
         wiring = {"spiBus": pm["spi"]["bus"], "csPin": pm["spi"]["cs"], "shiftBus": pm["shift"]["bus"],
                   "loadPin": pm["shift"]["load"], "oledBus": pm["oled_i2c"]["bus"],
@@ -201,6 +202,7 @@ class ChipRunner(R.Runner):
             self.text = b""
             sys.stderr.write(f"pico: {why} reset at {t // 1000} ms\n")
         self.flash_ops = a.get("flash_ops", self.flash_ops)
+        self.wdt_on = a.get("wdt", False)
         for t, k in a.get("lost", ()):
             # a torn flash write: the power went inside it (as flash.PowerLost on the desktop)
             self.torn.append((t // 1000, k))
@@ -341,6 +343,17 @@ class ChipRunner(R.Runner):
             return
         if kind == "boot":
             self.boot()
+            return
+        if kind == "await" and o.get("ready"):
+            # (probe.py) until the firmware has started its watchdog, the last thing its boot()
+            # does before main.py's loop (at most `ms` of chip time): the objects a probe's
+            # module uses are made by then (5 ms slices)
+            limit = vclock.now_us() + o.get("ms", 10000) * 1000
+            while not self.wdt_on and self.sb is not None and vclock.now_us() < limit:
+                self.run_until(min(limit, vclock.now_us() + 5000))
+            if not self.wdt_on:
+                R.fail(1, "the firmware on the emulated Pico did not start its watchdog within %d ms"
+                       % o.get("ms", 10000))
             return
         if kind == "await":
             # (probe.py) until `lines` more event lines came (or more of event `ev`; with

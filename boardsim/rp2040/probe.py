@@ -23,6 +23,18 @@ from boardsim.geometry import ROOT
 from boardsim.testing import run_timeline
 
 BOOT_SETTLE_MS = 1500
+# settle_ms=READY: no fixed wait after the boot event, only until the firmware's boot() has
+# ended (its watchdog started, the last thing boot() does; pico_runner's await "ready"): what a
+# module run in main.py's objects (sb.wdt among them) needs, tens of ms of chip time where a fixed
+# wait was 500 (a chip ms costs about 8 ms of the host's CPU; issue 15)
+READY = "ready"
+
+
+def settle_ops(settle_ms):
+    """The ops after the boot op: a wait of settle_ms, or (READY) until boot() has ended."""
+    if settle_ms == READY:
+        return [{"op": "await", "ready": True, "ms": 5000}]
+    return [{"op": "wait", "ms": settle_ms}]
 
 
 def _mpy(source, name, arch="armv6m"):
@@ -115,7 +127,7 @@ def module_timeline(source, job=None, standin=False, files=None, before=(), afte
     for name, data in (files or {}).items():
         tl.append(write_op(name, data))
     tl.append(write_op("zjob.mpy", _mpy(PRELUDE % (standin,) + source, "zjob")))
-    tl += [{"op": "boot"}, {"op": "wait", "ms": settle_ms}] + list(before)
+    tl += [{"op": "boot"}] + settle_ops(settle_ms) + list(before)
     tl += repl("import zjob")
     if job is not None:
         tl.append({"op": "serial", "line": json.dumps(job, separators=(",", ":"))})
