@@ -79,17 +79,10 @@ def ref_flood(grid, usable, label, cells, seeds, ns, g0, sig, sxs, sys_, n_old):
     return nc, ng
 
 
-def same_bytes(a, b):
-    """a == b element by element (bytes() of either would copy 4.6 KB: the chip's heap)."""
-    for i in range(len(a)):
-        if a[i] != b[i]:
-            return False
-    return True
-
-
 rng = Rng(job["seed"])
 usable = bytearray(N)        # (no locator: the chip's heap holds the firmware's too)
 grid = bytearray(N)
+ZEROS = bytes(N)
 rows_on = bytearray(b"\x01" * ROWS)
 seeds = array("H", bytes(2 * LP.MAX_PLAUSIBLE))
 bad = []
@@ -109,12 +102,11 @@ B = [bytearray(N), array("h", bytes(2 * LP.MAX_CELLS)), array("h", bytes(2 * (LP
 for g in range(N):
     usable[g] = (BT.PRES_PRESENT[g >> 3] >> (g & 7)) & 1
 for trial in range(job["trials"]):
-    for g in range(N):
-        grid[g] = 0
-        if usable[g] and rng.below(60) == 0:
-            usable[g] = 0
-        elif not usable[g] and (BT.PRES_PRESENT[g >> 3] >> (g & 7)) & 1 and rng.below(3) == 0:
-            usable[g] = 1
+    grid[:] = ZEROS
+    # (a usable pad made unusable where rng.below(60) == 0, an unusable present one usable
+    # again where rng.below(3) == 0: the same draws, a pad at a time in the script had cost the
+    # chip most of a trial's time, issue 15)
+    rng.churn(usable, N, 60, 3, BT.PRES_PRESENT)
     blobs = rng.below(8)
     for b in range(blobs):
         r = 1 + rng.below(4) if rng.below(6) else 6 + rng.below(4)     # chips, a hand
@@ -141,7 +133,7 @@ for trial in range(job["trials"]):
     got = (nc, got >> 16)
     ng = want[1]
     ngs.append(ng)
-    same = (got == want and same_bytes(A[0], B[0]) and list(A[1][:nc]) == list(B[1][:nc])
+    same = (got == want and A[0] == B[0] and list(A[1][:nc]) == list(B[1][:nc])
             and list(A[2][:ng + 1]) == list(B[2][:ng + 1]) and list(A[3][:ng]) == list(B[3][:ng])
             and list(A[4][:ng]) == list(B[4][:ng]) and list(A[5][:ng]) == list(B[5][:ng]))
     h = (h * 31 + nc * 7 + ng + sum(B[3][:ng]) + sum(B[4][:ng]) + 3 * sum(B[5][:ng])) & 0xFFFFFF

@@ -41,10 +41,14 @@ DX = (1, 1, 0, -1, -1, -1, 0, 1)
 DY = (0, 1, 1, 1, 0, -1, -1, -1)
 
 
-def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most):
-    """_moves / _improve as they were in Python (with a budget: stop before a chip's next 8
-    moves once most are tried). Returns (moves tried, stopped)."""
+def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most, bx, by):
+    """_moves / _improve as they were in Python, the whole search; and where it would have
+    stopped with a budget (before a chip's next 8 moves once most are tried): the chips' places
+    then in bx, by. Returns (moves tried in all, moves tried when the budget stopped it or -1).
+    (One search for both: the budget's is the whole one's beginning; two searches were most of
+    a trial's time on the emulated chip, issue 15.)"""
     tried = 0
+    cut = -1
     while s >= last:
         for _ in range(6):
             moved = False
@@ -52,8 +56,11 @@ def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most):
                 if (hold >> i) & 1:
                     continue
                 while True:
-                    if tried >= most:
-                        return tried, 1
+                    if tried >= most and cut < 0:
+                        cut = tried
+                        for t in range(k):
+                            bx[t] = hx[t]
+                            by[t] = hy[t]
                     bd = 0
                     bj = -1
                     x = hx[i]
@@ -73,7 +80,7 @@ def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most):
             if not moved:
                 break
         s >>= 1
-    return tried, 0
+    return tried, cut
 
 
 rng = Rng(job["seed"])
@@ -81,6 +88,7 @@ loc = LP.PresenceLocator()
 usable = loc.usable
 label = loc.label
 grid = bytearray(N)
+ZEROS = bytes(N)
 hx = loc.hx
 hy = loc.hy
 hr = loc.hr
@@ -103,11 +111,12 @@ got = 0             # (globals made before the heap is locked)
 done = 0
 sx = [0, 0, 0, 0]
 sy = [0, 0, 0, 0]
+bx = [0, 0, 0, 0]          # (where a budget of most moves stopped the reference)
+by = [0, 0, 0, 0]
 for trial in range(job["trials"]):
-    for g in range(N):
-        usable[g] = 0 if rng.below(12) == 0 else 1
-        label[g] = 0
-        grid[g] = 0
+    rng.mask(usable, N, 12)         # (usable[g] = 0 if rng.below(12) == 0 else 1, g < N)
+    label[:] = ZEROS                # (cleared whole: a pad at a time cost the chip most of a
+    grid[:] = ZEROS                 # trial's time, as the draw a call at a time, issue 15)
     w = 4 + rng.below(10)
     c0 = rng.below(COLS - w) if rng.below(4) else (0 if rng.below(2) else COLS - 1 - w)
     q0 = rng.below(ROWS - w) if rng.below(4) else (0 if rng.below(2) else ROWS - 1 - w)
@@ -156,14 +165,14 @@ for trial in range(job["trials"]):
             hx[t] = sx[t]
             hy[t] = sy[t]
         win[8 + L] = k
-        # the whole search, then (from the same start) the first slice of it
-        whole, _ = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, 0x3FFFFFFF)
+        # the whole search, and where its first slice (most moves) would have stopped
+        whole, cut = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most, bx, by)
         whole_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
-        for t in range(4):
-            hx[t] = sx[t]
-            hy[t] = sy[t]
-        want, want_stop = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most)
-        want_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+        if cut < 0:                 # the whole search within the slice's moves
+            want, want_stop, want_xy = whole, 0, whole_xy
+        else:
+            want, want_stop = cut, 1
+            want_xy = [bx[t] for t in range(k)] + [by[t] for t in range(k)]
         for t in range(4):
             hx[t] = sx[t]
             hy[t] = sy[t]

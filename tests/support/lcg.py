@@ -49,6 +49,35 @@ class Rng:
         self.h = h
         self.l = l
 
+    def churn(self, buf, n, m_off, m_on, allowed):
+        """For i < n: a set buf[i] cleared where below(m_off) gives 0; a clear one set where
+        bit i of `allowed` (bit i & 7 of byte i >> 3) is set and below(m_on) gives 0; no number
+        drawn for a clear one not allowed. The numbers of those below() calls, in order, next()
+        inlined on locals (as mask(): the flood script's pads drawn so each trial)."""
+        h = self.h
+        l = self.l
+        a_l = _A_L
+        a_h = _A_H
+        a_l15 = _A_L15
+        c = _C
+        for i in range(n):
+            on = buf[i]
+            if on:
+                m = m_off
+            elif (allowed[i >> 3] >> (i & 7)) & 1:
+                m = m_on
+            else:
+                continue
+            t0 = (l & 0xFF) * a_l + c
+            t1 = (l >> 8) * a_l
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * a_l15) & 0x7FFF) + (((l & 0x7FFF) * a_h) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            if ((h << 8) | (l >> 8)) % m == 0:
+                buf[i] = 0 if on else 1
+        self.h = h
+        self.l = l
+
     def fill(self, buf, n, lo, hi):
         """buf[i] = lo + below(hi - lo + 1) for i < n: the numbers of n such calls, next()
         inlined on locals (as mask())."""
