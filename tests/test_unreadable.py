@@ -38,6 +38,14 @@ RUNTIMES = ["micropython", "cpython",
                                                             reason=f"no emulated Pico here: {WHY}"))]
 
 OFF_BY = 3000       # LSB: calib.bin's zeros this far below the sensors' (THRESHOLD 1200)
+# How long after UNREAD_MS of unreadable frames the display is looked at, and after the frames
+# read again. Measured (2026-12-02, snapshots every 100 ms): the condition and its status row
+# came 2,000 - 2,100 ms after the boot event (hall) or after the cloth (presence) under the unix
+# port, CPython and on the emulated chip; uncovered, the presence status row was clear 200 ms
+# later on the chip, 300 - 400 ms under the unix port. (UNREAD_MS + 1,000 and 1,000 before issue
+# 15: on the chip, 8 ms of the host's CPU a chip ms, these were 1.5 s of its 5 s a run.)
+MARGIN_MS = 500
+READ_MS = 600
 UNREAD = {"ev": "fault", "what": "pads", "code": "unreadable", "pad": None}
 
 
@@ -66,7 +74,7 @@ def test_hall_pads_out_of_calibration_are_reported_unreadable_until_calibrated(r
           {"op": "boot"},
           {"op": "wait", "ms": FA.FaultMonitor.UNREAD_MS // 2},
           {"op": "snapshot", "label": "early"},          # not yet: it may be a fault being named
-          {"op": "wait", "ms": FA.FaultMonitor.UNREAD_MS},
+          {"op": "wait", "ms": FA.FaultMonitor.UNREAD_MS // 2 + MARGIN_MS},
           {"op": "snapshot", "label": "unread"},
           {"op": "serial", "line": "calib empty"},       # the zeros measured again
           {"op": "wait", "ms": 1000},
@@ -102,10 +110,10 @@ def test_presence_pads_under_a_cloth_are_reported_unreadable_until_uncovered(run
     assert len(COVER_COLS) * len(COVER_ROWS) >= 256 and len(COVER_ROWS) < BT.PRES_ROWS
     tl = [{"op": "boot"}, {"op": "wait", "ms": 500}]
     tl += [{"op": "fault", "pad": [c, r], "mode": "stuck_high"} for r in COVER_ROWS for c in COVER_COLS]
-    tl += [{"op": "wait", "ms": FA.FaultMonitor.UNREAD_MS + 1000},
+    tl += [{"op": "wait", "ms": FA.FaultMonitor.UNREAD_MS + MARGIN_MS},
            {"op": "snapshot", "label": "unread"},
            {"op": "fault", "clear": True},
-           {"op": "wait", "ms": 1000},
+           {"op": "wait", "ms": READ_MS},
            {"op": "snapshot", "label": "read"}]
     r = run_timeline(tl, runtime, config={"front_end": "shift"})
     f = faults(r)
