@@ -67,13 +67,13 @@ COSTLIEST = {
 # "The chip tier's scenarios cut")
 COSTLIEST.update({
     "@rp2040_one_boot": 67,
-    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 24,
-    "test_rp2040_shift.py::test_the_presence_loop_allocates_nothing": 24,
-    "test_rp2040_presence.py::test_a_strike_on_the_presence_pads": 24,
+    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 23,
+    "test_rp2040_shift.py::test_the_presence_loop_allocates_nothing": 23,
+    "test_rp2040_presence.py::test_a_strike_on_the_presence_pads": 23,
     "test_unreadable.py::test_presence_pads_under_a_cloth_are_reported_unreadable_until_uncovered[rp2040]": 29,
     "test_unreadable.py::test_hall_pads_out_of_calibration_are_reported_unreadable_until_calibrated[rp2040]": 27,
     "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip": 20,
-    "test_rp2040.py::test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip": 5,
+    "test_rp2040.py::test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip": 4,
 })
 LONGEST_FIRST = ("test_rp2040.py", "test_shots_physics.py", "test_budgets.py", "test_off_or_lifted.py",
                  "test_faults.py", "test_presence.py", "test_power_cuts.py", "test_firmware_tools.py",

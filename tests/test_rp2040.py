@@ -333,11 +333,13 @@ def test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played():
     assert_locked_loop_saw_the_strike(r, loop, before=300, after=LOCKED_TURNS_AFTER)
 
 
-# The menu's presses held this long (ms) in the chip tests that start a game from it: its
-# buttons are debounced over 20 ms (panel/buttons.py) and polled every loop turn; the
-# scenarios' 120 ms presses and the 300 ms after the last one were about 450 ms of chip time
-# at rest, some 3.5 s of the host's CPU, in each such test (issue 15)
+# The menu's presses held this long (ms), and released this long before the next, in the chip
+# tests that start a game from it: its buttons are debounced over 20 ms (panel/buttons.py) and
+# polled every loop turn; the scenarios' 120 ms presses, 150 ms between them and 300 ms after
+# the last were about 700 ms of chip time at rest, some 5 s of the host's CPU, in each such test
+# (issue 15)
 MENU_PRESS_MS = 60
+MENU_BETWEEN_MS = 60
 MENU_DONE_MS = 100
 # The chip at rest after it was put down, before it is shot: the tracker takes a chip still for
 # 400 ms as at rest (tracking/tracker.py SETTLE_MS) and scores no shot of a chip not at rest; the
@@ -353,7 +355,8 @@ def strike_menu_and_play(t):
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
     assert menu and play and play[0]["op"] == "put" and menu[-1]["op"] == "wait"
-    menu = [dict(o, ms=MENU_PRESS_MS if o["op"] == "press" else MENU_DONE_MS) for o in menu]
+    menu = [dict(o, ms=MENU_PRESS_MS, between=MENU_BETWEEN_MS) if o["op"] == "press"
+            else dict(o, ms=MENU_DONE_MS) for o in menu]
     play = [dict(play[0], settle=False), {"op": "wait", "ms": PUT_REST_MS}] + play[1:]
     return menu, play
 
