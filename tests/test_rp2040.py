@@ -368,9 +368,10 @@ def locked_loop(ms, tail_ms=None):
 
 # How long the locked loop goes on after the verdict's line: the verdict's screen, the journal's
 # save of the shot (in a locked turn, once the tracker is at rest: "saved_ms", asserted) and the
-# table at rest again (over the tracker's 400 ms of stillness), all in it. (1,500 ms before issue 15: the
-# save came in the verdict's own turn on both front ends, 2026-12-02, and the second after it
-# was the table at rest, as before the chip was put down; about 8 s of CPU a loop.)
+# table at rest again (over the tracker's 400 ms of stillness), all in it. (1,500 ms before
+# issue 15: the save came in the verdict's own turn on both front ends, 2026-12-02, and the
+# second after it was the table at rest, as before the chip was put down; about 8 s of CPU a
+# loop.)
 LOCKED_TAIL_MS = 500
 # the locked turns asked for after the verdict, in LOCKED_TAIL_MS (about 130 - 140 ran, hall and
 # presence, 2026-12-02; 401 and 427 in the 1,500 ms before)
