@@ -273,28 +273,38 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
     """Presence, at the end of a window: the cells that changed lim times or more and are not
     faulty (only when look: no hand seen in the window). A cell in fl[:fl_n] (it flickered in
     the window before too) goes into out, to flag; the first 8 others into fl_new. Every cell's
-    count is cleared. Returns len(out) << 4 | len(fl_new)."""
+    count is cleared. Returns len(out) << 4 | len(fl_new).
+    A byte of toggles at a time (4 bits a cell, two a byte: shift_scan.unpack), a byte of 0 (both
+    cells unchanged: nearly all of them) passed over at once: cell by cell, the whole grid cost
+    3.1 ms on the chip, the monitor's frame at a window's end 4.8 ms at rest (issue 13)."""
     k = 0
     m = 0
-    g = 0
-    while g < n:
-        if look and ((int(toggles[g >> 1]) >> ((g & 1) << 2)) & 15) >= lim and int(bad[g]) == 0:
-            was = 0
-            q = 0
-            while q < fl_n:
-                if int(fl[q]) == g:
-                    was = 1
-                    break
-                q += 1
-            if was:
-                out[k] = g          # at most fl_n (8) of them
-                k += 1
-            elif m < 8:
-                fl_new[m] = g
-                m += 1
-        if (g & 1) or g == n - 1:       # 4 bits a cell, two a byte (shift_scan.unpack):
-            toggles[g >> 1] = 0         # cleared once both were looked at
-        g += 1
+    i = 0
+    nb = (n + 1) >> 1
+    while i < nb:
+        b = int(toggles[i])
+        if b != 0:
+            toggles[i] = 0
+            if look:
+                g = i << 1
+                while b != 0 and g < n:     # the byte's two cells, in order
+                    if (b & 15) >= lim and int(bad[g]) == 0:
+                        was = 0
+                        q = 0
+                        while q < fl_n:
+                            if int(fl[q]) == g:
+                                was = 1
+                                break
+                            q += 1
+                        if was:
+                            out[k] = g          # at most fl_n (8) of them
+                            k += 1
+                        elif m < 8:
+                            fl_new[m] = g
+                            m += 1
+                    b = b >> 4
+                    g += 1
+        i += 1
     return (k << 4) | m
 
 
