@@ -59,21 +59,35 @@ job = json.loads(sys.stdin.readline())
 r = R.Runner(config=job.get("config"))
 out = EventLines()
 r.out = out
+for o in job.get("before", ()):     # (a calib.bin written before the boot)
+    r.op(o)
 r.op({"op": "boot"})
 fm = r.sb.faults
 COUNT = [0]
 
 
+VCOUNT = [0]
+
+
+def vtracer(frame, event, arg):
+    VCOUNT[0] += 1
+    return vtracer
+
+
 def tracer(frame, event, arg):
     c = frame.f_code
-    if c in VIPER or "/firmware/" not in c.co_filename:
+    if "/firmware/" not in c.co_filename:
         return None
+    if c in VIPER:              # counted apart: machine code on the chip, its loops over the pads
+        VCOUNT[0] += 1
+        return vtracer
     COUNT[0] += 1
     return tracer
 
 
 def counted(fn):
     COUNT[0] = 0
+    VCOUNT[0] = 0
     sys.settrace(tracer)
     try:
         v = fn()
@@ -90,7 +104,7 @@ report = fm.report
 
 def traced_frame():
     v, n = counted(frame)
-    frames.append([n, fm.wk_items, fm.wk_kills, fm.wk_rep])
+    frames.append([n, fm.wk_items, fm.wk_kills, fm.wk_rep, VCOUNT[0]])
     return v
 
 
@@ -111,7 +125,7 @@ for o in job["faults"]:
         for p in range(16 * o["mux"], min(16 * o["mux"] + 16, w.hall.n)):
             w.hall.set_fault(p, o["raw"])
     else:
-        w.fault(o, 0)
+        r.op(dict(o, op="fault"))
 r.run_ms(job["ms"])
 print(json.dumps({"frames": frames, "healthy": healthy, "reports": reports,
                   "faults": [e for e in out.lines if e.get("ev") == "fault"],
@@ -141,14 +155,15 @@ def hall_muxes():
     return out
 
 
-def check_bounded(res, front_end):
+def check_bounded(res, front_end, reports=True):
     frames = res["frames"]
     assert len(frames) > res["healthy"] + 50, len(frames)
     items, kills = res["limits"]
     worst = max(f[0] for f in frames)
     assert worst <= MAX_FRAME_LINES[front_end], sorted(frames)[-5:]
     assert all(f[1] <= items and f[2] <= kills for f in frames)
-    assert res["reports"] and max(res["reports"]) <= MAX_REPORT_LINES, max(res["reports"])
+    assert not reports or res["reports"], res["reports"]
+    assert max(res["reports"], default=0) <= MAX_REPORT_LINES, max(res["reports"])
     assert res["boots"] == 1                 # no watchdog reset (the simulator's watchdog)
     # everything found was reported: nothing left waiting at the end
     assert res["queued"] == [0, 0, 0], res["queued"]
@@ -345,3 +360,101 @@ def test_the_viper_helpers_match_the_plain_code(runtime, tmp_path):
     from conftest import run_script
     res = run_script(VIPER_TARGET, "fault_viper_target.py", runtime, {"seed": 5, "trials": 40}, tmp_path)
     assert res["bad"] == [], res["bad"][:3]
+
+
+# Issue 13's "no fault-monitor frame over 5 ms, whatever fails": each failure the monitor handles,
+# on each front end (bench/rp2040_profile.py --faults table times the same on the emulated chip,
+# docs/performance.md). The pads are tests/test_faults.py's. Besides the bytecode lines, the
+# lines of the @micropython.viper passes (machine code on the chip, plain Python here: their
+# loops over the pads, counted apart) are held to a bound: the presence monitor's flicker window
+# went over every one of the 4608 cells one by one (_toggled: 3.1 ms on the chip, the frame at a
+# window's end 4.8 ms at rest, 22,000 such lines); a byte of counts at a time, 0 bytes passed
+# over at once, it is about 9,500. The hall pass (a quarter of the pads a frame, every mux's
+# spread each 4th frame) is about 11,000.
+MAX_FRAME_VIPER_LINES = {"hall": 13000, "shift": 12000}
+
+
+def calib_shifted():
+    from test_unreadable import shifted_calibration, OFF_BY
+    return [{"op": "flash", "write": "calib.bin", "hex": shifted_calibration(OFF_BY).hex()}]
+
+
+HAND = {"hand": [0, -150], "ms": 4000}
+CLOTH = [{"pad": [c, r], "mode": "stuck_high"} for r in range(20, 36) for c in range(10, 30)]
+WHATEVER_FAILS = [
+    # (front end, case, faults, codes that must be reported (at least), ms)
+    ("hall", "none", [], set(), 3000),
+    ("hall", "pad_stuck", [{"pad": [4, 20], "mode": "stuck_high"}], {"pad_stuck"}, 3000),
+    ("hall", "pad_flicker", [{"pad": [14, 12], "mode": "flicker"}], {"pad_flicker"}, 6000),
+    ("hall", "mux_frozen", [{"mux": 17, "raw": 30000}], set(), 3000),
+    ("hall", "mux_low", [{"mux": 17, "mode": "stuck_low"}], {"mux_dead"}, 3000),
+    ("hall", "mux_high", [{"mux": 17, "mode": "stuck_high"}], {"mux_dead"}, 3000),
+    ("hall", "unread", [], {"unreadable"}, 3000),
+    ("hall", "hand", [HAND], set(), 3000),
+    ("shift", "none", [], set(), 3000),
+    ("shift", "pad_stuck", [{"pad": [10, 50], "mode": "stuck_high"}], {"pad_stuck"}, 3000),
+    ("shift", "pad_flicker", [{"pad": [30, 20], "mode": "flicker"}], {"pad_flicker"}, 4000),
+    ("shift", "reg_high", [{"mux": 5, "mode": "stuck_high"}], {"mux_dead"}, 3000),
+    ("shift", "reg_low", [{"mux": 5, "mode": "stuck_low"}], set(), 3000),
+    ("shift", "chain_low", [{"mux": k, "mode": "stuck_low"} for k in range(BT.PRES_SR)], set(), 3000),
+    ("shift", "cloth", CLOTH, {"unreadable"}, 3000),
+    ("shift", "hand", [HAND], {"hand"}, 3000),
+]
+
+
+@pytest.mark.parametrize("front_end,case,faults,codes,ms", WHATEVER_FAILS,
+                         ids=[f"{w[0]}-{w[1]}" for w in WHATEVER_FAILS])
+def test_every_frame_is_bounded_whatever_fails(front_end, case, faults, codes, ms, tmp_path):
+    job = {"faults": faults, "ms": ms}
+    if case == "unread":
+        job["before"] = calib_shifted()
+    res = run(job, tmp_path, front_end)
+    frames = res["frames"]
+    print(case, front_end, "worst lines", max(f[0] for f in frames), "worst viper lines",
+          max(f[4] for f in frames))
+    check_bounded(res, front_end, reports=bool(codes))
+    assert max(f[4] for f in frames) <= MAX_FRAME_VIPER_LINES[front_end], sorted(f[4] for f in frames)[-5:]
+    got = {e["code"] for e in res["faults"]}
+    assert codes <= got, (codes, res["faults"])
+    check_each_once([e for e in res["faults"] if e["code"] not in ("hand", "unreadable")])
+
+
+OLD_TOGGLED = r'''
+def _toggled(n, toggles, lim, bad, fl, fl_n, fl_new, out, look):
+    # the window's pass as it was: cell by cell over the whole grid
+    k = 0
+    m = 0
+    g = 0
+    while g < n:
+        if look and ((int(toggles[g >> 1]) >> ((g & 1) << 2)) & 15) >= lim and int(bad[g]) == 0:
+            was = 0
+            q = 0
+            while q < fl_n:
+                if int(fl[q]) == g:
+                    was = 1
+                    break
+                q += 1
+            if was:
+                out[k] = g
+                k += 1
+            elif m < 8:
+                fl_new[m] = g
+                m += 1
+        if (g & 1) or g == n - 1:
+            toggles[g >> 1] = 0
+        g += 1
+    return (k << 4) | m
+'''
+
+
+def test_the_viper_count_can_fail(tmp_path, monkeypatch):
+    """The viper lines see a pass that is bounded but dear: the presence flicker window's pass
+    cell by cell, as it was (3.1 ms on the chip), busts the bound on a healthy board."""
+    patch = ("fm = r.sb.faults\nexec(compile(%r, FA.__file__, 'exec'), FA.__dict__)\n"
+             "VIPER.add(FA._toggled.__code__)\n" % OLD_TOGGLED)
+    slow = TARGET.replace("fm = r.sb.faults\n", patch)
+    assert slow != TARGET
+    monkeypatch.setattr(sys.modules[__name__], "TARGET", slow)
+    res = run({"faults": [], "ms": 2000}, tmp_path, "shift")
+    print("the old window pass: worst viper lines", max(f[4] for f in res["frames"]))
+    assert max(f[4] for f in res["frames"]) > MAX_FRAME_VIPER_LINES["shift"]
