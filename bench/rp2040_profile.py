@@ -17,6 +17,7 @@ import json
 import os
 import statistics
 import sys
+from collections import Counter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
@@ -210,6 +211,7 @@ fa = sb.faults
 gc.collect()
 worst = [0, 0, 0, 0]                # frame, report, find, whole step
 count = [0, 0]
+total = [0, 0]                      # the frames' time summed; frames over 5 ms
 f_frame = fa.frame
 f_report = fa.report
 f_find = sb.loc.find
@@ -223,6 +225,9 @@ def timed_frame():
     if d > worst[0]:
         worst[0] = d
     count[0] += 1
+    total[0] += d
+    if d > 5000:
+        total[1] += 1
     return r
 def timed_report():
     t0 = time.ticks_us()
@@ -269,8 +274,10 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     if idle:
         time.sleep_ms(idle)
 print('{"ev":"faults_timed","frames":%d,"reports":%d,"worst_frame_us":%d,"worst_report_us":%d,'
-      '"worst_find_us":%d,"worst_step_us":%d,"worst_pads_us":%d,"worst_work_us":%d}'
-      % (count[0], count[1], worst[0], worst[1], worst[2], worst[3], parts[0], parts[1]))
+      '"worst_find_us":%d,"worst_step_us":%d,"worst_pads_us":%d,"worst_work_us":%d,'
+      '"mean_frame_us":%d,"frames_over_5ms":%d}'
+      % (count[0], count[1], worst[0], worst[1], worst[2], worst[3], parts[0], parts[1],
+         total[0] // max(1, count[0]), total[1]))
 '''
 
 
@@ -364,19 +371,117 @@ FAULT_CASES = {
 FAULT_CASES["stuck_low"] = FAULT_CASES["supply_dead"]
 FAULT_CASES["stuck_high"] = FAULT_CASES["shorted_rail"]
 
+# --faults table: issue 13's "no fault-monitor frame over 5 ms, whatever fails", each failure the
+# monitor handles on each front end (hall: the default config; presence: "front_end": "shift").
+# The pads are tests/test_faults.py's (off every path of its games; on an empty board here).
+# "unread" hall: calib.bin's zeros 3000 LSB below the sensors' (tests/test_unreadable.py: every
+# pad beyond the threshold, nothing the monitor can name); presence: a cloth of 20 x 16 pads.
+SHIFT = {"front_end": "shift"}
+HAND = [{"op": "fault", "hand": [0, -150], "ms": FAULT_MS}]
+CLOTH = [{"op": "fault", "pad": [c, r], "mode": "stuck_high"} for r in range(20, 36) for c in range(10, 30)]
+FAULT_CASES.update({
+    "none": (None, []),
+    "pad_stuck": (None, [{"op": "fault", "pad": [4, 20], "mode": "stuck_high"}]),
+    "pad_dead": (None, [{"op": "fault", "pad": [16, 8], "mode": "dead"}]),
+    "pad_flicker": (None, [{"op": "fault", "pad": [14, 12], "mode": "flicker"}]),
+    "mux_frozen": (None, [{"op": "fault", "mux": 17, "raw": 30000}]),
+    "mux_low": (None, [{"op": "fault", "mux": 17, "mode": "stuck_low"}]),
+    "mux_high": (None, [{"op": "fault", "mux": 17, "mode": "stuck_high"}]),
+    "unread": (None, [], "calib_shifted"),
+    "hand": (None, HAND),
+    "p_none": (SHIFT, []),
+    "p_pad_stuck": (SHIFT, [{"op": "fault", "pad": [10, 50], "mode": "stuck_high"}]),
+    "p_pad_low": (SHIFT, [{"op": "fault", "pad": [18, 31], "mode": "stuck_low"}]),
+    "p_pad_flicker": (SHIFT, [{"op": "fault", "pad": [30, 20], "mode": "flicker"}]),
+    "p_reg_high": (SHIFT, [{"op": "fault", "mux": 5, "mode": "stuck_high"}]),
+    "p_reg_low": (SHIFT, [{"op": "fault", "mux": 5, "mode": "stuck_low"}]),
+    "p_unread": (SHIFT, CLOTH),
+    "p_hand": (SHIFT, HAND),
+    "p_beams": (SHIFT, FAULT_CASES["beams"][1]),
+})
+# (label, case): the table's rows, hall then presence
+FAULT_TABLE = [
+    ("hall: no fault", "none"),
+    ("hall: one pad stuck (top rail)", "pad_stuck"),
+    ("hall: one pad dead (noise at ground)", "pad_dead"),
+    ("hall: one pad flickering", "pad_flicker"),
+    ("hall: mux 17 frozen mid-scale", "mux_frozen"),
+    ("hall: mux 17 reading 0", "mux_low"),
+    ("hall: mux 17 at full scale", "mux_high"),
+    ("hall: mux 17 dead (ground + noise)", "dead_one"),
+    ("hall: mux 17 reading one sensor", "one_mux_stuck"),
+    ("hall: every pad frozen mid-scale", "frozen"),
+    ("hall: every pad frozen, find() a no-op", "frozen_nofind"),
+    ("hall: every pad reading 0", "supply_dead"),
+    ("hall: every pad at full scale", "shorted_rail"),
+    ("hall: board unreadable (calibration off)", "unread"),
+    ("hall: a hand hovering", "hand"),
+    ("hall: both cup beams chattering", "beams"),
+    ("presence: no fault", "p_none"),
+    ("presence: one pad stuck on", "p_pad_stuck"),
+    ("presence: one pad stuck off", "p_pad_low"),
+    ("presence: one pad flickering", "p_pad_flicker"),
+    ("presence: register 5 stuck on", "p_reg_high"),
+    ("presence: register 5 stuck off", "p_reg_low"),
+    ("presence: the chain stuck on (every pad)", "chain_dead_high"),
+    ("presence: the chain stuck off (every pad)", "chain_dead_low"),
+    ("presence: board unreadable (a cloth)", "p_unread"),
+    ("presence: a hand hovering", "p_hand"),
+    ("presence: both cup beams chattering", "p_beams"),
+]
+FAULT_CASES["dead_one"] = (None, [{"op": "fault", "mux": 17, "mode": "dead"}])
+
+
+def calib_shifted(by=3000):
+    """calib.bin with every hall pad's zero `by` LSB below what its sensor reads on the empty
+    simulated board (tests/test_unreadable.py's shifted_calibration)."""
+    for d in ("firmware", os.path.join("boardsim", "target")):
+        if os.path.join(ROOT, d) not in sys.path:
+            sys.path.append(os.path.join(ROOT, d))
+    from tables import board_table as BT
+    import world_table as WT
+    from sensing import calib as CAL
+    n = BT.PAD_COLS * BT.PAD_ROWS
+    base = [BT.ADC_ZERO - by] * n
+    for p in range(WT.N_PADS):
+        g = ((WT.PAD_Y[p] - BT.PAD_Y0) // BT.PAD_PITCH) * BT.PAD_COLS + (WT.PAD_X[p] - BT.PAD_X0) // BT.PAD_PITCH
+        base[g] = BT.ADC_ZERO + WT.PAD_OFFSET[p] - by
+    return bytes(CAL.encode(False, n, base, BT.ADC_PEAK, BT.ADC_PEAK, bytearray(n)))
+
 
 def faults(config, mode, ms=FAULT_MS, trace=False):
     from boardsim.rp2040 import probe
-    cfg, after = FAULT_CASES[mode]
+    cfg, after = FAULT_CASES[mode][:2]
+    files = {"calib.bin": calib_shifted()} if FAULT_CASES[mode][2:] == ("calib_shifted",) else None
     if cfg is not None:
         config = dict(config or {}, **cfg)
     if trace:
         return probe.run_module("MS = %d\n" % ms + FAULTS_TRACE, config=config, after=after,
-                                await_ms=ms + 20000, await_ev="find_trace", wait_ms=100)
+                                files=files, await_ms=ms + 20000, await_ev="find_trace", wait_ms=100)
     r = probe.run_module("MS = %d\nNOFIND = %d\n" % (ms, mode.endswith("_nofind")) + FAULTS,
-                         config=config, after=after,
+                         config=config, after=after, files=files,
                          await_ms=ms + 20000, await_ev="faults_timed", wait_ms=100)
     return r
+
+
+def fault_row(label, case, r):
+    """--faults table: one row's figures (ms) and what the monitor reported."""
+    t = r.last("faults_timed")
+    codes = Counter(e.get("code") for e in r.events_of("fault") if e.get("on") is not False)
+    return dict(t, case=case, label=label, boots=len(r.events_of("boot")),
+                codes=", ".join(f"{c} x{n}" if n > 1 else c for c, n in sorted(codes.items())) or "-")
+
+
+def print_fault_table(rows):
+    print("| what fails | frames | fault monitor frame, mean / worst (ms) | of it the pads' pass / the queue, worst | frames over 5 ms | a report, worst (ms) | find(), worst | loop turn, worst (ms) | reported |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for x in rows:
+        print(f"| {x['label']} (`{x['case']}`) | {x['frames']} | {x['mean_frame_us'] / 1000:.2f} / "
+              f"**{x['worst_frame_us'] / 1000:.2f}** | {x['worst_pads_us'] / 1000:.2f} / "
+              f"{x['worst_work_us'] / 1000:.2f} | {x['frames_over_5ms']} | "
+              f"{x['worst_report_us'] / 1000:.2f} | {x['worst_find_us'] / 1000:.1f} | "
+              f"{x['worst_step_us'] / 1000:.1f} | {x['codes']}"
+              + ("" if x["boots"] == 1 else f" ({x['boots']} boots)") + " |", flush=True)
 
 
 def parts(config, chips):
@@ -903,8 +1008,9 @@ def main(argv=None):
                     "while a strike is played (wrapped: each call costs a wrapper's too)")
     ap.add_argument("--faults", metavar="CASE", help="what fails (FAULT_CASES: supply_dead, "
                     "shorted_rail, frozen, frozen_nofind, dead, same, one_mux_stuck, chain_dead_high, "
-                    "chain_dead_low, beams, button; all: each in turn): the fault monitor's frames "
-                    "timed")
+                    "chain_dead_low, beams, button and more; all: each in turn; table: issue 13's "
+                    "failures on both front ends, one row each, a markdown table at the end; "
+                    "table:hall, table:presence: one front end's): the fault monitor's frames timed")
     ap.add_argument("--verdict-parts", action="store_true", help="--shot's shots, the steps "
                     "around the verdict part by part (find, tracker, verdict, rules, redraw, pages)")
     ap.add_argument("--slow-steps", action="store_true", help="--shot's shots: every loop turn "
@@ -929,6 +1035,18 @@ def main(argv=None):
         print(f"bench.rp2040_profile: not run: {why}")
         return 0
     cfg = json.loads(a.config) if a.config else None
+    if a.faults and (a.faults == "table" or a.faults.startswith("table:")):
+        # table:hall / table:presence: the one front end's rows; table:CASE,CASE...: those rows
+        which = a.faults[6:]
+        rows = []
+        for label, case in FAULT_TABLE:
+            if which and not label.startswith(which) and case not in which.split(","):
+                continue
+            r = faults(cfg, case, a.ms)
+            rows.append(fault_row(label, case, r))
+            print(json.dumps(rows[-1]), flush=True)
+        print_fault_table(rows)
+        return 0
     if a.faults:
         cases = [c for c in FAULT_CASES if c not in ("stuck_low", "stuck_high")] \
             if a.faults == "all" else a.faults.split(",")
