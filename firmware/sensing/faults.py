@@ -37,16 +37,17 @@
 #
 # The work of a frame is bounded whatever fails (issue 13: a frame in which every pad looked
 # frozen took 9.1 s on the chip, past the watchdog): pads found faulty wait in a queue (MAX_NEW)
-# and muxes found dead in another; each frame handles MAX_KILLS dead muxes and MAX_ITEMS queued
-# pads at most, the rest in the frames after. A dead mux is reported once, its pads all left out
-# of the fits at once (by machine code) and then skipped; a pad whose mux is dead costs no
-# report. A mux's faulty pads are counted as they are flagged (mux_nbad). The reports themselves
-# (an event line and the status text, about as much work as the rest of a frame) are queued and
-# written one per step by report(), which app.py calls in the steps that do not end a frame.
-# wk_rep, wk_ign, wk_items and wk_kills count each frame's reports queued, set_ignored calls,
-# queued pads looked at and dead muxes handled
-# (tests/test_fault_budget.py holds them to the bounds, with every pad frozen, a dead mux, a
-# shorted rail).
+# and muxes found dead in another; each frame handles MAX_KILLS dead muxes (presence: one,
+# _KILLS_SHIFT) and MAX_ITEMS queued pads at most, the rest in the frames after. A dead mux is
+# reported once, its pads all left out of the fits at once (by machine code) and then skipped;
+# a pad whose mux is dead costs no report. A mux's faulty pads are counted as they are flagged
+# (mux_nbad). The reports themselves (an event line and the status text, about as much work as
+# the rest of a frame) are queued and written one per step by report(), which app.py calls in
+# the steps that do not end a frame. wk_rep, wk_ign, wk_items and wk_kills count each frame's
+# reports queued, set_ignored calls, queued pads looked at and dead muxes handled
+# (tests/test_fault_budget.py holds them to the bounds, and each frame's bytecode and viper
+# lines, with every pad frozen, a dead mux, a shorted rail, and each failure on both front
+# ends; bench/rp2040_profile.py --faults table times them on the emulated chip).
 # RAM: hall about 4.5 KB (5 B per grid cell and each mux's pads), presence about 5 KB (a byte per
 # cell).
 import sys
@@ -74,6 +75,9 @@ _TEXT = (b" stuck", b" dead", b" blind", b" flickers", b" dead", b" chatters", b
 MAX_NEW = const(24)         # faulty pads waiting to be reported (found, not yet handled), at most
 MAX_ITEMS = const(2)         # queued pads looked at per frame, at most
 MAX_KILLS = const(2)         # dead muxes reported and left out per frame, at most
+_KILLS_SHIFT = const(1)      # presence: dead 74HC165s a frame (each 768 cells left out, the
+                             # locator's set_ignored and a report: 1.3 ms on the chip; two in the
+                             # frame that found the chain stuck on made it 5.1 ms: issue 13)
 _RQ = const(9)               # reports waiting to be written, at most
 _RQ_FREE = const(4)          # of them kept for the cup beams, the hand and the unreadable frames
                              # (4 at most at once)
@@ -715,12 +719,14 @@ class FaultMonitor:
         self.kn += 1
 
     def _work(self):
-        # what is queued, within the frame's budget: MAX_KILLS dead muxes (their pads left out
-        # of the fits at once, the mux reported), MAX_ITEMS queued pads (left out, reported, or
-        # dropped as part of a dead mux), while the report queue has room
+        # what is queued, within the frame's budget: MAX_KILLS dead muxes (presence: one
+        # 74HC165, _KILLS_SHIFT; their pads left out of the fits at once, the mux reported),
+        # MAX_ITEMS queued pads (left out, reported, or dropped as part of a dead mux), while
+        # the report queue has room
         loc = self.loc
+        kills = _KILLS_SHIFT if self.shift else MAX_KILLS
         while self.rn < _RQ - _RQ_FREE:
-            if self.kn and self.wk_kills < MAX_KILLS:
+            if self.kn and self.wk_kills < kills:
                 m = self.kq[self.kh]
                 self.kh = self.kh + 1 if self.kh + 1 < self.n_mux else 0
                 self.kn -= 1
