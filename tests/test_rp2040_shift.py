@@ -155,3 +155,91 @@ def test_the_presence_loop_allocates_nothing_on_the_chip_while_a_shot_is_played(
     # the 6 s loop before asked for more than 500 turns in all. Issue 15: the journal's save in
     # the verdict's turn, 2,055 ms in; the loop ends LOCKED_TAIL_MS after the verdict)
     assert_locked_loop_saw_the_strike(r, loop, before=200, after=LOCKED_TURNS_AFTER)
+
+    # the 6 s loop before asked for more than 500 turns in all)
+    assert_locked_loop_saw_the_strike(r, loop, before=200, after=200)
+
+
+TOGGLED = r'''
+import json
+import time
+from tables import board_table as BT
+from sensing import faults as FA
+N = BT.PRES_COLS * BT.PRES_ROWS
+S = [7]
+
+
+def rnd(n):                 # a small LCG: no support module on the flash
+    S[0] = (S[0] * 1103515245 + 12345) & 0x3FFFFFFF
+    return (S[0] >> 8) % n
+
+
+def plain(tog, lim, bad, fl, fl_n, look):
+    # the window's pass cell by cell, as it was before issue 13's byte at a time
+    out = []
+    new = []
+    for g in range(N):
+        if look and ((tog[g >> 1] >> ((g & 1) << 2)) & 15) >= lim and bad[g] == 0:
+            if g in [fl[q] for q in range(fl_n)]:
+                out.append(g)
+            elif len(new) < 8:
+                new.append(g)
+    return out, new
+
+
+bad_trials = []
+us = []
+tog = bytearray((N + 1) // 2)
+bad = bytearray(N)
+fl = FA.array('h', bytes(16))
+fl_new = FA.array('h', bytes(16))
+out = FA.array('h', bytes(16))
+for t in range(TRIALS):
+    for i in range(len(tog)):
+        tog[i] = 0
+    for i in range(N):
+        bad[i] = 0
+    hot = []
+    for _ in range(4 + rnd(60)):             # a few cells that changed, some often
+        g = rnd(N)
+        v = rnd(16)
+        tog[g >> 1] = (tog[g >> 1] & (0xF0 if g & 1 == 0 else 0x0F)) | (v << ((g & 1) << 2))
+        if v >= 6:
+            hot.append(g)
+        if rnd(8) == 0:
+            bad[g] = 1
+    if t == 0:                                # the grid's last cell
+        tog[(N - 1) >> 1] |= 15 << (((N - 1) & 1) << 2)
+        hot.append(N - 1)
+    fl_n = rnd(9)
+    for q in range(fl_n):
+        fl[q] = hot[rnd(len(hot))] if hot and rnd(4) else rnd(N)
+    look = 1 if rnd(4) else 0
+    if t == 0:                                # ... flickering in the window before too
+        fl[0] = N - 1
+        fl_n = max(fl_n, 1)
+        look = 1
+    want = plain(tog, 6, bad, fl, fl_n, look)
+    t0 = time.ticks_us()
+    k = FA._toggled(N, tog, 6, bad, fl, fl_n, fl_new, out, look)
+    us.append(time.ticks_diff(time.ticks_us(), t0))
+    got = ([out[i] for i in range(k >> 4)], [fl_new[i] for i in range(k & 15)])
+    if got != want or any(tog):
+        bad_trials.append([t, got, list(want)])
+print(json.dumps({"ev": "toggled", "bad": bad_trials, "us": us}))
+'''
+
+
+@needs_chip
+def test_the_flicker_windows_pass_matches_the_plain_code_on_the_chip():
+    """faults._toggled (viper, a byte of counts at a time, a 0 byte passed over at once; issue
+    13) against the plain cell-by-cell pass it replaced, on the chip's armv6m code: the cells
+    to flag and the new ones, in order, and every count cleared, over random sparse windows
+    (cells at the grid's end, faulty cells, look on and off). Its time is printed."""
+    from boardsim.rp2040 import probe
+    r = probe.run_module("TRIALS = 12\n" + TOGGLED, config={"front_end": "shift"},
+                         await_ms=60000, await_ev="toggled", wait_ms=50)
+    res = r.last("toggled")
+    print("faults._toggled on the chip, us a call:", res["us"])
+    assert len(res["us"]) == 12
+    assert res["bad"] == [], res["bad"][:2]
