@@ -136,6 +136,7 @@ print(json.dumps(r))
 LOOP = r'''
 import time
 import json
+from array import array
 sb = __main__.sb
 sc = sb.scan
 POS = "pos" if hasattr(sc, "pos") else "row"     # 0 after the step that ended a frame
@@ -161,6 +162,17 @@ moving = 0
 lines = ev.lines
 seen = []                            # [line count, ms written, ms shown]
 pending = 0
+# SETTLE (--series): every frame's end while the tracker is not at rest, and the frame that
+# brought it to rest (the verdict's): when (ticks_ms), the tracker's still_since (-1: not still),
+# confirm (the refresh asked), the locator's count and first chip (x, y, wander), the second
+# anchor's frame (bt; -1: none) and which half of the anchor entries is the anchor (ao), the
+# frame's length (0.1 ms): a stillness begun again, or counted from the second anchor, shows
+# here (issue 13: which of a run's frames decided its rest -> shown). Kept in the bench's
+# module, not in the firmware.
+NS = NSETTLE
+SK = 11
+srow = array('i', [0] * (NS * SK)) if NS else None
+ns = 0
 end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     t0 = time.ticks_us()
@@ -172,6 +184,21 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     if d > worst_step:
         worst_step = d
     if getattr(sc, POS) == 0:
+        if NS and moving and ns < NS:
+            b = ns * SK
+            lo = sb.loc
+            srow[b] = time.ticks_ms()
+            srow[b + 1] = tr.still_since if tr.still else -1
+            srow[b + 2] = tr.confirm
+            srow[b + 3] = lo.n
+            srow[b + 4] = lo.x[0] if lo.n else 0
+            srow[b + 5] = lo.y[0] if lo.n else 0
+            srow[b + 6] = lo.wander[0] if lo.n else 0
+            srow[b + 7] = tr.bt if getattr(tr, "bn", -1) >= 0 else -1
+            srow[b + 8] = getattr(tr, "ao", 0)
+            srow[b + 9] = time.ticks_diff(t1, t_frame) // 100
+            srow[b + 10] = 1 if tr.at_rest() else 0
+            ns += 1
         if moving and nf < N:
             f = time.ticks_diff(t1, t_frame) // 100
             dur[2 * nf] = f & 255
@@ -197,8 +224,12 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
         time.sleep_ms(idle)
         t_frame = time.ticks_add(t_frame, idle * 1000)
 frames = [(dur[2 * i] | (dur[2 * i + 1] << 8)) / 10 for i in range(nf)]
+if NS:                                # (before "frames": the host awaits that line)
+    for q in range(ns):
+        print('{"ev": "srow", "r": %s}' % json.dumps(list(srow[q * SK:(q + 1) * SK])))
 print(json.dumps({"ev": "frames", "t_start": T_START, "n": nf, "worst_step_us": worst_step, "moving_ms": frames,
                   "lines": seen}))
+
 '''
 
 
@@ -581,7 +612,7 @@ def shot(config, name, phase=0):
     from boardsim import runtime
     from boardsim.rp2040 import probe
     menu, play = shot_ops(name, phase)
-    mtl = probe.module_timeline("MS = 4000\n" + LOOP, before=menu, after=play, await_ms=20000,
+    mtl = probe.module_timeline("MS = 4000\nNSETTLE = 0\n" + LOOP, before=menu, after=play, await_ms=20000,
                                 await_ev="frames", wait_ms=200)
     move = next(o for o in mtl if o["op"] == "move")
     last = max(m["pts"][-1][2] for m in move["moves"])
@@ -657,7 +688,7 @@ def series(config, name, phases):
     from boardsim.testing import Table
     menu, play = series_ops(name, phases)
     ms = 5000 * len(phases) + 2000
-    mtl = probe.module_timeline("MS = %d\n" % ms + LOOP, before=menu, after=play,
+    mtl = probe.module_timeline("MS = %d\nNSETTLE = %d\n" % (ms, min(1400, 120 * len(phases))) + LOOP, before=menu, after=play,
                                 await_ms=ms + 20000, await_ev="frames", wait_ms=200)
     ends = [max(m["pts"][-1][2] for m in o["moves"]) for o in mtl if o["op"] == "move"]
     out, err = io.StringIO(), io.StringIO()
@@ -677,7 +708,8 @@ def series(config, name, phases):
                if ln.startswith("trace:") and '{"op": "move"' in ln]
     events = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
     f = [e for e in events if e.get("ev") == "frames"][-1]
-    fw = [e for e in events if e.get("ev") != "frames"]
+    srows = [e["r"] for e in events if e.get("ev") == "srow"]
+    fw = [e for e in events if e.get("ev") not in ("frames", "srow")]
     runs = []
     for count, t_written, t_shown in f["lines"]:
         e = fw[count - 1] if count - 1 < len(fw) else {}
@@ -685,11 +717,86 @@ def series(config, name, phases):
             continue
         i = len(runs)
         t_rest = t_moves[i] + ends[i] if i < len(t_moves) else None
-        runs.append({"phase_ms": phases[i] if i < len(phases) else None, "result": e.get("result"),
-                     "pins": e.get("pins"), "rest_to_verdict_ms": None if t_rest is None else t_written - t_rest,
-                     "rest_to_shown_ms": None if t_rest is None or t_shown < 0 else t_shown - t_rest})
+        run = {"phase_ms": phases[i] if i < len(phases) else None, "result": e.get("result"),
+               "pins": e.get("pins"), "rest_to_verdict_ms": None if t_rest is None else t_written - t_rest,
+               "rest_to_shown_ms": None if t_rest is None or t_shown < 0 else t_shown - t_rest}
+        if t_rest is not None and srows:
+            run.update(settle_of(srows, t_moves[i], t_rest, t_written, t_shown))
+        runs.append(run)
     return {"shot": name, "worst_moving_ms": max(f["moving_ms"] or [0]),
-            "worst_step_us": f["worst_step_us"], "runs": runs}
+            "worst_step_us": f["worst_step_us"], "runs": runs, "t_moves": t_moves, "ends": ends,
+            "settle_cols": SETTLE_COLS, "settle_raw": srows}
+
+
+SETTLE_COLS = ("ms", "still_since", "confirm", "n", "x", "y", "wander", "bt", "ao", "frame_ms10",
+               "rest")
+
+
+def settle_of(srows, t_move, t_rest, t_written, t_shown):
+    """One shot's settle window from LOOP's SETTLE rows (every frame's end while the tracker was
+    not at rest), in ms from the chip's rest (the move's end on the table): when the stillness
+    was first seen, every time it began again (at that frame: "again"; counted from the second
+    anchor's earlier frame: "second"), the refresh asked, the verdict's frame and the stillness
+    it was judged on, the frames' lengths near it; and the rows themselves (t - t_rest)."""
+    rows = [r for r in srows if t_move <= r[0] <= max(t_written, t_shown) + 2]
+    out = {"settle_rows": [[r[0] - t_rest] + r[1:] for r in rows]}
+    # (a moving frame begins the stillness at itself: the stillness is the first still_since
+    # that the next frame keeps; a change after that is a stillness begun again)
+    first = since = None
+    restarts = []
+    refresh = []
+    verdict = None
+    prev_conf = 0
+    prev_ms = t_move
+    for k, r in enumerate(rows):
+        ms, ss, conf, rest = r[0], r[1], r[2], r[10]
+        if rest:
+            if verdict is None and ms >= t_rest - 20:
+                verdict = r
+            prev_ms = ms
+            continue
+        if ss >= 0:
+            if first is None:
+                if k + 1 < len(rows) and rows[k + 1][1] == ss:
+                    first = ss
+            elif ss != since:
+                restarts.append([ms - t_rest, ss - t_rest, "again" if ss > prev_ms else "second"])
+            since = ss
+        prev_ms = ms
+        if conf and not prev_conf and first is not None:
+            refresh.append(ms - t_rest)
+        prev_conf = conf
+    out["still_ms"] = None if first is None else first - t_rest
+    out["restarts"] = restarts
+    out["refresh_ms"] = refresh
+    if verdict is not None:
+        out["verdict_frame_ms"] = verdict[0] - t_rest
+        if since is not None:
+            # (the verdict's frame clears still: the stillness it ended is the frame before's)
+            out["judged_since_ms"] = since - t_rest
+            out["stillness_at_verdict_ms"] = verdict[0] - since
+        k = rows.index(verdict)
+        out["last_frames_ms"] = [r[9] / 10 for r in rows[max(0, k - 3):k + 1]]
+        if t_shown >= 0:
+            out["verdict_to_shown_ms"] = t_shown - verdict[0]
+    return out
+
+
+def print_settle(run, frames=False):
+    """A run's settle window (settle_of) on a line, and with frames every row."""
+    if "still_ms" not in run:
+        return
+    rs = " ".join(f"at +{t}: from {s:+d} ({k})" for t, s, k in run["restarts"]) or "none"
+    print(f"  phase {run['phase_ms']}: shown +{run['rest_to_shown_ms']}; still first {run['still_ms']:+d}"
+          f", begun again: {rs}; refresh asked at {', '.join('+%d' % x for x in run['refresh_ms'])}"
+          f"; the verdict's frame ended +{run.get('verdict_frame_ms')} (the stillness it ended from "
+          f"{run.get('judged_since_ms', 0):+d}, {run.get('stillness_at_verdict_ms')} ms to that frame end), "
+          f"last frames {run.get('last_frames_ms')} ms (the verdict's own last: its turn)")
+    if frames:
+        print("     " + " ".join(f"{c:>11}" for c in SETTLE_COLS))
+        for r in run["settle_rows"]:
+            if r[0] >= -60:
+                print("     " + " ".join(f"{x:11d}" for x in r))
 
 
 # the steps around a shot's verdict, one by one: each step's start (us since the module began)
@@ -1023,6 +1130,9 @@ def main(argv=None):
     ap.add_argument("--ms", type=int, default=FAULT_MS, help="--faults: chip time timed per case")
     ap.add_argument("--series", action="store_true", help="--shots' first balls one after "
                     "another in one boot (undo, put back, shot again), one per --phases entry")
+    ap.add_argument("--frames", action="store_true", help="--series: every frame's row of each "
+                    "run's settle window (still_since, confirm, the first chip, the second "
+                    "anchor, the frame's length)")
     ap.add_argument("--slow-ms", type=int, default=20, help="--slow-steps --series: the loop "
                     "turns kept are those over this many ms")
     ap.add_argument("--phases", default="0", help="--shot, --verdict-parts: ms waited before "
@@ -1086,6 +1196,9 @@ def main(argv=None):
                   + ", ".join(f"{x['rest_to_verdict_ms']} -> {x['rest_to_shown_ms']}" for x in r["runs"])
                   + (f"; shown min / median / max {shown[0]} / {statistics.median(shown)} / {shown[-1]} ms"
                      if shown else ""), flush=True)
+            print("  the settle window of each (ms from the chip's rest on the table; SETTLE rows):")
+            for x in r["runs"]:
+                print_settle(x, a.frames)
         return 0
     if a.slow_steps:
         for name in a.shots.split(","):
