@@ -10,11 +10,17 @@ shorter, and a stillness begun again": 2 of 6 runs on the chip). Now it is count
 the earliest frame since whose fit every frame stays within the tolerance (the second anchor),
 which is what the rule asks of any stillness; a chip creeping to rest leaves every anchor.
 
-1. The Tracker under both runtimes fed by a stand-in locator (the virtual clock as `time`, 16
+1. The Tracker under both runtimes fed by a stand-in locator (the virtual clock as `time`, 12 and 16
    ms frames): a slide, then the lagging anchor, and a chip creeping to rest.
 2. The firmware on the simulated table (CPython, bench/settle_trace.py): the 8-pin first ball
    of bench.rp2040_profile, shot a few ms later each time: the stillness the verdict is judged
-   on began within a few frames of the chip's stop, never at the refresh.
+   on began within a frame of the chip's stop, never at the refresh.
+
+When every frame since the first still one stayed within the tolerance of the second anchor
+(the frames before it were the first still frame's own fit: its first frame that differs), the
+stillness is not counted again from the second anchor's frame but goes on from the first still
+frame, anchored at the second anchor (bench.rp2040_profile --series on the chip: 2 of 6 runs
+counted from a frame 39 - 41 ms after the first still one, the score shown at 456 / 458 ms).
 """
 import json
 import os
@@ -40,59 +46,85 @@ job = json.loads(sys.stdin.readline())
 
 loc = StandInLocator(graded=True, move_tol=None, unc=5, wander=5)
 tr = TR.Tracker(loc, QuietFastInputs())
-dt = 16
+dt = job.get("dt", 16)
 # the chip's fit (y, 0.1 mm) frame by frame: at rest, slid (the last frame of the slide, at
 # t_slide_end, at 2000), then job["after"] (the frames after the slide; "refresh": the fit from
 # the frame after the first refresh of the shot on)
-ys = [0] * 30 + [400 * k for k in range(1, 6)]
+n0 = 480 // dt                      # (30 frames of 16 ms: the put-down's settle window over)
+ys = [0] * n0 + [400 * k for k in range(1, 6)]
+k0 = n0 + 5                          # the first frame after the slide
 after = job["after"]
 ys += after
 ys += [after[-1]] * (1500 // dt)
+t_slide_end = (k0 - 1) * dt
 shot = None
 t_first_still = None
 t = 0
 n_before = 0
 for k, y in enumerate(ys):
-    if k == 35:
+    if k == k0:
         n_before = len(loc.refreshed)       # (the put-down's own)
-    if k >= 35 and len(loc.refreshed) > n_before and job.get("refresh") is not None:
+    if k >= k0 and len(loc.refreshed) > n_before and job.get("refresh") is not None:
         y = job["refresh"]
     loc.n = 1
     loc.kind[0] = 1
     loc.x[0] = 0
     loc.y[0] = y
     tr.frame()
-    if k >= 35 and t_first_still is None and tr.still:
+    if k >= k0 and t_first_still is None and tr.still:
         t_first_still = tr.still_since
     if tr.take_event() == TR.EV_SHOT and shot is None:
         shot = {"t": vclock.ticks_ms(), "still_since": tr.still_since, "y": tr.y[0], "k": k}
     vclock.advance_us(dt * 1000)
 print(json.dumps({"shot": shot, "first_still": t_first_still, "refreshed": loc.refreshed[n_before:],
-                  "t_slide_end": 34 * dt, "SETTLE_MS": TR.Tracker.SETTLE_MS,
+                  "t_slide_end": t_slide_end, "SETTLE_MS": TR.Tracker.SETTLE_MS,
                   "STILL_TOL": TR.Tracker.STILL_TOL}))
 '''
 
 
-def _run(runtime, tmp_path, after, refresh=None):
-    r = run_script(TARGET, "settle_anchor.py", runtime, {"after": after, "refresh": refresh}, tmp_path)
+def _run(runtime, tmp_path, after, refresh=None, dt=16):
+    r = run_script(TARGET, "settle_anchor.py", runtime, {"after": after, "refresh": refresh, "dt": dt},
+                   tmp_path)
     assert r["shot"] is not None, r                 # the slide is judged a shot
     return r
 
 
-def test_a_refresh_just_past_a_lagging_anchor_does_not_begin_the_stillness_again(runtime, tmp_path):
-    # the chip's trace on the RP2040, in 0.1 mm: the first still frame's fit 2000 (the readings
-    # still catching up), the next ones 2018 (within STILL_TOL 15 + wander 5 of it), and the
-    # refresh fit of the settled readings 2021: 2.1 mm from the anchor, 0.3 mm from 2018
-    r = _run(runtime, tmp_path, [2000, 2018], refresh=2021)
+@pytest.mark.parametrize("dt", [12, 16])
+def test_a_refresh_just_past_a_lagging_anchor_does_not_begin_the_stillness_again(runtime, tmp_path, dt):
+    # the chip's trace on the RP2040 (bench.rp2040_profile --series, phase 12), in 0.1 mm: the
+    # first still frame's fit 2000 (the readings still catching up; the next frame the same
+    # fit), the next ones 2018 (within STILL_TOL 15 + wander 5 of it), and the refresh fit of
+    # the settled readings 2021: 2.1 mm from the anchor, 0.3 mm from 2018. Every frame since the
+    # first still one is within the tolerance of 2018 (the frames before it were the anchor's
+    # own fit), so the stillness goes on from the first still frame, anchored at 2018, and the
+    # verdict comes with the refresh fit, at SETTLE_MS as for a chip whose anchor did not lag.
+    # (Frames of 12 ms: the chip's while the board settles; 16: the unix runner's.) Before
+    # (branch settle2's rule): counted from the 2018 fit, two frames later, the refresh asked
+    # again: the verdict 2 - 3 frames past SETTLE_MS (the chip: 456 ms from the stop to the
+    # score shown where the runs without it took 425 - 438)
+    r = _run(runtime, tmp_path, [2000, 2018], refresh=2021, dt=dt)
     still0 = r["first_still"]
     assert still0 == r["t_slide_end"], r
-    # judged on the stillness since the 2018 fit (two frames after the first still one), not
-    # begun again at the refresh (main: 2 frames + 380 ms later, the verdict at +784 ms)
-    assert r["shot"]["still_since"] == still0 + 2 * 16, r
-    assert r["shot"]["t"] - still0 <= r["SETTLE_MS"] + 3 * 16, r
+    assert r["shot"]["still_since"] == still0, r
+    assert r["shot"]["t"] - still0 <= r["SETTLE_MS"], r
     assert r["shot"]["y"] == 2021, r                 # where the refresh put it
-    # the refresh asked again within the stillness it is judged on, SETTLE_MS - 20 into it
-    assert r["refreshed"][-1] >= r["shot"]["still_since"] + r["SETTLE_MS"] - 20, r
+    # the refresh asked once, a frame before the verdict, not again
+    assert len(r["refreshed"]) == 1, r
+    assert r["refreshed"][0] == r["shot"]["t"] - dt, r
+
+
+def test_a_second_anchor_after_frames_not_near_it_counts_from_its_own_frame(runtime, tmp_path):
+    # the control: the first still fit 2000, then 2019 (the second anchor), then 1990 (near the
+    # first anchor, 2.9 mm from the second: the second anchor is set again, at 1990's frame),
+    # and the refresh fit 1975 (2.5 mm from the anchor, 1.5 mm from 1990). The frames before
+    # 1990's are not all within the tolerance of it (2019), so the stillness is counted from
+    # 1990's frame (three frames after the first still one) and the refresh asked again
+    r = _run(runtime, tmp_path, [2000, 2019, 1990], refresh=1975)
+    still0 = r["first_still"]
+    assert r["shot"]["still_since"] == still0 + 3 * 16, r
+    assert r["shot"]["y"] == 1975, r
+    assert len(r["refreshed"]) == 2, r
+    assert r["refreshed"][-1] >= r["shot"]["still_since"] + r["SETTLE_MS"] - 2 * 16, r
 
 
 def test_a_fit_past_the_anchor_and_the_second_one_begins_it_again(runtime, tmp_path):
@@ -132,7 +164,10 @@ def test_the_8_pin_ball_is_judged_on_a_stillness_begun_at_its_stop():
     shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     assert len(shots) == len(STEPS), r.stdout[-2000:]
     for s in shots:
-        # the stillness the verdict was judged on began within 3 frames of the stop (the
-        # chip's last creep), so the verdict came SETTLE_MS and a frame or two after it
-        assert s["since"] - s["rest"] <= 48, s
-        assert s["verdict"] - s["rest"] <= 450, s
+        # the stillness the verdict was judged on began within a frame of the stop (its first
+        # still frame: at 0 ms that frame's fit lagged the chip 2.2 mm, and the refresh fit
+        # left it: counted from the second anchor at +25 ms before, the verdict at +425 ms;
+        # now that every frame since the first still one stayed near the second anchor, from
+        # -7 ms, the verdict at +393), so the verdict came SETTLE_MS and at most a frame after it
+        assert s["since"] - s["rest"] <= 16, s
+        assert s["verdict"] - s["rest"] <= 416, s

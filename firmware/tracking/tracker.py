@@ -276,19 +276,31 @@ class Tracker:
                 # this one too, stays within STILL_TOL (+ wander) of: the stillness is then
                 # counted from bt, against it, which is what the rule asks of any stillness (a
                 # creeping chip leaves every anchor as it leaves this one). The refresh is
-                # asked again, a frame before the verdict's of the stillness from bt (above).
+                # asked again, a frame before the verdict's of the stillness from bt (above),
+                # unless bt is where the stillness began (below): it goes on, anchored anew
                 if self._near_anchor(n, 8 - self.ao, self.bn):
-                    self.still_since = self.bt
-                    self.confirm = 0
+                    if self.bt != self.still_since:
+                        self.still_since = self.bt
+                        self.confirm = 0
                     self.ao = 8 - self.ao       # the second anchor is the anchor now
                     self.an = self.bn
-                    self.bn = -1
+                    # ... and this frame the second anchor, from now (the frames since bt
+                    # are near the anchor, not known to be near this one)
+                    self.bn = self._set_anchor(n, 8 - self.ao)
+                    self.bt = now
                 else:
                     ok = False
             if ok and not self._near_anchor(n, 8 - self.ao, self.bn):
-                # the second anchor: the first frame since which every one stays near it
+                # the second anchor: the first frame since which every one stays near it.
+                # The first frame since the anchor's that differs from it (bn -1): the frames
+                # before it were the anchor's own fit, which this one is near (above), so
+                # every frame of the stillness is near it, and bt is where the stillness
+                # began (issue 13: the chip's first still fit, made on readings still
+                # catching up, lagged it 2 mm; the refresh fit came 2.1 mm from it and 0.2
+                # from the second anchor, a frame or two on: the stillness counted from there,
+                # the score shown 456 ms after the chip stopped where it was 430)
+                self.bt = self.still_since if self.bn < 0 else now
                 self.bn = self._set_anchor(n, 8 - self.ao)
-                self.bt = now
         if ok:
             # el + f: when the next frame will end (SETTLE_MS and SETTLE_FRAME: above)
             el = time.ticks_diff(now, self.still_since)
