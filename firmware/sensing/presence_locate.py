@@ -905,6 +905,16 @@ class PresenceLocator:
             self.hand_y = _Y0 + sy * _PITCH // nc
             self.specks = 0
             return self.n
+        # the frame before's hand (a group no set of chips explains, or too many pads): its
+        # centre; a changed group over it that one chip cannot explain is that hand still
+        # (ph: 1), leaving or coming (issue 13, below)
+        ph = 1 if self.unread else 0
+        for q in range(self.png):
+            if self.presn[q] == 255:
+                ph = 1
+        phx = self.hand_x
+        phy = self.hand_y
+        over = 0            # bit j: group j taken for the frame before's hand (not kept as one)
         self.unread = 0
         self.cut = 0
         if self.clock is not None:
@@ -970,6 +980,26 @@ class PresenceLocator:
                 n += m
                 continue
             still = prev >= 0 or sc is None
+            if ph and not still:
+                # a changed group whose centre lies within HAND_NEAR of the frame before's hand
+                # and that one chip cannot explain (_past_one) is that hand's patch, leaving or
+                # coming, never chips: on the chip the pads a hand was leaving when they were
+                # read (40 - 55 of them) were seeded and searched as up to four chips (k-means
+                # 73 ms, the search cut: four phantom chips, then a still search of the one left
+                # not bounded by the budget, 83 ms; issue 13). Unless it covers more than four
+                # big chips (a hand in any case, _fit), not kept as a hand for the next frame:
+                # the same pads then, still, are searched as chips (two chips put down
+                # together), and a changed group after it is not taken for a hand by this rule
+                dx = self.gcx[j] - phx
+                dy = self.gcy[j] - phy
+                if dx * dx + dy * dy < self.HAND_NEAR * self.HAND_NEAR:
+                    self._window(j)
+                    if self._past_one():
+                        self._hand(j, True)
+                        eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _PITCH * _PITCH)
+                        if 16 * self.tot // _LEVELS <= MAX_K * eb + (MAX_K * eb >> 2):
+                            over |= 1 << j
+                        continue
             m = 0
             if sc is not None:
                 m = self._follow(j, prev, still, MAX_FOUND - n)
@@ -1008,7 +1038,8 @@ class PresenceLocator:
             self.psig[j] = self.sig[j]
             self.pcount[j] = self.g0[j + 1] - self.g0[j]
             self.pres0[j] = self.res0[j]
-            self.presn[j] = self.resn[j]
+            # (a group taken for the frame before's hand: no chips, coarse, searched if still)
+            self.presn[j] = 0 if (over >> j) & 1 else self.resn[j]
             self.pfine[j] = self.fine[j]
         self.png = self.ng
         for i in range(n):
@@ -1019,7 +1050,7 @@ class PresenceLocator:
             self.punc[i] = self.unc[i]
             self.pwan[i] = self.wander[i]
         self.pn = n
-        settled = 1
+        settled = 0 if over else 1
         for j in range(self.ng):
             if not self.fine[j] and self.resn[j] != 255:
                 settled = 0

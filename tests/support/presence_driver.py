@@ -17,6 +17,9 @@
 #        74HC165 stuck high (every pad covered) for F frames, each find()'s work counted
 #        -> {"before": [...chips], "r": [...per frame], "cells": [pads flooded], "fits": [..],
 #            "hand": [..], "unread": [..]}; the faults cleared after
+#   {"op": "torn", "chips": [...], "hands": [[x, y], ...], "steps": s}   one frame read with the
+#        hands over the pads for its first s scan steps, gone after; then find()
+#        -> {"r": [...chips], "hand": count, "tried": moves, "fits": fits, "cells": pads}
 #   {"op": "radii", "small": r, "big": r}                  the locator's seen radii
 #   {"op": "level", "cell": g, "delta": d}                 one pad's level moved (the chips stay)
 #   {"op": "alloc"}                                        allocates under the lock
@@ -117,6 +120,24 @@ def case(c):
             hands.append(loc.hand)
             specks.append([loc.speck[i] for i in range(loc.specks)])
         return {"r": results, "hand": hands, "specks": specks, "latches": world.pres.latches}
+    if op == "torn":
+        # a frame read while a hand left (issue 13): the hand over the chips for the frame's
+        # first `steps` scan steps, gone for the rest; then find(), its moves counted
+        hl = [tuple(h) for h in c.get("hands", [])]
+        chips = [tuple(ch) for ch in c["chips"]]
+        world.pres.update(chips, hl)
+        for _ in range(c["steps"]):
+            locked(scan.step)
+        world.pres.update(chips, [])
+        while not locked(scan.step):
+            pass
+        t0 = loc.tried
+        work[0] = 0
+        n = locked(find_and_masks)
+        found = [[loc.kind[i], loc.x[i], loc.y[i], loc.unc[i], loc.err[i], masks[i]]
+                 for i in range(n)]
+        return {"r": found, "hand": loc.hand, "tried": loc.tried - t0, "fits": work[0],
+                "cells": loc.nc}
     if op == "fault":
         if "cell" in c:
             world.pres.set_fault(c["cell"], c["mode"])
