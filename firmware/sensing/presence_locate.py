@@ -11,7 +11,9 @@
 #  1. the covered pads fall into groups of touching pads (8-neighbours);
 #  2. a group of one or two pads is no chip (a speck: dirt, or a pad stuck on; `specks` lists
 #     them for the fault monitor); a group larger than four big chips, or one no set of chips
-#     explains, is a hand hovering over the pads (`hand`, `hand_x`, `hand_y`);
+#     explains, is a hand hovering over the pads (`hand`, `hand_x`, `hand_y`); so, for that
+#     frame, is a changed group near the frame before's hand that one chip cannot explain (the
+#     hand's patch going or coming, read half-way; searched again as chips once still);
 #  3. otherwise every set of up to MAX_K chips whose area fits the group's is tried: seeded
 #     by k-means on the group's pads, then each chip moved (steps of 4, 2 mm; on a still board
 #     down to 0.5 mm) to where the discs and the pads disagree least (pads without a reading,
