@@ -36,8 +36,9 @@ The result is a Scenario whose steps are normalised:
     ("fault", {...})        beyond the contract: a part of the table breaks (issue 4;
                             boardsim/target/world.py, World.fault): {"pad": [col, row] | "at":
                             [x, y] mm, "mode": M} a pad of either front end's grid (M: stuck_high,
-                            stuck_low, dead, numb, flicker, ok); {"mux": N, "mode": M | "same"} a
-                            hall multiplexer or a presence shift register; {"cup": "a"|"b",
+                            stuck_low, dead, numb, flicker, ok); {"mux": N, "mode": M | "same" |
+                            "frozen"} a hall multiplexer (frozen: mid-scale) or a presence shift
+                            register (frozen, same: stuck off); {"cup": "a"|"b",
                             "mode": "chatter"|"ok"}; {"hand": [x, y] mm, "ms": N} a hand hovering;
                             {"clear": true}
 
@@ -62,6 +63,7 @@ HITS = ("side",) + tuple(f"{e}.back" for e in ENDS) + tuple(f"{e}.block" for e i
 ACTIONS = ("place", "take", "shoot", "flick", "press", "wait_ms", "power", "snapshot", "hold",
            "stall_ms", "flash", "fault")
 PAD_MODES = ("stuck_high", "stuck_low", "dead", "numb", "flicker", "ok")
+MUX_MODES = ("same", "frozen")      # a whole mux: one sensor on every channel, frozen mid-scale
 FLICK_MAX = 6000.0      # mm/s: the fastest flick, a slam (issue 12; boardsim.physics.Params.max_speed)
 
 
@@ -399,8 +401,8 @@ def _fault(v):
     if keys == {"mux", "mode"}:
         if not _is_int(v["mux"]) or v["mux"] < 0:
             raise ScenarioError(f"bad fault mux {_short(v['mux'])} (a multiplexer's number, from 0)")
-        if v["mode"] not in PAD_MODES + ("same",):
-            raise ScenarioError(f"bad fault mode {_short(v['mode'])} ({', '.join(PAD_MODES + ('same',))})")
+        if v["mode"] not in PAD_MODES + MUX_MODES:
+            raise ScenarioError(f"bad fault mode {_short(v['mode'])} ({', '.join(PAD_MODES + MUX_MODES)})")
         return {"mux": v["mux"], "mode": v["mode"]}
     if keys == {"cup", "mode"}:
         if v["cup"] not in ENDS or v["mode"] not in ("chatter", "ok"):

@@ -27,12 +27,26 @@ from driver import EventLines
 
 job = json.loads(sys.stdin.readline())
 if job["off"]:
-    HL.CROWD = 10000            # the rule switched off (the control)
+    HL.CROWD = 10000            # the rules switched off (the control)
+    HL.FLAT = 10000
+if job.get("monitor_every_4th"):
+    # the fault monitor's spread of the muxes every 4th frame, as before (the control)
+    from sensing import faults as FA
+    _muxes = FA._muxes
+    NTH = [0]
+
+    def every_4th(*a):
+        NTH[0] += 1
+        return _muxes(*a) if NTH[0] % 4 == 0 else 0
+    FA._muxes = every_4th
 r = R.Runner()
 out = EventLines()
 r.out = out
+for o in job.get("before", ()):     # (a calib.bin written before the boot)
+    r.op(o)
 r.op({"op": "boot"})
 loc = r.sb.loc
+fm = r.sb.faults
 fits = [0]
 f_fit = loc._fit_group
 
@@ -50,11 +64,14 @@ f_find = loc.find
 def traced_find(grid):
     fits[0] = 0
     n = f_find(grid)
-    rows.append([fits[0], n, loc.unread])
+    rows.append([fits[0], n, loc.unread, sum(fm.mux_bad),
+                 [[loc.kind[i], loc.x[i], loc.y[i]] for i in range(n)]])
     return n
 
 
 loc.find = traced_find
+for o in job.get("chips", ()):
+    r.op(o)
 r.run_ms(1500)
 k0 = len(rows)
 w = r.world
@@ -80,9 +97,9 @@ def test_pads_frozen_mid_scale_are_not_fitted_as_chips(tmp_path):
     r = run(tmp_path, off=False)
     after = r["after"]
     assert len(after) > 40
-    assert max(f for f, n, u in after) == 0, after[:5]          # no joint fit at all
-    assert max(n for f, n, u in after) == 0                     # no chip made up
-    assert max(u for f, n, u in after) >= 5                     # the frames counted unread ...
+    assert max(f for f, n, u, d, c in after) == 0, after[:5]    # no joint fit at all
+    assert max(n for f, n, u, d, c in after) == 0               # no chip made up
+    assert max(u for f, n, u, d, c in after) >= 5               # the frames counted unread ...
     assert after[-1][2] == 0                                    # ... until the muxes were left out
     assert sorted(r["faults"]) == [["mux_dead", m] for m in MUXES]
     assert r["boots"] == 1
@@ -90,5 +107,67 @@ def test_pads_frozen_mid_scale_are_not_fitted_as_chips(tmp_path):
 
 def test_the_count_can_fail(tmp_path):
     r = run(tmp_path, off=True)
-    assert max(f for f, n, u in r["after"]) > 20
-    assert max(n for f, n, u in r["after"]) == 8
+    assert max(f for f, n, u, d, c in r["after"]) > 20
+    assert max(n for f, n, u, d, c in r["after"]) == 8
+
+
+# One mux frozen mid-scale (issue 13): its 16 pads, a row wired in order, at one raw reading are
+# 16 candidates, not more than CROWD: on the chip they were fitted as 8 made-up chips, 0.4 - 1.0
+# s a find(), and the mux was not named dead within 3 s (bench.rp2040_profile --faults
+# mux_frozen). Calibrated, the pads' readings less their baselines differ (hall_locate.FLAT
+# compares the raw readings). A big chip lies still elsewhere on the board, found before, kept
+# while the frames are unread and found where it lies once the mux is left out.
+FROZEN_MUX = 17                 # row 15, columns 0 - 12, and row 14, columns 16 - 18
+BIG_AT = (0.0, 200.0)           # mm: row 26, far from the mux's pads
+NAMED_FRAMES = 8                # the muxes' spread every frame: 6 checks in a row and a frame
+
+
+def run_one(tmp_path, calibrated, big=True, **kw):
+    job = {"muxes": [FROZEN_MUX], "ms": 2500, "off": False,
+           "chips": [{"op": "put", "chip": "big1", "x": BIG_AT[0], "y": BIG_AT[1]}] if big else []}
+    if calibrated:
+        from test_faults import hall_calibration
+        job["before"] = [{"op": "flash", "write": "calib.bin", "hex": hall_calibration().hex()}]
+    job.update(kw)
+    return run_script(TARGET, "locator_bound_target.py", "cpython", job, tmp_path, timeout=900)
+
+
+@pytest.mark.parametrize("calibrated,big", [(False, False), (False, True), (True, True)],
+                         ids=["empty", "big-chip", "big-chip-calibrated"])
+def test_one_mux_frozen_mid_scale_is_no_chips_and_named_within_frames(tmp_path, calibrated, big):
+    r = run_one(tmp_path, calibrated, big)
+    healthy, after = r["healthy"], r["after"]
+    assert r["boots"] == 1
+    # before: the big chip alone, where it lies (0.1 mm), or none
+    assert len(healthy[-1][4]) == big, healthy[-1]
+    if big:
+        (kind, x, y), = healthy[-1][4]
+        assert abs(x - 10 * BIG_AT[0]) < 30 and abs(y - 10 * BIG_AT[1]) < 30, healthy[-1]
+    # never a chip made up (the chip: 8)
+    assert all(n <= big for f, n, u, d, c in after), max(after, key=lambda a: a[1])
+    named = next(i for i, a in enumerate(after) if a[3])
+    # named dead within NAMED_FRAMES frames of the freeze (the every-4th-frame spread: 24 and more)
+    assert named <= NAMED_FRAMES, named
+    assert r["faults"] == [["mux_dead", FROZEN_MUX]]
+    # until then: no joint fit, the last reading stands (the big chip alone, where it was),
+    # every frame that read the frozen pads unread (the first may be a frame whose bank of the
+    # mux was read before the freeze)
+    assert all(f == 0 and chips == healthy[-1][4] for f, n, u, d, chips in after[:named]), after[:named + 1]
+    assert all(u > 0 for f, n, u, d, c in after[1:named]), after[:named + 1]
+    # then: read again, the big chip alone where it lies, never a chip more
+    assert after[-1][2] == 0
+    assert len(after[-1][4]) == big, after[-1]
+    if big:
+        (kind2, x2, y2), = after[-1][4]
+        assert kind2 == kind and abs(x2 - x) < 10 and abs(y2 - y) < 10, (after[-1], healthy[-1])
+
+
+def test_one_frozen_mux_the_controls_can_fail(tmp_path):
+    """The same with FLAT and CROWD switched off: the 16 pads fitted as chips (the chip's 8
+    made-up chips), and with the muxes' spread every 4th frame: named 24 frames or more on."""
+    r = run_one(tmp_path, False, big=False, off=True)
+    assert max(n for f, n, u, d, c in r["after"]) > 4
+    assert max(f for f, n, u, d, c in r["after"]) > 10
+    r = run_one(tmp_path, False, monitor_every_4th=True)
+    named = next(i for i, a in enumerate(r["after"]) if a[3])
+    assert named > NAMED_FRAMES, named

@@ -569,8 +569,9 @@ class World:
           {"at": [x, y], "mode": M}        the pad nearest that point (mm), in either grid
           {"mux": N, "mode": M}            hall: first-level multiplexer N (pads 16N..16N+15 in
                                            wiring order; M also "same": every channel reads its
-                                           first pad); presence: shift register N (columns
-                                           8N..8N+7 of every row)
+                                           first pad, "frozen": every channel frozen at one
+                                           mid-scale raw reading, FROZEN_RAW); presence: shift
+                                           register N (columns 8N..8N+7 of every row)
           {"cup": "a"|"b", "mode": "chatter"|"ok"}   the cup's throat beam bounces
           {"hand": [x, y], "ms": N}        a hand hovers over the pads (mm) for N ms
           {"clear": true}                  everything mended
@@ -604,6 +605,8 @@ class World:
             for pad in range(first, min(first + 16, h.n if h is not None else 0)):
                 if mode == "same":
                     h.set_fault(pad, HM.FAULT_ALIAS - first if pad != first else HM.FAULT_NONE)
+                elif mode == "frozen":
+                    h.set_fault(pad, FROZEN_RAW)
                 else:
                     h.set_fault(pad, _hall_mode(mode))
             if pm is not None and 0 <= n < pm.nsr:
@@ -846,6 +849,11 @@ def _nearest(x, y, x0, y0, pitch):
     return (x - x0 + pitch // 2) // pitch, (y - y0 + pitch // 2) // pitch
 
 
+# a hall mux frozen mid-scale ({"mux": N, "mode": "frozen"}): every channel reads this raw value,
+# 2768 LSB below the sensors' zero (bench/rp2040_profile.py's "raw" fault; issue 13)
+FROZEN_RAW = 30000
+
+
 def _hall_mode(mode):
     return {"stuck_high": 65535, "stuck_low": 0, "dead": HM.FAULT_DEAD, "numb": HM.FAULT_NUMB,
             "flicker": HM.FAULT_FLICKER, "ok": HM.FAULT_NONE}[mode]
@@ -853,7 +861,7 @@ def _hall_mode(mode):
 
 def _pres_mode(mode):
     return {"stuck_high": PM.STUCK_ON, "stuck_low": PM.STUCK_OFF, "dead": PM.STUCK_OFF,
-            "numb": PM.STUCK_OFF, "flicker": PM.FLICKER, "same": PM.STUCK_OFF,
+            "numb": PM.STUCK_OFF, "flicker": PM.FLICKER, "same": PM.STUCK_OFF, "frozen": PM.STUCK_OFF,
             "ok": PM.FAULT_NONE}[mode]
 
 

@@ -61,6 +61,15 @@ MAX_PLAUSIBLE = const(48)
 # fault monitor found them) was fitted as 8 chips, 40 joint fits (305 ms a frame on the chip),
 # and those chips were made up
 CROWD = const(16)
+# ... and a frame of fewer candidates is read only if at most FLAT of them read exactly the raw
+# reading (the ADC's, the baseline not taken off) of the usable pad to their right or below.
+# One mux frozen mid-scale (its 16 pads at one raw reading; a row of pads, wired in order) is 16
+# candidates, not more than CROWD: on the chip its pads were fitted as 8 made-up chips, 28 - 57
+# joint fits, 0.4 - 1.0 s a find() (issue 13). Calibrated, their readings less their baselines
+# differ, so the raw readings are compared. A magnet's field never gives two pads side by side
+# the same reading but by chance (its slope is hundreds of LSB a mm), three pairs together not
+# at all; pads frozen at one reading always do
+FLAT = const(2)
 MAX_GROUP = const(4)       # chips fitted jointly at most
 MAX_WIN = const(64)        # pads in a joint fit window (4 x 4 per chip)
 MAX_P = const(12)          # parameters of a joint fit (3 per chip)
@@ -406,7 +415,7 @@ class Locator:
         t = self.THRESHOLD
         # every pad: at a rail 0 (no magnet reads that, a fault does: faults.py)
         nc = take_pads(grid, usable, res, cand, cused, N_GRID, t, _RAIL, MAX_CAND)
-        if nc >= MAX_PLAUSIBLE or (nc > CROWD and not self._chips_like(nc)):
+        if nc >= MAX_PLAUSIBLE or (nc > FLAT and not self._chips_like(nc)):
             self.n_cand = 0
             self.unread += 1
             return -1
@@ -425,23 +434,36 @@ class Locator:
         return tl
 
     def _chips_like(self, nc):
-        """The first nc candidates peak (local extrema of their sign, as _extrema seeds chips)
-        at MAX_FOUND places at most, and at most MAX_FOUND of them read exactly what the usable
-        pad to their right or below reads (see CROWD)."""
+        """The first nc candidates read like chips: at most FLAT of them (MAX_FOUND of a crowd,
+        more than CROWD) read exactly the raw reading of the usable pad to their right or below,
+        and a crowd's peak (local extrema of their sign, as _extrema seeds chips) at MAX_FOUND
+        places at most (see CROWD, FLAT)."""
         cand = self.cand
         res = self.res
         usable = self.usable
+        sc = self.scan
+        base = sc.baseline if sc is not None else None      # (none: the readings are raw)
+        crowd = nc > CROWD
+        most = MAX_FOUND if crowd else FLAT
         peaks = 0
         flat = 0
         for i in range(nc):
             g = cand[i]
-            if self._extremum(g):
+            if crowd and self._extremum(g):
                 peaks += 1
+                if peaks > MAX_FOUND:
+                    return False
             v = res[g]
-            if ((g + 1) % PAD_COLS and usable[g + 1] and res[g + 1] == v) or \
-                    (g + PAD_COLS < N_GRID and usable[g + PAD_COLS] and res[g + PAD_COLS] == v):
+            if base is not None:
+                v += base[g]
+            h = g + 1
+            if h % PAD_COLS and usable[h] and res[h] + (base[h] if base is not None else 0) == v:
                 flat += 1
-            if peaks > MAX_FOUND or flat > MAX_FOUND:
+            else:
+                h = g + PAD_COLS
+                if h < N_GRID and usable[h] and res[h] + (base[h] if base is not None else 0) == v:
+                    flat += 1
+            if flat > most:
                 return False
         return True
 
