@@ -293,22 +293,29 @@ if sb.shift:
 else:
     fa._hall = timed_part(fa._hall, 0)
 fa._work = timed_part(fa._work, 1)
-end = time.ticks_add(time.ticks_ms(), MS)
+# the first pad or mux report written (its event line): chip ms since the timing began (the
+# fault applied), and the monitor's frames by then; -1: none
+first = [-1, -1]
+T0 = time.ticks_ms()
+end = time.ticks_add(T0, MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     t0 = time.ticks_us()
     idle = sb.step()
     d = time.ticks_diff(time.ticks_us(), t0)
     if d > worst[3]:
         worst[3] = d
+    if first[0] < 0 and fa.count:
+        first[0] = time.ticks_diff(time.ticks_ms(), T0)
+        first[1] = count[0]
     if sb.need_service:
         sb.service()
     if idle:
         time.sleep_ms(idle)
 print('{"ev":"faults_timed","frames":%d,"reports":%d,"worst_frame_us":%d,"worst_report_us":%d,'
       '"worst_find_us":%d,"worst_step_us":%d,"worst_pads_us":%d,"worst_work_us":%d,'
-      '"mean_frame_us":%d,"frames_over_5ms":%d}'
+      '"mean_frame_us":%d,"frames_over_5ms":%d,"first_report_ms":%d,"first_report_frames":%d}'
       % (count[0], count[1], worst[0], worst[1], worst[2], worst[3], parts[0], parts[1],
-         total[0] // max(1, count[0]), total[1]))
+         total[0] // max(1, count[0]), total[1], first[0], first[1]))
 '''
 
 
@@ -504,15 +511,16 @@ def fault_row(label, case, r):
 
 
 def print_fault_table(rows):
-    print("| what fails | frames | fault monitor frame, mean / worst (ms) | of it the pads' pass / the queue, worst | frames over 5 ms | a report, worst (ms) | find(), worst | loop turn, worst (ms) | reported |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| what fails | frames | fault monitor frame, mean / worst (ms) | of it the pads' pass / the queue, worst | frames over 5 ms | a report, worst (ms) | find(), worst | loop turn, worst (ms) | reported | first report (ms / frames) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for x in rows:
         print(f"| {x['label']} (`{x['case']}`) | {x['frames']} | {x['mean_frame_us'] / 1000:.2f} / "
               f"**{x['worst_frame_us'] / 1000:.2f}** | {x['worst_pads_us'] / 1000:.2f} / "
               f"{x['worst_work_us'] / 1000:.2f} | {x['frames_over_5ms']} | "
               f"{x['worst_report_us'] / 1000:.2f} | {x['worst_find_us'] / 1000:.1f} | "
               f"{x['worst_step_us'] / 1000:.1f} | {x['codes']}"
-              + ("" if x["boots"] == 1 else f" ({x['boots']} boots)") + " |", flush=True)
+              + ("" if x["boots"] == 1 else f" ({x['boots']} boots)")
+              + f" | {x.get('first_report_ms', -1)} / {x.get('first_report_frames', -1)} |", flush=True)
 
 
 def parts(config, chips):

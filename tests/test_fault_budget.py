@@ -394,7 +394,7 @@ WHATEVER_FAILS = [
     ("hall", "none", [], set(), 3000),
     ("hall", "pad_stuck", [{"pad": [4, 20], "mode": "stuck_high"}], {"pad_stuck"}, 3000),
     ("hall", "pad_flicker", [{"pad": [14, 12], "mode": "flicker"}], {"pad_flicker"}, 6000),
-    ("hall", "mux_frozen", [{"mux": 17, "raw": 30000}], set(), 3000),
+    ("hall", "mux_frozen", [{"mux": 17, "raw": 30000}], {"mux_dead"}, 3000),
     ("hall", "mux_low", [{"mux": 17, "mode": "stuck_low"}], {"mux_dead"}, 3000),
     ("hall", "mux_high", [{"mux": 17, "mode": "stuck_high"}], {"mux_dead"}, 3000),
     ("hall", "unread", [], {"unreadable"}, 3000),

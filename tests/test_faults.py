@@ -127,6 +127,35 @@ def test_a_mux_reading_one_sensor_and_a_dead_pad_are_found_and_play_goes_on():
     assert [(s["pins"], s["sure"]) for s in r.events_of("shot")] == [(8, True), (2, True)]
 
 
+def test_a_mux_frozen_mid_scale_under_a_resting_chip_makes_no_chip_and_play_goes_on():
+    """Issue 13: a hall mux whose 16 pads freeze at one mid-scale reading (the simulator's
+    "frozen": each reads 2768 LSB below the zero, as a big chip's field would) while the ball
+    rests over its row. Until the fault monitor names it (the muxes' spread, every frame) the
+    locator reads no frame (hall_locate.FLAT: no chip made up, the ball kept where it lay); then
+    its pads are left out as a dead mux's. The game goes on and scores as without the fault: the
+    spare shot from where the ball lies, a ball resting over the dead row again (found from the
+    rows either side), the strike; no shot the freeze made, the status row says the mux."""
+    t = Table("bowling", players=1)
+    mux = mux_of(11, 25)                       # under the row where the chip rests in b.e2
+    t.place("small", "a.pocket")
+    t.shoot("small", "b.e2")                   # 8
+    t.advance_time_and_run(500)
+    t.fault(mux=mux, mode="frozen")
+    t.advance_time_and_run(1000)
+    t.checkpoint("frozen")
+    t.shoot("small", "b.pocket", "b.cup")      # /
+    t.take("small")
+    t.frame(["b.e2"], STRIKE)                  # 8/
+    t.frame(STRIKE)                            # X
+    r = run(t, flash={"calib.bin": hall_calibration()})
+    assert faults_of(r) == {("mux_dead", None, mux, None)}
+    assert r.display_at("frozen")[7] == "Mux %d dead" % mux, r.display_at("frozen")
+    assert [(s["frame"], s["ball"], s["pins"], s["zone"], s["sure"]) for s in r.events_of("shot")] == [
+        (1, 1, 8, "b.e2", True), (1, 2, 2, "b.cup", True), (2, 1, 8, "b.e2", True),
+        (2, 2, 2, "b.cup", True), (3, 1, 10, "b.cup", True)]
+    assert r.events_of("shot")[-1]["total"] == 38
+
+
 # -- presence pads --------------------------------------------------------------------------------
 def test_presence_game_with_faults_and_a_hovering_hand():
     t = Table("bowling", players=1)
