@@ -826,14 +826,16 @@ class FaultMonitor:
                                self.mux_nbad)
         if (self.frames & 63) == 0:
             _decay(self.flick, self.n_grid)
-        # every pad of a mux reading one sensor, or frozen at one reading: their raw readings
-        # all alike, although their zero points differ. Every frame (it was every 4th): until
-        # then the locator reads no frame (hall_locate.FLAT), and at rest a frame is some 45 ms
-        # (issue 13: a mux frozen mid-scale was named 24 frames, about a second, after)
-        k = _muxes(self.n_mux, BT.CHANNELS, self.mux_pad, self.mux_bad, self.mux_same, grid,
-                   self.scan.baseline, out)
-        if k:
-            self.kn = _queue_muxes(out, k, self.mux_bad, self.kq, self.kh, self.kn, self.n_mux)
+        if ph == 0 or self.loc.unread:
+            # every pad of a mux reading one sensor, or frozen at one reading: their raw
+            # readings all alike, although their zero points differ. Every 4th frame, and every
+            # frame while the locator reads none (hall_locate.FLAT: a mux frozen mid-scale is
+            # such a frame until it is named; issue 13: it was named 25 frames, a second on the
+            # chip, after it froze; every frame the pass costs some 0.2 ms on the chip)
+            k = _muxes(self.n_mux, BT.CHANNELS, self.mux_pad, self.mux_bad, self.mux_same, grid,
+                       self.scan.baseline, out)
+            if k:
+                self.kn = _queue_muxes(out, k, self.mux_bad, self.kq, self.kh, self.kn, self.n_mux)
         self._numb(grid)
         if ph == 3:
             self._flush()           # a whole round of checks: a dead mux shows as one
