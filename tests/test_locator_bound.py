@@ -171,3 +171,63 @@ def test_one_frozen_mux_the_controls_can_fail(tmp_path):
     r = run_one(tmp_path, False, monitor_every_4th=True)
     named = next(i for i, a in enumerate(r["after"]) if a[3])
     assert named > NAMED_FRAMES, named
+
+
+# The same mux freezing while the ball slides over the board (a first ball from a.pocket to b.e2,
+# its path across the mux's row): the frames are unread from the freeze until the mux is named
+# (6 - 7 frames, some 100 ms of the slide), the ball is followed from the first frame read again,
+# and the shot is judged as the same shot without the fault.
+SLIDE_TARGET = r'''
+import sys
+import json
+import runner as R
+from driver import EventLines
+
+job = json.loads(sys.stdin.readline())
+r = R.Runner()
+out = EventLines()
+r.out = out
+r.op({"op": "flash", "write": "calib.bin", "hex": job["calib"]})
+rows = []
+
+
+def hook():
+    loc = r.sb.loc
+    f = loc.find
+
+    def traced(grid):
+        n = f(grid)
+        rows.append([n, loc.unread])
+        return n
+    loc.find = traced
+
+
+for o in job["ops"]:
+    r.op(o)
+    if o["op"] == "boot":
+        hook()
+    if o["op"] == "move" and job["at"] >= 0:
+        r.run_ms(job["at"])
+        w = r.world
+        for p in range(16 * job["mux"], min(16 * job["mux"] + 16, w.hall.n)):
+            w.hall.set_fault(p, 30000)
+print(json.dumps({"rows": rows, "shots": [e for e in out.lines if e.get("ev") == "shot"],
+                  "faults": [[e["code"], e.get("mux")] for e in out.lines if e.get("ev") == "fault"]}))
+'''
+
+
+@pytest.mark.parametrize("at", [50, 150])
+def test_a_mux_freezing_while_the_ball_slides_over_it(tmp_path, at):
+    from boardsim.compile import compile_scenario
+    from boardsim.scenario import parse
+    from test_faults import hall_calibration
+    ops = compile_scenario(parse({"game": "bowling", "players": 1, "steps": [
+        {"place": {"small": "a.pocket"}}, {"shoot": "small", "path": ["b.e2"]}, {"wait_ms": 3000}]}))
+    job = {"ops": ops, "calib": hall_calibration().hex(), "mux": FROZEN_MUX, "at": -1}
+    clean = run_script(SLIDE_TARGET, "slide_target.py", "cpython", job, tmp_path, timeout=900)
+    r = run_script(SLIDE_TARGET, "slide_target.py", "cpython", dict(job, at=at), tmp_path, timeout=900)
+    assert r["faults"] == [["mux_dead", FROZEN_MUX]]
+    assert 3 <= max(u for n, u in r["rows"]) <= 8              # unread while it slid, a few frames
+    assert max(n for n, u in r["rows"]) == 1                    # never a chip made up
+    assert r["shots"] == clean["shots"]                         # the shot line as without it
+    assert [(s["pins"], s["zone"]) for s in r["shots"]] == [(8, "b.e2")]
