@@ -1,0 +1,104 @@
+"""Where the journal's save goes on the emulated RP2040 (issue 13): a one-player bowling game
+started from the menu, main.py stopped, then the journal's own write() called for N entries in a
+row (one outcome each, as a shot's), each timed on the chip (time.ticks_us), with the boot ROM's
+flash program and erase calls that pico.mjs traces (ZENN_PICO_TRACE) put under the save they
+fell in: what each save costs, in which turn an erase comes and how many pages it programs.
+
+    ZENN_CACHE=... .venv/bin/python -m bench.rp2040_journal [--entries N] [--game-starts K]
+
+--game-starts K: before the entries, K more games started through the journal (new_game,
+service(): the file a new game writes), each timed too.
+
+Prints one JSON line per save and a table: save, chip ms, us, the file's bytes after it,
+programs (pages), erases, the blocks touched (the filesystem's, p programmed, e erased).
+"""
+import argparse
+import io
+import json
+import os
+import sys
+
+FS_BASE = 640 * 1024        # the filesystem's start in the flash (the image's build: 640 KB)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+JOB = r'''
+import time
+sb = __main__.sb
+j = sb.journal
+g = sb.game
+gc.collect()
+def mark(what, k, t_ms, d, size):
+    print('{"ev":"jsave","what":"%s","k":%d,"t":%d,"us":%d,"size":%d,"fault":%d}'
+          % (what, k, t_ms, d, size, j.fault))
+for k in range(STARTS):
+    j.new_game(j.game, j.players, j.o1, j.o2)
+    t = time.ticks_ms()
+    t0 = time.ticks_us()
+    sb.service()
+    mark("start", k, t, time.ticks_diff(time.ticks_us(), t0), j.size)
+for k in range(N):
+    j.out(CODE)
+    t = time.ticks_ms()
+    t0 = time.ticks_us()
+    j.write()
+    d = time.ticks_diff(time.ticks_us(), t0)
+    while j.need_open:              # a full file: the game again (service(), outside the turn)
+        sb.service()
+    mark("entry", k, t, d, j.size)
+print('{"ev":"jsave_done"}')
+'''
+
+
+def run(n, starts, code=1):
+    from boardsim import runtime
+    from boardsim.rp2040 import probe
+    from bench.rp2040_profile import shot_ops
+    menu, _ = shot_ops("8 pins")
+    tl = probe.module_timeline("N = %d\nSTARTS = %d\nCODE = %d\n" % (n, starts, code) + JOB,
+                               before=menu, await_ms=60000 + 200 * n, await_ev="jsave_done",
+                               wait_ms=100)
+    out, err = io.StringIO(), io.StringIO()
+    os.environ["ZENN_PICO_TRACE"] = "1"
+    try:
+        runtime.run(tl, "rp2040", display=True, stdout=out, stderr=err)
+    finally:
+        os.environ.pop("ZENN_PICO_TRACE", None)
+    saves = [json.loads(ln) for ln in out.getvalue().splitlines()
+             if ln.startswith("{") and '"jsave"' in ln]
+    ops = []
+    for ln in err.getvalue().splitlines():
+        # pico.mjs: program #12 0x10100000 +256 at 1234 ms
+        if ln.startswith("pico.mjs: program") or ln.startswith("pico.mjs: erase"):
+            w = ln.split()
+            ops.append((w[1], int(w[3], 16), int(w[4][1:]), int(w[6])))
+    return saves, ops
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--entries", type=int, default=40)
+    ap.add_argument("--game-starts", type=int, default=0)
+    ap.add_argument("--code", type=int, default=1, help="the outcome code written")
+    a = ap.parse_args(argv)
+    saves, ops = run(a.entries, a.game_starts, a.code)
+    print("save        chip ms      us   bytes  pages  erases  blocks (p: programmed, e: erased)")
+    ends = [s["t"] + s["us"] // 1000 + 1 for s in saves]
+    for i, s in enumerate(saves):
+        lo, hi = s["t"], ends[i]
+        mine = [o for o in ops if lo <= o[3] <= hi]
+        blocks = " ".join(f"{o[0][0]}{(o[1] - FS_BASE) // 4096}" for o in mine)
+        s["pages"] = sum((o[2] + 255) // 256 for o in mine if o[0] == "program")
+        s["erases"] = sum(1 for o in mine if o[0] == "erase")
+        print(json.dumps(s))
+        print(f"{s['what']:5} {s['k']:4d} {s['t']:9d} {s['us']:7d} {s['size']:6d} {s['pages']:6d} "
+              f"{s['erases']:6d}  {blocks}")
+    us = [s["us"] for s in saves if s["what"] == "entry"]
+    if us:
+        print(f"entries: {len(us)}, worst {max(us)} us, mean {sum(us) // len(us)} us, "
+              f"over 10 ms: {sum(1 for u in us if u > 10000)}")
+
+
+if __name__ == "__main__":
+    main()
