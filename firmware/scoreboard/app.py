@@ -269,14 +269,6 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         s = self.buttons.any_stuck()
         if s != self.stuck:
             self.stuck_changed(s)
-        j = self.journal
-        if j.np and self.tracker.at_rest():
-            j.write()                   # between shots: a flash write stalls the chip
-        if j.need_open:
-            self.need_service = 1
-        if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
-            self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
-            self.dirty = 1
         if self.dirty:
             self.dirty = 0
             self.redraw()
@@ -289,6 +281,17 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             self.ev.due()               # the shot's lines (on_board), now that its score is shown
         else:
             self.ui.service()
+        # the journal after the screen: a save is about 1 ms, but one in 16 is littlefs compacting
+        # its directory (a 4 KB erase, 64 - 69 ms on the chip: docs/performance.md), which must
+        # not hold back a verdict's score; a cut before the save ends loses that entry as before
+        j = self.journal
+        if j.np and self.tracker.at_rest():
+            j.write()                   # between shots: a flash write stalls the chip
+        if j.need_open:
+            self.need_service = 1
+        if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
+            self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
+            self.dirty = 1              # the status row: drawn next turn
         if ended and self.faults.frame():
             # the fault monitor's look at the frame after the displays (it only queues its
             # reports): a verdict's screen is shown that much sooner (issue 13)
