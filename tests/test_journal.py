@@ -336,3 +336,106 @@ def test_a_flash_that_fails_for_a_while(rt):
     steps = rt.steps([{"op": "fail", "after": -1}, out(ZENN), {"op": "service"}, BOOT])
     assert steps[2]["fault"] == F_NONE
     assert steps[-1]["st"] == steps[1]["st"] and steps[-1]["r"]["status"] == S_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# a game's file written in place (issue 13): the flash's block device at hand, as on the chip
+
+RAW_ON, RAW_OFF = {"op": "raw", "on": True}, {"op": "raw", "on": False}
+PRE, PAGE = 4096, 256
+
+
+def in_place_game():
+    """A bowling game's ops whose records run over two page boundaries: shots and undos."""
+    ops = [new(), out(REST_E2), correct(7)]
+    for _ in range(60):                      # 60 undos and shots: 540 bytes of records
+        ops += [UNDO, out(REST_Z3)]
+    return ops + [out(ZENN)]
+
+
+def _raw_only(rt):
+    if rt.name != "micropython":
+        pytest.skip("the block device is the simulator's littlefs's (MicroPython)")
+
+
+def test_a_game_written_in_place_is_one_page_program_a_save(rt):
+    """Each save programs the page(s) its record falls in: no erase, no littlefs commit (on
+    the chip a littlefs append is a commit into the directory's 4 KB block, compacted with an
+    erase every 16 saves: 64 - 69 ms). The file is the documented records, then erased bytes
+    to 4 KB; a boot finds it and goes on writing in place."""
+    _raw_only(rt)
+    try:
+        ops = in_place_game()
+        steps = rt.steps([RAW_ON, WIPE] + ops[:1] + [{"op": "counts"}])
+        assert steps[-2]["blk"] >= 0                       # the new game's file: in place
+        per_save = []
+        for op in ops[1:]:
+            s = rt.steps([op, {"op": "counts"}])
+            assert s[0]["r"] and s[0]["fault"] == F_NONE
+            per_save.append(s[1]["r"])
+        for progs, erases, nbytes, _ in per_save:
+            assert erases == 0 and 1 <= progs <= 2 and nbytes == progs * PAGE
+        assert sum(p for p, _, _, _ in per_save) > len(per_save)     # records across pages
+        want = steps[-2]["st"]
+        data = bytes.fromhex(rt.steps([{"op": "read", "name": "zj1.zj"}])[0]["r"])
+        n = HEADER + 5 + 5 + 60 * (4 + 5) + 5
+        assert len(data) == PRE and data[n:] == b"\xff" * (PRE - n)
+        assert data[HEADER:HEADER + 5] == record(0x4F, bytes([REST_E2]))
+        assert data[n - 5:n] == record(0x4F, bytes([ZENN]))
+        last = rt.steps([{"op": "counts"}, BOOT, out(SINK), {"op": "counts"}, BOOT])
+        assert last[1]["r"]["status"] == S_OK and last[1]["blk"] >= 0 and want != last[2]["st"]
+        assert last[3]["r"][1] == 0 and last[-1]["st"] == last[2]["st"]
+    finally:
+        rt.steps([RAW_OFF, WIPE])
+
+
+def test_a_power_cut_at_every_write_of_a_game_written_in_place(rt):
+    """The power cut at each block write of the game (its start: the file of erased bytes
+    written through littlefs and found; every save after it, a page or two), half of that
+    write reaching the flash: the game after power on is the one before that entry or after
+    it, never a fault, and it goes on being saved (in place again)."""
+    _raw_only(rt)
+    try:
+        ops = in_place_game()
+        ref = rt.steps([RAW_ON, WIPE] + ops)
+        base = ref[1]["w"]
+        marks = [s["w"] for s in ref[2:]]                 # block writes after each op
+        states = ["none"] + [s["st"] for s in ref[2:]]
+        lo = base
+        cuts = 0
+        for i, hi in enumerate(marks):
+            for w in range(lo, hi):
+                steps = rt.steps([WIPE] + ops[:i] + [{"op": "tear", "after": w - (marks[i - 1] if i else base)},
+                                                      ops[i], {"op": "tear", "after": -1}, BOOT])
+                assert steps[-3]["r"] == "lost", (i, w)
+                boot = steps[-1]
+                assert boot["st"] in (states[i], states[i + 1]), (i, w, boot)
+                assert boot["fault"] == F_NONE, (i, w, boot)
+                if boot["st"] != "none":
+                    more = rt.steps([out(REST_E2), {"op": "service"}, BOOT])
+                    assert more[-1]["st"] == more[0]["st"] != boot["st"], (i, w)
+                cuts += 1
+            lo = hi
+        assert cuts > len(ops)
+    finally:
+        rt.steps([RAW_OFF, WIPE])
+
+
+def test_an_old_file_appended_to_is_written_in_place_from_its_next_boot(rt):
+    """A game saved by the firmware before (appended to, no erased bytes) still loads, and is
+    written again in place at the boot that continues it; a file written in place loads where
+    the block device is not at hand (and is written again to be appended to)."""
+    _raw_only(rt)
+    try:
+        steps = rt.steps([RAW_OFF, WIPE, new(), out(ZENN), out(REST_E2), FILES_OP])
+        assert steps[-1]["r"] == {"zj1.zj": HEADER + 10}
+        want = steps[-2]["st"]
+        steps = rt.steps([RAW_ON, BOOT, FILES_OP, out(REST_Z3), BOOT])
+        assert steps[1]["st"] == want and steps[1]["r"]["status"] == S_OK and steps[1]["blk"] >= 0
+        assert steps[2]["r"]["zj2.zj"] == PRE
+        assert steps[-1]["st"] == steps[-2]["st"] and steps[-1]["blk"] >= 0
+        steps = rt.steps([RAW_OFF, BOOT, out(REST_E2), BOOT, FILES_OP])
+        assert steps[1]["st"] == steps[-3]["st"][:len(steps[1]["st"])] and steps[1]["blk"] < 0
+        assert steps[-2]["st"] == steps[2]["st"] and steps[-1]["r"]["zj3.zj"] < PRE
+    finally:
+        rt.steps([RAW_OFF, WIPE])

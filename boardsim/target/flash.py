@@ -31,6 +31,7 @@ BLOCK = 4096
 BLOCKS = 64
 
 _EIO = 5
+RAW_MODULE = "zenn_rawflash"        # firmware/storage/journal.py's name for it
 
 
 class PowerLost(BaseException):
@@ -118,7 +119,10 @@ class BlockDevice:
 class Flash:
     """Power on mounts the flash and makes it the working directory; a cut unmounts it."""
 
-    def __init__(self, directory=None):
+    def __init__(self, directory=None, raw=False):
+        # raw: the block device is registered as sys.modules[RAW_MODULE] while powered, as the
+        # chip's rp2.Flash is at hand to the firmware (journal.py writes a game's file in place)
+        self.raw = raw
         self.plain = not MICROPYTHON or directory is not None     # a directory, no littlefs of ours
         self.storage = None if self.plain else Storage()
         self.bd = None
@@ -146,12 +150,16 @@ class Flash:
             self.bd = BlockDevice(s)
             os.mount(os.VfsLfs2(self.bd), MOUNT)
         os.chdir(MOUNT)
+        if self.raw:
+            sys.modules[RAW_MODULE] = self.bd
 
     def power_cut(self):
         if self.plain or self.bd is None:
             return
         self.bd.kill()
         self.bd = None
+        if sys.modules.get(RAW_MODULE) is not None:
+            del sys.modules[RAW_MODULE]
         os.chdir("/")
         try:
             os.umount(MOUNT)

@@ -89,7 +89,7 @@ class Runner:
         self.snapshots = []
         self.lines_before = 0     # event lines written by firmware runs before the last boot
         # the firmware's working directory (flash.py)
-        self.flash = flash.Flash(_here() + "/flash" if lean else None)
+        self.flash = flash.Flash(_here() + "/flash" if lean else None, raw=True)
         self.fit_frame = -1         # the frame and pad changes FIT_US was last charged for
         self.busy_until = 0         # the firmware's fit runs until then (virtual us)
         self.fit_seen = -1

@@ -64,6 +64,19 @@ FAULT_NAMES = (b"", b"foreign", b"damaged", b"refused", b"io", b"full")
 
 _PEND = const(64)           # records waiting for the next moment at rest
 
+# A game's file written in place (issue 13). On the chip a littlefs append is one commit into the
+# root directory's metadata block, a 256-byte page each, so every 16th save compacts the
+# directory: a 4 KB erase (45 ms) and 20 ms of littlefs, 64 - 69 ms in one loop turn. So when the
+# flash's block device is at hand (the chip's rp2.Flash, the simulator's RAM one), a game's file
+# is written once, PRE bytes: the header, the rules' log, erased bytes (0xFF) to the end, one
+# littlefs data block; its block is found by its first page, and each save then programs the
+# page(s) its records fall in (erased bytes programmed stay erased; NOR programming only clears
+# bits): no erase, no littlefs, about 1 ms. littlefs reads the file as written (it keeps no
+# checksum of a file's data). Full, or anything unexpected: the game again into a new file.
+PRE = const(4096)           # a game's file written in place: one 4 KB flash block
+_PAGE = const(256)          # the flash's program page
+RAW_MODULE = "zenn_rawflash"    # the simulator's block device (boardsim/target/flash.py)
+
 _MP = sys.implementation.name == "micropython"
 
 # CRC-16/CCITT-FALSE's table, entry i big-endian at bytes 2i, 2i + 1 (tests/test_journal.py
@@ -141,28 +154,40 @@ def header(data):
     return s, g, data[p + 10], data[p + 11], data[p + 12]
 
 
+def erased(data, i):
+    """Whether data[i:] is all erased flash (0xFF): never written (true past the end). Boot and
+    service() only (allocates: compared at C speed, a Python loop over 4 KB took ms)."""
+    n = len(data) - i
+    return n <= 0 or data[i:] == b"\xff" * n
+
+
 def entries(data):
     """The entries after the header: (status S_*, bytearray of type, code pairs, bytes kept).
     A record cut short, or one whose CRC fails while it ends the file, is a write torn by a
-    power cut (S_TORN, dropped); anything else that is no well-formed record is damage."""
+    power cut (S_TORN, dropped); anything else that is no well-formed record is damage. A file
+    written in place (PRE) ends at its first erased byte where a record would start; there a
+    bad record followed only by erased bytes is the last save, torn."""
     out = bytearray()
     _, _, _, i = record_at(data, 0)
     n = len(data)
     while i < n:
         t = data[i]
+        if t == 0xFF and erased(data, i):
+            return S_OK, out, i             # the rest of a file written in place: not yet used
         if t == T_OUT or t == T_SET:
             want = 1
         elif t == T_UNDO or t == T_END:
             want = 0
         else:
             return S_DAMAGED, out, i
+        end = i + 4 + want
         if i + 1 < n and data[i + 1] != want:
-            return S_DAMAGED, out, i
+            return (S_TORN if end < n and erased(data, end) else S_DAMAGED), out, i
         t, p, ln, nxt = record_at(data, i)
         if t == -1:
             return S_TORN, out, i
         if t == -2:
-            return (S_TORN if nxt >= n else S_DAMAGED), out, i
+            return (S_TORN if nxt >= n or erased(data, nxt) else S_DAMAGED), out, i
         out.append(t)
         out.append(data[p] if ln else 0)
         i = nxt
@@ -214,9 +239,11 @@ class Journal:
         self.rec = bytearray(_PEND)         # records waiting to be written
         self.np = 0
         self.split = -1                     # rec[:split] belongs to the file before a new game
-        self.hdr = bytearray(HDR_LEN)
         self.f = None                       # the current game's file, open for appending
-        self.size = 0                       # its length
+        self.size = 0                       # its length (written in place: the records' end)
+        self.bd = None                      # written in place: the flash's block device
+        self.blk = -1                       # and the file's block in it (-1: appended to)
+        self.page = None                    # its page the next record goes in, as on the flash
         self.serial = 0                     # the current (or last) game's serial
         self.game = G_NONE                  # the current game's header
         self.players = 0
@@ -287,12 +314,40 @@ class Journal:
                 self.ended = True
         if self.ended or engine.over:
             return G_NONE               # kept in its file, not continued: the menu shows
-        if st == S_OK and n == len(ents) // 2:
+        bd = _raw_device()
+        if st == S_OK and n == len(ents) // 2 and self._in_place(data, keep, bd):
+            pass                        # written in place from here on
+        elif st == S_OK and n == len(ents) // 2 and bd is None and keep == len(data):
             self.f = open(FILES[best], "ab")
             self.size = keep
         else:
-            self.rewrite(engine)        # the good part into a new file, nothing after garbage
+            # the good part into a new file, nothing after garbage (or a file of the other
+            # kind: appended to / written in place)
+            self.rewrite(engine)
         return self.game
+
+    def _in_place(self, data, keep, bd):
+        """The file `data` (records up to `keep`, erased after) written in place from here on
+        through the block device bd: its block found. Allocates (boot, service)."""
+        if bd is None or len(data) != PRE or keep >= PRE or not erased(data, keep):
+            return False
+        first = data[0:_PAGE]
+        buf = bytearray(_PAGE)
+        found = -1
+        for b in range(bd.ioctl(4, 0)):
+            bd.readblocks(b, buf, 0)
+            if buf == first:
+                if found >= 0:
+                    return False        # two blocks alike (a copy left by a cut): not this way
+                found = b
+        if found < 0:
+            return False
+        k = keep - keep % _PAGE
+        self.page = bytearray(data[k:k + _PAGE])
+        self.blk = found
+        self.bd = bd
+        self.size = keep
+        return True
 
     # -- entries (no allocation) --------------------------------------------------------------
     def new_game(self, game, players, o1, o2):
@@ -344,6 +399,13 @@ class Journal:
         if n == 0 or self.need_open:
             return
         f = self.f
+        raw = self.blk >= 0             # written in place
+        if raw:
+            f = self.bd
+            if self.size + n > PRE:
+                self.np = 0
+                self.need_open = True   # full: the game again from the rules' log, a new file
+                return
         if f is None:
             self.np = 0                 # no file: a fault says so already
             if self.fault == F_IO:
@@ -355,9 +417,15 @@ class Journal:
             return
         self.np = 0
         try:
-            _fwrite(f, self.rec, n)
-            f.flush()
+            if raw:
+                if not self._program(n):
+                    f = None
+            else:
+                _fwrite(f, self.rec, n)
+                f.flush()
         except OSError:
+            f = None
+        if f is None:
             self._close()               # this file is given up; the game goes into a new one
             self.need_open = True
             self._fault(F_IO, -1)
@@ -365,6 +433,32 @@ class Journal:
         self.size += n
         if self.fault == F_IO:
             self.fault = F_NONE
+
+    def _program(self, n):
+        """The n bytes waiting, programmed into the file's block after its records (self.size:
+        the caller moves it on): each page they fall in, once (the page's earlier records
+        programmed again as they are). No allocation (an OSError would: False when the flash
+        reports an error)."""
+        r = self.rec
+        pg = self.page
+        bd = self.bd
+        off = self.size
+        k = 0
+        while k < n:
+            p = off % _PAGE
+            m = n - k
+            if m > _PAGE - p:
+                m = _PAGE - p
+            for i in range(m):
+                pg[p + i] = r[k + i]
+            if bd.writeblocks(self.blk, pg, off - p):
+                return False            # the flash's error (the chip's returns None)
+            off += m
+            k += m
+            if p + m == _PAGE:
+                for i in range(_PAGE):
+                    pg[i] = 0xFF        # the next page: erased
+        return True
 
     # -- service (outside the loop turn: allocates) ----------------------------------------------
     def service(self, engine):
@@ -374,11 +468,15 @@ class Journal:
         if not self.need_open:
             return
         self.need_open = False
-        if self.split > 0 and self.f is not None:
+        if self.split > 0 and (self.f is not None or self.blk >= 0):
             # what the game before still had waiting (its end record) goes to its own file
             try:
-                _fwrite(self.f, self.rec, self.split)
-                self.f.flush()
+                if self.blk >= 0:
+                    if self.size + self.split <= PRE and self._program(self.split):
+                        self.size += self.split
+                else:
+                    _fwrite(self.f, self.rec, self.split)
+                    self.f.flush()
             except OSError:
                 pass                    # that game is left: nothing of the current one is lost
         self.split = -1
@@ -389,17 +487,35 @@ class Journal:
         self.rewrite(engine)
 
     def rewrite(self, engine):
-        """The current game from the engine's log into the next file, flushed once at the end."""
+        """The current game from the engine's log into the next file, flushed once at the end:
+        written in place (PRE bytes, erased after the records) when the flash's block device is
+        at hand and its block is found, else to be appended to."""
         self._close()
         if getattr(engine, "folded", 0):
             self._fault(F_FULL, -1)     # Trap Zenn: the oldest entries are no longer in the log
             return False
+        bd = _raw_device()
+        if bd is not None and self._rewrite(engine, True):
+            f = self.f
+            self.f = None
+            data = None
+            try:
+                f.close()
+                data = _read(FILES[self.serial % N_FILES], PRE + 1)
+            except OSError:
+                pass
+            if data is not None and self._in_place(data, self.size, bd):
+                return True
+            # not found (or two alike): the game again, into a file appended to
+        return self._rewrite(engine, False)
+
+    def _rewrite(self, engine, pad):
         s = (self.serial + 1) & 0x3FFFFFFF
         name = FILES[s % N_FILES]
         f = None
         try:
             f = open(name, "wb")
-            h = self.hdr
+            h = bytearray(HDR_LEN)
             h[0] = T_GAME
             h[1] = _HDR_PAYLOAD
             h[2:6] = MAGIC
@@ -423,6 +539,15 @@ class Journal:
                 _fwrite(f, self.rec, self.np)
                 size += self.np
             self.np = 0
+            if pad:
+                if size >= PRE:
+                    raise OSError(28)   # (cannot be: a game's log is at most 512 entries)
+                ff = bytearray(b"\xff" * _PAGE)
+                k = size
+                while k < PRE:
+                    m = PRE - k if PRE - k < _PAGE else _PAGE
+                    _fwrite(f, ff, m)
+                    k += m
             f.flush()
         except OSError:
             self.f = f
@@ -439,6 +564,9 @@ class Journal:
     def _close(self):
         # closed here, not by the garbage collector: a finaliser's error would be printed on
         # the console, which carries the event lines
+        self.page = None
+        self.bd = None
+        self.blk = -1
         f = self.f
         self.f = None
         if f is not None:
@@ -460,6 +588,20 @@ class Journal:
         if i >= 0:
             ev.str_(b"file", FILE_NAMES[i])
         ev.end()
+
+
+def _raw_device():
+    """The flash's block device under the filesystem, to program a file in place: the chip's
+    (rp2.Flash over the whole filesystem, as _boot.py mounts it), the simulator's (registered
+    by boardsim/target/flash.py), else None (CPython, or another board: appended to)."""
+    try:
+        # the C module (rp2.Flash is this; `import rp2` costs 1.3 KB of heap; the stubs know rp2 only)
+        from _rp2 import Flash  # type: ignore[import-not-found]
+        return Flash()
+    except ImportError:
+        pass
+    m = sys.modules.get(RAW_MODULE)
+    return m if m is not None else None
 
 
 def _read(name, limit):

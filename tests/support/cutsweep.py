@@ -82,8 +82,10 @@ def recover(image):
         os.mount(os.VfsLfs2(bd), "/chk")
     except OSError as e:
         return "unmountable %r" % (e,)
+    live = sys.modules.get(flash.RAW_MODULE)
     try:
         os.chdir("/chk")
+        sys.modules[flash.RAW_MODULE] = bd     # the copy's block device, as the chip's own
         jr = J.Journal(None)
         b = Bowling(None)
         t = Trap(None)
@@ -93,6 +95,10 @@ def recover(image):
             jr.f.close()
         return s
     finally:
+        if live is not None:
+            sys.modules[flash.RAW_MODULE] = live
+        elif sys.modules.get(flash.RAW_MODULE) is not None:
+            del sys.modules[flash.RAW_MODULE]
         os.chdir(here)
         os.umount("/chk")
         bd.kill()

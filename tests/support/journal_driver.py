@@ -20,6 +20,7 @@
 #   {"op": "alloc"}                                allocates under the lock (harness check)
 # Result: {"steps": [{"r": ..., "st": state, "fault": F, "need": need_open, "ev": [line]}]}
 import sys
+import array
 import json
 import os
 import micropython
@@ -70,6 +71,34 @@ class Broken:
         self.f.close()
 
 
+# a game's file written in place (issue 13): the flash's block device at hand to the journal (as
+# the runner's is, boardsim/target/flash.py), and the block writes counted (the hook runs with
+# the heap locked: counters only)
+raw = [False]
+counts = array.array("i", [0, 0, 0, 0])     # programs, erases, bytes programmed, pages (256 B)
+
+
+def count(erase, block, off, buf, n):
+    if erase:
+        counts[1] += 1
+    else:
+        counts[0] += 1
+        counts[2] += n
+
+
+def set_raw(on):
+    raw[0] = on
+    f = fl[0]
+    f.raw = on
+    if MP and f.bd is not None:
+        if on:
+            sys.modules[flash.RAW_MODULE] = f.bd
+        elif sys.modules.get(flash.RAW_MODULE) is not None:
+            del sys.modules[flash.RAW_MODULE]
+    if MP:
+        f.storage.hook = count
+
+
 sink = Sink(65536)
 ew = EventWriter(sink)
 fl = [flash.Flash()]
@@ -115,8 +144,9 @@ def wipe():
         j.f = None
     if MP:
         fl[0].power_cut()
-        fl[0] = flash.Flash()
+        fl[0] = flash.Flash(raw=raw[0])
         fl[0].power_on()
+        fl[0].storage.hook = count
     else:
         for n in os.listdir("."):
             os.remove(n)
@@ -150,9 +180,20 @@ def entry(kind, arg):
             ok = True
         j.write()
         res[0] = ok
+    except flash.PowerLost:
+        res[0] = "lost"
     finally:
         micropython.heap_unlock()
+    if res[0] == "lost":
+        cycle()
     return res[0]
+
+
+def cycle():
+    # the power went inside a write: off and on again (the journal's objects are dead)
+    fl[0].power_cut()
+    fl[0].power_on()
+    cur["j"].f = None
 
 
 def read(name):
@@ -185,7 +226,11 @@ def run_op(op):
         if r:
             cur["g"] = g
             j.new_game(g, op["players"], op["o1"], op["o2"])
-            j.service(e)
+            try:
+                j.service(e)
+            except flash.PowerLost:
+                r = "lost"
+                cycle()
     elif k == "out":
         r = entry(0, op["code"])
     elif k == "undo":
@@ -240,6 +285,17 @@ def run_op(op):
             st = fl[0].storage
             st.fail_at = -1 if op["after"] < 0 else st.writes + op["after"]
         r = MP
+    elif k == "raw":
+        set_raw(op["on"])
+        r = MP
+    elif k == "tear":
+        st = fl[0].storage
+        st.tear_at = -1 if op["after"] < 0 else st.writes + op["after"]
+        r = MP
+    elif k == "counts":
+        r = list(counts)
+        for i in range(4):
+            counts[i] = 0
     elif k == "alloc":
         micropython.heap_lock()
         try:
@@ -250,7 +306,8 @@ def run_op(op):
     else:
         raise ValueError("unknown op " + k)
     j = cur["j"]
-    return {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take()}
+    return {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take(),
+            "w": fl[0].storage.writes if MP else 0, "blk": cur["j"].blk}
 
 
 fresh_engines()
