@@ -2,20 +2,20 @@
 # after a power cut or a watchdog reset, by playing its entries again through the same rules
 # code (apply_outcome / undo). Format, guarantees and limits: docs/persistence.md.
 #
-# One file per game, FILES[serial % N_FILES]: a new game reuses the oldest game's file, so at
-# most N_FILES games are kept, each under MAX_FILE bytes. A file is a header record, then one
+# One file per game, FILES[serial % _N_FILES]: a new game reuses the oldest game's file, so at
+# most _N_FILES games are kept, each under MAX_FILE bytes. A file is a header record, then one
 # record per entry, appended only between shots (app.py calls write() when the board rests):
 #
 #   record  = type (1)  len (1)  payload (len)  crc (2, little-endian)
 #   crc     = CRC-16/CCITT-FALSE over type, len and payload
-#   T_GAME  'G'  "ZNJ1", version, serial (4, little-endian), game, players, o1, o2
+#   _T_GAME  'G'  "ZNJ1", version, serial (4, little-endian), game, players, o1, o2
 #                game: the registry's ID (games/registry.py); players, o1, o2: what its start
 #                pages chose (bowling: o1 the shooter end, 0 a, 1 b; trap: o1 the first
 #                trapper, o2 coin)
-#   T_OUT   'O'  code: one rules outcome (a shot; Trap Zenn's END_TURN too)
-#   T_UNDO  'U'  -: undo()
-#   T_SET   'S'  code: a manual correction of the last entry: undo(), then apply_outcome(code)
-#   T_END   'E'  -: the players left this game for a new one (it is not restored)
+#   _T_OUT   'O'  code: one rules outcome (a shot; Trap Zenn's END_TURN too)
+#   _T_UNDO  'U'  -: undo()
+#   _T_SET   'S'  code: a manual correction of the last entry: undo(), then apply_outcome(code)
+#   _T_END   'E'  -: the players left this game for a new one (it is not restored)
 #
 # Each append is one write and one flush: a littlefs commit, all or nothing. A file written from
 # scratch (a new game, or the game written again from the rules' log: rewrite()) is flushed
@@ -28,20 +28,23 @@
 from micropython import const
 import sys
 
-N_FILES = const(8)
+# (Constants named with a leading underscore are not kept in the module's globals when frozen:
+# each public name is a slot of its dict on the heap.)
+
+_N_FILES = const(8)
 FILES = ("zj0.zj", "zj1.zj", "zj2.zj", "zj3.zj", "zj4.zj", "zj5.zj", "zj6.zj", "zj7.zj")
 FILE_NAMES = (b"zj0.zj", b"zj1.zj", b"zj2.zj", b"zj3.zj", b"zj4.zj", b"zj5.zj", b"zj6.zj", b"zj7.zj")
 MAX_FILE = const(8192)      # a game's file; past it the game is written again, compacted
 MAGIC = b"ZNJ1"
 VERSION = const(1)
 
-T_GAME = const(0x47)
-T_OUT = const(0x4F)
-T_UNDO = const(0x55)
-T_SET = const(0x53)
-T_END = const(0x45)
+_T_GAME = const(0x47)
+_T_OUT = const(0x4F)
+_T_UNDO = const(0x55)
+_T_SET = const(0x53)
+_T_END = const(0x45)
 _HDR_PAYLOAD = const(13)
-HDR_LEN = const(17)         # the whole header record
+_HDR_LEN = const(17)         # the whole header record
 
 # the game in the header: a registry ID (games/registry.py), 0 for none
 G_NONE = const(0)
@@ -68,14 +71,13 @@ _PEND = const(64)           # records waiting for the next moment at rest
 # root directory's metadata block, a 256-byte page each, so every 16th save compacts the
 # directory: a 4 KB erase (45 ms) and 20 ms of littlefs, 64 - 69 ms in one loop turn. So when the
 # flash's block device is at hand (the chip's rp2.Flash, the simulator's RAM one), a game's file
-# is written once, PRE bytes: the header, the rules' log, erased bytes (0xFF) to the end, one
+# is written once, _PRE bytes: the header, the rules' log, erased bytes (0xFF) to the end, one
 # littlefs data block; its block is found by its first page, and each save then programs the
 # page(s) its records fall in (erased bytes programmed stay erased; NOR programming only clears
 # bits): no erase, no littlefs, about 1 ms. littlefs reads the file as written (it keeps no
 # checksum of a file's data). Full, or anything unexpected: the game again into a new file.
-PRE = const(4096)           # a game's file written in place: one 4 KB flash block
+_PRE = const(4096)           # a game's file written in place: one 4 KB flash block
 _PAGE = const(256)          # the flash's program page
-RAW_MODULE = "zenn_rawflash"    # the simulator's block device (boardsim/target/flash.py)
 
 _MP = sys.implementation.name == "micropython"
 
@@ -137,14 +139,14 @@ def header(data):
     start of a header cut short (a game start cut short); -1 for anything else (no journal of
     ours)."""
     n = len(data)
-    if n < HDR_LEN:
+    if n < _HDR_LEN:
         for i in range(n):
-            if data[i] != (T_GAME if i == 0 else _HDR_PAYLOAD if i == 1 else
+            if data[i] != (_T_GAME if i == 0 else _HDR_PAYLOAD if i == 1 else
                            MAGIC[i - 2] if i < 6 else data[i]):
                 return -1
         return None
     t, p, ln, _ = record_at(data, 0)
-    if t != T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
+    if t != _T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
         return -1
     g = data[p + 9]
     from games import registry as R         # (boot only: app.py drops it after boot)
@@ -165,7 +167,7 @@ def entries(data):
     """The entries after the header: (status S_*, bytearray of type, code pairs, bytes kept).
     A record cut short, or one whose CRC fails while it ends the file, is a write torn by a
     power cut (S_TORN, dropped); anything else that is no well-formed record is damage. A file
-    written in place (PRE) ends at its first erased byte where a record would start; there a
+    written in place (_PRE) ends at its first erased byte where a record would start; there a
     bad record followed only by erased bytes is the last save, torn."""
     out = bytearray()
     _, _, _, i = record_at(data, 0)
@@ -174,9 +176,9 @@ def entries(data):
         t = data[i]
         if t == 0xFF and erased(data, i):
             return S_OK, out, i             # the rest of a file written in place: not yet used
-        if t == T_OUT or t == T_SET:
+        if t == _T_OUT or t == _T_SET:
             want = 1
-        elif t == T_UNDO or t == T_END:
+        elif t == _T_UNDO or t == _T_END:
             want = 0
         else:
             return S_DAMAGED, out, i
@@ -204,14 +206,14 @@ def replay(ents, engine):
         for k in range(0, len(ents), 2):
             t = ents[k]
             c = ents[k + 1]
-            if t == T_OUT:
+            if t == _T_OUT:
                 ok = engine.apply_outcome(c)
-            elif t == T_UNDO:
+            elif t == _T_UNDO:
                 ok = engine.undo()
-            elif t == T_SET:
+            elif t == _T_SET:
                 ok = engine.undo() and engine.apply_outcome(c)
             else:
-                ok = True               # T_END
+                ok = True               # _T_END
             if not ok:
                 return k // 2
         return len(ents) // 2
@@ -241,8 +243,9 @@ class Journal:
         self.split = -1                     # rec[:split] belongs to the file before a new game
         self.f = None                       # the current game's file, open for appending
         self.size = 0                       # its length (written in place: the records' end)
-        self.bd = None                      # written in place: the flash's block device
-        self.blk = -1                       # and the file's block in it (-1: appended to)
+        # written in place: (the flash's block device, the file's block in it), else None
+        # (appended to). (One attribute: a 20th would grow the object's table by 144 B of heap.)
+        self.dev = None
         self.page = None                    # its page the next record goes in, as on the flash
         self.serial = 0                     # the current (or last) game's serial
         self.game = G_NONE                  # the current game's header
@@ -275,8 +278,8 @@ class Journal:
     def _boot(self, engines):
         best = -1
         bh = None
-        for i in range(N_FILES):
-            data = _read(FILES[i], HDR_LEN)
+        for i in range(_N_FILES):
+            data = _read(FILES[i], _HDR_LEN)
             if data is None:
                 continue
             h = header(data)
@@ -310,7 +313,7 @@ class Journal:
             self._fault(F_REFUSED, best)
         self.ended = False
         for k in range(0, 2 * n, 2):
-            if ents[k] == T_END:
+            if ents[k] == _T_END:
                 self.ended = True
         if self.ended or engine.over:
             return G_NONE               # kept in its file, not continued: the menu shows
@@ -329,7 +332,7 @@ class Journal:
     def _in_place(self, data, keep, bd):
         """The file `data` (records up to `keep`, erased after) written in place from here on
         through the block device bd: its block found. Allocates (boot, service)."""
-        if bd is None or len(data) != PRE or keep >= PRE or not erased(data, keep):
+        if bd is None or len(data) != _PRE or keep >= _PRE or not erased(data, keep):
             return False
         first = data[0:_PAGE]
         buf = bytearray(_PAGE)
@@ -344,8 +347,7 @@ class Journal:
             return False
         k = keep - keep % _PAGE
         self.page = bytearray(data[k:k + _PAGE])
-        self.blk = found
-        self.bd = bd
+        self.dev = (bd, found)
         self.size = keep
         return True
 
@@ -360,20 +362,20 @@ class Journal:
         self.need_open = True
 
     def out(self, code):
-        self._put(T_OUT, code, 1)
+        self._put(_T_OUT, code, 1)
 
     def undo(self):
-        self._put(T_UNDO, 0, 0)
+        self._put(_T_UNDO, 0, 0)
 
     def set(self, code):
-        self._put(T_SET, code, 1)
+        self._put(_T_SET, code, 1)
 
     def end(self):
-        self._put(T_END, 0, 0)
+        self._put(_T_END, 0, 0)
         self.game = G_NONE
 
     def _put(self, t, code, ln):
-        if self.game == G_NONE and t != T_END:
+        if self.game == G_NONE and t != _T_END:
             return
         i = self.np
         if i + 4 + ln > _PEND:
@@ -399,10 +401,10 @@ class Journal:
         if n == 0 or self.need_open:
             return
         f = self.f
-        raw = self.blk >= 0             # written in place
+        raw = self.dev is not None      # written in place
         if raw:
-            f = self.bd
-            if self.size + n > PRE:
+            f = self.dev
+            if self.size + n > _PRE:
                 self.np = 0
                 self.need_open = True   # full: the game again from the rules' log, a new file
                 return
@@ -441,7 +443,7 @@ class Journal:
         reports an error)."""
         r = self.rec
         pg = self.page
-        bd = self.bd
+        bd, blk = self.dev
         off = self.size
         k = 0
         while k < n:
@@ -451,7 +453,7 @@ class Journal:
                 m = _PAGE - p
             for i in range(m):
                 pg[p + i] = r[k + i]
-            if bd.writeblocks(self.blk, pg, off - p):
+            if bd.writeblocks(blk, pg, off - p):
                 return False            # the flash's error (the chip's returns None)
             off += m
             k += m
@@ -468,11 +470,11 @@ class Journal:
         if not self.need_open:
             return
         self.need_open = False
-        if self.split > 0 and (self.f is not None or self.blk >= 0):
+        if self.split > 0 and (self.f is not None or self.dev is not None):
             # what the game before still had waiting (its end record) goes to its own file
             try:
-                if self.blk >= 0:
-                    if self.size + self.split <= PRE and self._program(self.split):
+                if self.dev is not None:
+                    if self.size + self.split <= _PRE and self._program(self.split):
                         self.size += self.split
                 else:
                     _fwrite(self.f, self.rec, self.split)
@@ -488,7 +490,7 @@ class Journal:
 
     def rewrite(self, engine):
         """The current game from the engine's log into the next file, flushed once at the end:
-        written in place (PRE bytes, erased after the records) when the flash's block device is
+        written in place (_PRE bytes, erased after the records) when the flash's block device is
         at hand and its block is found, else to be appended to."""
         self._close()
         if getattr(engine, "folded", 0):
@@ -501,7 +503,7 @@ class Journal:
             data = None
             try:
                 f.close()
-                data = _read(FILES[self.serial % N_FILES], PRE + 1)
+                data = _read(FILES[self.serial % _N_FILES], _PRE + 1)
             except OSError:
                 pass
             if data is not None and self._in_place(data, self.size, bd):
@@ -511,12 +513,12 @@ class Journal:
 
     def _rewrite(self, engine, pad):
         s = (self.serial + 1) & 0x3FFFFFFF
-        name = FILES[s % N_FILES]
+        name = FILES[s % _N_FILES]
         f = None
         try:
             f = open(name, "wb")
-            h = bytearray(HDR_LEN)
-            h[0] = T_GAME
+            h = bytearray(_HDR_LEN)
+            h[0] = _T_GAME
             h[1] = _HDR_PAYLOAD
             h[2:6] = MAGIC
             h[6] = VERSION
@@ -531,21 +533,21 @@ class Journal:
             c = crc16(h, 0, 2 + _HDR_PAYLOAD)
             h[15] = c & 0xFF
             h[16] = c >> 8
-            _fwrite(f, h, HDR_LEN)
-            size = HDR_LEN
+            _fwrite(f, h, _HDR_LEN)
+            size = _HDR_LEN
             for k in range(engine.nlog):
                 self.np = 0
-                self._put(T_OUT, engine.log[k], 1)
+                self._put(_T_OUT, engine.log[k], 1)
                 _fwrite(f, self.rec, self.np)
                 size += self.np
             self.np = 0
             if pad:
-                if size >= PRE:
+                if size >= _PRE:
                     raise OSError(28)   # (cannot be: a game's log is at most 512 entries)
                 ff = bytearray(b"\xff" * _PAGE)
                 k = size
-                while k < PRE:
-                    m = PRE - k if PRE - k < _PAGE else _PAGE
+                while k < _PRE:
+                    m = _PRE - k if _PRE - k < _PAGE else _PAGE
                     _fwrite(f, ff, m)
                     k += m
             f.flush()
@@ -565,8 +567,7 @@ class Journal:
         # closed here, not by the garbage collector: a finaliser's error would be printed on
         # the console, which carries the event lines
         self.page = None
-        self.bd = None
-        self.blk = -1
+        self.dev = None
         f = self.f
         self.f = None
         if f is not None:
@@ -600,7 +601,7 @@ def _raw_device():
         return Flash()
     except ImportError:
         pass
-    m = sys.modules.get(RAW_MODULE)
+    m = sys.modules.get("zenn_rawflash")    # (flash.py's RAW_MODULE)
     return m if m is not None else None
 
 

@@ -307,7 +307,7 @@ def run_op(op):
         raise ValueError("unknown op " + k)
     j = cur["j"]
     return {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take(),
-            "w": fl[0].storage.writes if MP else 0, "blk": cur["j"].blk}
+            "w": fl[0].storage.writes if MP else 0, "blk": cur["j"].dev[1] if cur["j"].dev else -1}
 
 
 fresh_engines()
