@@ -500,14 +500,13 @@ class Journal:
         if bd is not None and self._rewrite(engine, True):
             f = self.f
             self.f = None
-            data = None
             try:
                 f.close()
                 data = _read(FILES[self.serial % _N_FILES], _PRE + 1)
+                if data is not None and self._in_place(data, self.size, bd):
+                    return True
             except OSError:
                 pass
-            if data is not None and self._in_place(data, self.size, bd):
-                return True
             # not found (or two alike): the game again, into a file appended to
         return self._rewrite(engine, False)
 
