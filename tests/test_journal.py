@@ -439,3 +439,39 @@ def test_an_old_file_appended_to_is_written_in_place_from_its_next_boot(rt):
         assert steps[-2]["st"] == steps[2]["st"] and steps[-1]["r"]["zj3.zj"] < PRE
     finally:
         rt.steps([RAW_OFF, WIPE])
+
+
+def test_a_damaged_byte_of_a_file_written_in_place_is_caught_and_loses_nothing_else(rt):
+    """As test_a_damaged_byte_anywhere_is_caught_and_never_crashes_boot, for a file written in
+    place: a byte of a record flipped gives the game up to it (damage before the last record;
+    the last record's bytes, its length too, a torn save: a bad record followed only by erased
+    bytes); a byte of the erased rest flipped is damage that loses nothing (the whole game and
+    the `damaged` fault)."""
+    _raw_only(rt)
+    try:
+        ops = game_ops(random.Random(11), 10)
+        steps = rt.steps([RAW_ON] + ops)[1:]
+        marks = played(ops, steps)
+        end = marks[-1][0]
+        name = list(current_file(rt))[0]
+        data = bytes.fromhex(rt.steps([{"op": "read", "name": name}])[0]["r"])
+        assert len(data) == PRE and data[end:] == b"\xff" * (PRE - end)
+        for i in list(range(end + 6)) + [PRE // 2, PRE - 1]:
+            for x in (0x01, 0x80):
+                d = bytearray(data)
+                d[i] ^= x
+                res = rt.steps([{"op": "put", "name": name, "hex": d.hex(), "only": True}, BOOT])[-1]
+                got = res["st"] if res["r"]["g"] else "none"
+                if i < HEADER:
+                    assert res["fault"] == F_FOREIGN and not res["r"]["g"], i
+                    continue
+                before = [st for off, st in marks if off <= i]
+                assert got == before[-1], (i, x, got)
+                last = i > marks[-2][0] if len(marks) > 1 else True
+                if HEADER <= i < end and last:
+                    assert res["r"]["status"] == S_TORN and res["fault"] == F_NONE, (i, x)
+                else:
+                    assert res["r"]["status"] == S_DAMAGED and res["fault"] == F_DAMAGED, (i, x)
+                    assert any('"why":"damaged"' in e for e in res["ev"])
+    finally:
+        rt.steps([RAW_OFF, WIPE])
