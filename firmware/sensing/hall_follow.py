@@ -10,6 +10,9 @@ from micropython import const
 from tables.board_table import PAD_COLS, PAD_ROWS
 
 MAX_FOUND = const(8)       # chips reported at most
+# a lagging fit corrected (follow, below) widens the chip's wander that frame by the
+# correction, at most this (0.1 mm)
+_CORRECT_MAX = const(15)
 N_GRID = PAD_COLS * PAD_ROWS
 _NEIGH4 = (-1, 1, -PAD_COLS, PAD_COLS)      # a grid cell's 4 neighbours, as index steps
 
@@ -38,7 +41,8 @@ def follow(self, grid):
         qy[i] = self.y[i]
         qa[i] = self.amp[i]
         qe[i] = self.werr[i]
-        qm[i] = self.moved[i]
+        # (bit 1: fitted by the frame before's _follow, fe 0 there; a settled fit leaves fe 1)
+        qm[i] = self.moved[i] | (2 if fe[i] == 0 else 0)
         self.qs[i] = self.serr[i]
         self.qo[i] = self.outlier[i]
         qclaim[i] = 0
@@ -77,6 +81,7 @@ def follow(self, grid):
         self.x[i] = qx[best]
         self.y[i] = qy[best]
         fe[i] = qe[best] + self.FOLLOW_ERR
+        # (bit 1 kept: fitted in the frame before, fitted again below however well it fits)
         moved[i] = qm[best]
         self.serr[i] = self.qs[best]
         self.outlier[i] = self.qo[best]
@@ -139,13 +144,14 @@ def follow(self, grid):
         self.x0[n] = qx[q]
         self.y0[n] = qy[q]
         fe[n] = qe[q] + self.FOLLOW_ERR
-        moved[n] = qm[q]
+        moved[n] = qm[q] & 1
         self.serr[n] = self.qs[q]
         self.outlier[n] = self.qo[q]
         n += 1
     for i in range(n):
         self._model(i, -1)
         self.sub[i] = 1
+        qe[i] = -1          # (from here on: chip i's correction, below; -1 none)
     # fit the chips their pads do not explain, one at a time (Gauss-Seidel: the others'
     # models stay out of the residual), within the budget
     self.iters = self.FOLLOW_ITERS
@@ -166,21 +172,44 @@ def follow(self, grid):
                     self.sub[i] = 1
             if sweep == 0:
                 self.err[i] = e
-            if e <= f or fits >= self.FOLLOW_FITS:
+            # A chip fitted in the frame before (moved bit 1) whose pads now fit that fit
+            # (within FOLLOW_ERR) has stopped, or about: it is fitted again, once (the
+            # correction). Its fit of the frame before was made of a frame read while it
+            # slid, and lags where it came to rest: on the chip by 2.1 - 2.8 mm, which left
+            # as it was (the margin is for a chip lying still beside a moving one) was kept a
+            # frame more, and the stillness that began with it began again at the next fit,
+            # 20 - 40 ms on (issue 13, docs/sensing.md "While chips move")
+            force = e <= f and moved[i] & 2
+            if (e <= f and not force) or fits >= self.FOLLOW_FITS:
                 continue
             if sweep and self._nearest(i, n, -1, self.GROUP * self.GROUP) < 0:
                 continue    # alone: a second pass would find what the first did
+            x = self.x[i]
+            y = self.y[i]
             self.gm[0] = i
             self.gk = 1
             self._fit_group()
             moved[i] = 1
             fe[i] = 0
             fits += 1
+            if force:
+                # how far the correction moved it (0.1 mm, at most _CORRECT_MAX)
+                x -= self.x[i]
+                y -= self.y[i]
+                d2 = x * x + y * y
+                c = 0
+                while c < _CORRECT_MAX and c * c < d2:
+                    c += 1
+                qe[i] = c
     self.iters = 0
     # how well each fits now, or for a chip left as it was, how well it fitted when it was
     # last fitted (its pads may drift away from it slowly: a chip put down fades in)
     for i in range(n):
         self.werr[i] = self._win_err(i) if fe[i] == 0 else fe[i] - self.FOLLOW_ERR
+        moved[i] &= 1
+        if qe[i] >= 0:
+            # corrected: next frame it is a chip that lay still (fe not 0), not corrected again
+            fe[i] = self.werr[i] + self.FOLLOW_ERR
     self.fits = fits
     # what cannot be: chips weaker than MIN_STRENGTH, or closer than MIN_SEP (the weaker
     # goes; no refit, the frame after fits again anyway)
@@ -197,9 +226,20 @@ def follow(self, grid):
         if drop:
             n -= 1
             self._copy(n, i)
+            fe[i] = fe[n]
+            qe[i] = qe[n]
         else:
             i += 1
-    return self._finish(n, grid, False)
+    n = self._finish(n, grid, False)
+    # a corrected chip's fit moved by the correction with the chip at rest (or about): its
+    # wander this frame, how far its fit may move while it lies still, is that much more. The
+    # tracker's stillness then holds from the frame it began with, the lagging fit's, through
+    # this one (its second anchor, this fit, every frame after is near), as when that fit
+    # lagged less: rest -> score shown on the chip no longer 20 - 40 ms more in some runs
+    for i in range(n):
+        if qe[i] > 0:
+            self.wander[i] += qe[i]
+    return n
 
 
 def settle(self, grid):

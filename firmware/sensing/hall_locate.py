@@ -605,6 +605,7 @@ class Locator:
             if settled:
                 self.moved[i] = 0
                 self.serr[i] = self.err[i]
+                self.fe[i] = 1      # not fitted by _follow (its next frame's test, hall_follow)
         self.pn = n
         self.followed = 0 if settled else 1
         lim = self.GROUP * self.GROUP
