@@ -171,3 +171,32 @@ def test_the_8_pin_ball_is_judged_on_a_stillness_begun_at_its_stop():
         # -7 ms, the verdict at +393), so the verdict came SETTLE_MS and at most a frame after it
         assert s["since"] - s["rest"] <= 16, s
         assert s["verdict"] - s["rest"] <= 416, s
+
+
+FIT_MS = 8                  # the chip's fit at a frame's end, which the frames while it moves carry
+PHASES = range(16)
+
+
+def test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_stillness_again():
+    # The same ball with the chip's frame lengths while it moves (BOARDSIM_FIT_MS 8: each frame
+    # in which pads changed 8 ms longer, the fit at its end), shot 0 - 15 ms later each time. The
+    # last moving frame's fit is of a frame read while the chip slid: at phases 13 - 15 (593,
+    # 1595), 2.0 mm behind where it came to rest (596, 1615). The next frame, read at rest but
+    # with pads still drifting (jumps), found the chip's pads fitting that fit within FOLLOW_ERR
+    # and left it as it was; the frame after, the first without a jump, fitted it at the rest,
+    # past STILL_TOL + wander of the anchor: the stillness began again there, +43 ms, the verdict
+    # +435 (main; on the chip, bench.rp2040_profile --series, the same kind of run 457 / 469 ms
+    # from the stop to the score shown). Now that chip, fitted in the frame before, is fitted
+    # again at the next frame (the correction), its wander that frame widened by the correction
+    # (hall_follow): the stillness holds from the last moving frame, the verdict at SETTLE_MS
+    # and at most a frame after the stop, as in the runs whose last fit lagged less
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
+                        "--shots", "8 pins", "--phases", ",".join(map(str, PHASES)),
+                        "--fit-ms", str(FIT_MS), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    assert len(shots) == len(PHASES), r.stdout[-2000:]
+    frame = 16 + FIT_MS             # a frame while the chip moves: 16 steps and the fit
+    late = [s for s in shots if s["since"] - s["rest"] > frame or s["verdict"] - s["rest"] > 400 + frame]
+    assert not late, late
