@@ -362,11 +362,36 @@ function wire(mcu) {
   // USB CDC: the console
   cdc = new USBCDC(mcu.usbCtrl);
   cdc.onSerialData = (buf) => { for (const b of buf) serial.push(b); };
+  // The host's side of the console's OUT endpoint (host -> chip): rp2040js's USBCDC answers
+  // every OUT buffer the firmware arms, at once, with what it has queued, and with a zero-length
+  // packet when it has nothing: TinyUSB takes the empty packet and arms the buffer again, and
+  // so on, about every 10 us of chip time (rp2040js's read delay), a USB interrupt each time:
+  // 12 - 20 % of the chip's instructions went to it at rest. A real host sends an OUT packet only
+  // when it has bytes for the device: here an armed buffer waits (the host NAKs) until the
+  // console's bytes come, with the next `run` that brings any (ZENN_PICO_USB=nak; else rp2040js's
+  // way).
+  if (!USB_IDLE_ZLP) {
+    const usb = mcu.usbCtrl, read = usb.onEndpointRead;
+    let waiting = null;
+    usb.onEndpointRead = (endpoint, size) => {
+      if (endpoint === cdc.outEndpoint && cdc.txFIFO.itemCount === 0) { waiting = [endpoint, size]; return; }
+      read(endpoint, size);
+    };
+    cdc.bytesQueued = () => {
+      if (waiting && cdc.txFIFO.itemCount) { const [e, n] = waiting; waiting = null; read(e, n); }
+    };
+  }
 }
 
 // Flash program / erase: the ROM functions done here (the emulator has no flash chip behind its
 // SSI). NOR flash: programming only clears bits; an erase sets a 4 KB sector to 0xFF.
 const TRACE = !!process.env.ZENN_PICO_TRACE;
+// The console's OUT endpoint while the host has no bytes (wire(), below): answered with empty
+// packets, as rp2040js does, unless ZENN_PICO_USB=nak (the host NAKs it, as a real one does).
+// Not the default: the chip then runs 24 - 37 % fewer instructions, and its timing, and what
+// depends on it (the noise a reading draws, frame times, loop turns), is not what it was
+// (docs/performance.md, branch suite9); the lead decides.
+const USB_IDLE_ZLP = process.env.ZENN_PICO_USB !== 'nak';
 
 //
 // The host may tear a write (the runner's {"op": "flash", "tear_after": N}, as boardsim/target/
@@ -523,6 +548,7 @@ function command(c) {
         if (c.pres.nfault !== undefined) p.nfault = c.pres.nfault;
       }
       if (c.serial && cdc) for (const b of Buffer.from(c.serial, 'latin1')) cdc.sendSerialByte(b);
+      if (cdc && cdc.bytesQueued) cdc.bytesQueued();
       runUntil(c.until * 1000);
       return answer();
     }
