@@ -44,8 +44,10 @@ FIRMWARE_HEAP_MAX = {"hall": 220_500,       # held after boot, code and objects 
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 167_000}           # (165.5 KB on 2026-12-02: the register scan, the
-                                            # hole search, the touching chips' hold)
+                "shift": 168_000}           # (165.5 KB on 2026-12-02: the register scan, the
+                                            # 167,040 B with the journal written in place, the
+                                            # frozen mux rule, the fit corrected, 2026-12-03;
+                                            # before it: the register scan, the hole search, the touching chips' hold)
                                             # (measured 138 KB; 158.1 KB with all of the below;
                                             # 162.3 KB with issue 12's four levels a pad rebased
                                             # on d7b7249, main 159.6 KB: +2.8 KB)
@@ -62,8 +64,8 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 182_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+PICO_ESTIMATE_MAX = {"hall": 184_000,      # (171.6 KB after the app split and issues 12-13's
+                     "shift": 183_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # shift 177.2 KB on 2026-12-02: the RP2040 register scan (shift_scan), the viper hole search
 # (faults) and the touching chips' hold (presence_locate), a stock .mpy deployment only)
 # hall 176.8 KB with issue 13's fit in viper, hall_fit.mpy 3.7 -> 12.6 KB: its machine code is
@@ -87,7 +89,11 @@ PICO_ESTIMATE_MAX = {"hall": 183_000,      # (171.6 KB after the app split and i
 # copies, locate.near_pads); issue 14's held results, best games (best.mpy 3.0 KB) and buzzer
 # (buzzer + tunes 1.1 KB) +7.1 KB: flash is plentiful (1.4 MB of filesystem), best/buzzer take no
 # RAM unless used, and the frozen image keeps code out of the heap)
-MPY_TOTAL_MAX = 159_000     # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
+# 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
+# (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
+# the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
+MPY_TOTAL_MAX = 160_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit)
+# (149.9 KB on 2026-12-02 with the same three: flash, not heap,
 # when frozen) (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
 # 139.3 -> 142.2 KB with issue 13's rest -> shown: the OLED's partial pages +1.5 KB and zones'
