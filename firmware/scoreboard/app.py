@@ -281,9 +281,10 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             self.ev.due()               # the shot's lines (on_board), now that its score is shown
         else:
             self.ui.service()
-        # the journal after the screen: a save is about 1 ms, but one in 16 is littlefs compacting
-        # its directory (a 4 KB erase, 64 - 69 ms on the chip: docs/performance.md), which must
-        # not hold back a verdict's score; a cut before the save ends loses that entry as before
+        # the journal after the screen: a save written in place is about 1 ms on the chip, but a
+        # file appended to (no block device at hand, or its block not found) is a littlefs commit,
+        # one in 16 of them compacting the directory (a 4 KB erase, 64 - 69 ms; docs/persistence),
+        # which must not hold back a verdict's score; a cut before the save ends loses that entry
         j = self.journal
         if j.np and self.tracker.at_rest():
             j.write()                   # between shots: a flash write stalls the chip
