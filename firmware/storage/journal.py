@@ -600,8 +600,7 @@ def _raw_device():
         return Flash()
     except ImportError:
         pass
-    m = sys.modules.get("zenn_rawflash")    # (flash.py's RAW_MODULE)
-    return m if m is not None else None
+    return sys.modules.get("zenn_rawflash")     # (flash.py's RAW_MODULE)
 
 
 def _read(name, limit):
