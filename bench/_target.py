@@ -38,15 +38,45 @@ def config_file(cfg):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def _fixed_paths(exe, firmware):
+    """(working folder, interpreter, target, firmware, simulator) as the interpreter is shown
+    them: a fresh folder of the same length on every machine, the rest symlinked in it. The
+    interpreter keeps its own path (sys.executable, sys.argv), every module's __file__ and the
+    script's path on its heap or in its string pool, and the heap's layout after them follows
+    their lengths: the firmware's code measured by the memory benches moved by up to 1 KB
+    with the checkout's folder (a clean clone under /check/work/main held 128 B more than one
+    under /tmp/fresh and failed test_budgets by 12 B)."""
+    base = "/tmp" if os.access("/tmp", os.W_OK) else tempfile.gettempdir()
+    tmp = tempfile.mkdtemp(prefix="zenn-mu-", dir=base)
+    try:
+        # the interpreter and the target scripts copied (it resolves links in its own path and
+        # in the script's folder, sys.path[0]), the firmware and the simulator linked
+        exe_copy = os.path.join(tmp, "m")
+        shutil.copy2(exe, exe_copy)
+        target = os.path.join(tmp, "t")
+        shutil.copytree(TARGET, target, ignore=shutil.ignore_patterns("__pycache__"))
+        links = []
+        for name, real in (("f", firmware), ("s", SIM)):
+            link = os.path.join(tmp, name)
+            os.symlink(os.path.abspath(real), link)
+            links.append(link)
+        yield [tmp, exe_copy, target] + links
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run(script, job, heapsize=None, firmware=FIRMWARE, timeout=600):
     """(result dict, other stdout lines). firmware: the folder the firmware is imported from
     (the sources, or .mpy files built for the host)."""
-    exe = MICROPYTHON if os.path.exists(MICROPYTHON) else "micropython"
-    argv = [exe] + (["-X", f"heapsize={heapsize}"] if heapsize else []) + [os.path.join(TARGET, script)]
-    env = dict(os.environ)
-    env["MICROPYPATH"] = os.pathsep.join([TARGET, firmware, SIM])
-    p = subprocess.run(argv, input=json.dumps(job) + "\n", capture_output=True, text=True,
-                       env=env, cwd=ROOT, timeout=timeout)
+    exe = MICROPYTHON if os.path.exists(MICROPYTHON) else shutil.which("micropython")
+    with _fixed_paths(exe, firmware) as (here, exe, target, fw, sim):
+        argv = [exe] + (["-X", f"heapsize={heapsize}"] if heapsize else []) + [
+            os.path.join(target, script)]
+        env = dict(os.environ)
+        env["MICROPYPATH"] = os.pathsep.join([target, fw, sim])
+        p = subprocess.run(argv, input=json.dumps(job) + "\n", capture_output=True, text=True,
+                           env=env, cwd=here, timeout=timeout)
     result = None
     other = []
     for line in p.stdout.splitlines():
