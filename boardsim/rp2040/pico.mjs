@@ -368,8 +368,8 @@ function wire(mcu) {
   // so on, about every 10 us of chip time (rp2040js's read delay), a USB interrupt each time:
   // 12 - 20 % of the chip's instructions went to it at rest. A real host sends an OUT packet only
   // when it has bytes for the device: here an armed buffer waits (the host NAKs) until the
-  // console's bytes come, with the next `run` that brings any (ZENN_PICO_USB=nak; else rp2040js's
-  // way).
+  // console's bytes come, with the next `run` that brings any (the default; ZENN_PICO_USB=zlp:
+  // rp2040js's way, for comparison).
   if (!USB_IDLE_ZLP) {
     const usb = mcu.usbCtrl, read = usb.onEndpointRead;
     let waiting = null;
@@ -386,12 +386,15 @@ function wire(mcu) {
 // Flash program / erase: the ROM functions done here (the emulator has no flash chip behind its
 // SSI). NOR flash: programming only clears bits; an erase sets a 4 KB sector to 0xFF.
 const TRACE = !!process.env.ZENN_PICO_TRACE;
-// The console's OUT endpoint while the host has no bytes (wire(), below): answered with empty
-// packets, as rp2040js does, unless ZENN_PICO_USB=nak (the host NAKs it, as a real one does).
-// Not the default: the chip then runs 24 - 37 % fewer instructions, and its timing, and what
-// depends on it (the noise a reading draws, frame times, loop turns), is not what it was
-// (docs/performance.md, branch suite9); the lead decides.
-const USB_IDLE_ZLP = process.env.ZENN_PICO_USB !== 'nak';
+// The console's OUT endpoint while the host has no bytes (wire(), above): the host NAKs it, as
+// a real one does (the default since 2026-12-03: the chip runs 24 - 37 % fewer instructions than
+// with rp2040js's empty packets, and its frame and turn times are a Pico's on a quiet host);
+// ZENN_PICO_USB=zlp answers it with empty packets, as rp2040js does (the chip's figures before
+// 2026-12-03; docs/performance.md, "The idle USB console NAKed by default"). Any other value is
+// refused, so that a misspelt one does not measure the default unawares.
+const USB_MODE = process.env.ZENN_PICO_USB || 'nak';
+if (USB_MODE !== 'nak' && USB_MODE !== 'zlp') throw new Error(`ZENN_PICO_USB=${USB_MODE}: nak (the default) or zlp`);
+const USB_IDLE_ZLP = USB_MODE === 'zlp';
 
 //
 // The host may tear a write (the runner's {"op": "flash", "tear_after": N}, as boardsim/target/
