@@ -748,8 +748,11 @@ def settle_of(srows, t_move, t_rest, t_written, t_shown):
     it was judged on, the frames' lengths near it; and the rows themselves (t - t_rest)."""
     rows = [r for r in srows if t_move <= r[0] <= max(t_written, t_shown) + 2]
     out = {"settle_rows": [[r[0] - t_rest] + r[1:] for r in rows]}
-    # (a moving frame begins the stillness at itself: the stillness is the first still_since
-    # that the next frame keeps; a change after that is a stillness begun again)
+    # (a moving frame begins the stillness at itself: while the chip slides, the stillness is
+    # the first still_since that the next frame keeps; one begun at or after the chip's rest on
+    # the table is the first whether or not the next frame keeps it (the last moving fit, read
+    # while the chip slid, then a fit at rest 2 - 3 mm on: the tracker began the stillness
+    # again, a frame later); a change after the first is a stillness begun again)
     first = since = None
     restarts = []
     refresh = []
@@ -765,7 +768,7 @@ def settle_of(srows, t_move, t_rest, t_written, t_shown):
             continue
         if ss >= 0:
             if first is None:
-                if k + 1 < len(rows) and rows[k + 1][1] == ss:
+                if ss >= t_rest or (k + 1 < len(rows) and rows[k + 1][1] == ss):
                     first = ss
             elif ss != since:
                 restarts.append([ms - t_rest, ss - t_rest, "again" if ss > prev_ms else "second"])
@@ -794,8 +797,13 @@ def print_settle(run, frames=False):
     """A run's settle window (settle_of) on a line, and with frames every row."""
     if "still_ms" not in run:
         return
+    if not run["settle_rows"]:
+        # (LOOP keeps NSETTLE rows in all: a long series' last runs may find the ring full)
+        print(f"  phase {run['phase_ms']}: shown +{run['rest_to_shown_ms']}; no settle rows kept for this run")
+        return
     rs = " ".join(f"at +{t}: from {s:+d} ({k})" for t, s, k in run["restarts"]) or "none"
-    print(f"  phase {run['phase_ms']}: shown +{run['rest_to_shown_ms']}; still first {run['still_ms']:+d}"
+    still = "none" if run["still_ms"] is None else f"{run['still_ms']:+d}"
+    print(f"  phase {run['phase_ms']}: shown +{run['rest_to_shown_ms']}; still first {still}"
           f", begun again: {rs}; refresh asked at {', '.join('+%d' % x for x in run['refresh_ms'])}"
           f"; the verdict's frame ended +{run.get('verdict_frame_ms')} (the stillness it ended from "
           f"{run.get('judged_since_ms', 0):+d}, {run.get('stillness_at_verdict_ms')} ms to that frame end), "
