@@ -696,7 +696,7 @@ def series(config, name, phases):
     from boardsim.testing import Table
     menu, play = series_ops(name, phases)
     ms = 5000 * len(phases) + 2000
-    mtl = probe.module_timeline("MS = %d\nNSETTLE = %d\n" % (ms, min(1400, 120 * len(phases))) + LOOP, before=menu, after=play,
+    mtl = probe.module_timeline("MS = %d\nNSETTLE = %d\n" % (ms, min(1400, 240 * len(phases))) + LOOP, before=menu, after=play,
                                 await_ms=ms + 20000, await_ev="frames", wait_ms=200)
     ends = [max(m["pts"][-1][2] for m in o["moves"]) for o in mtl if o["op"] == "move"]
     out, err = io.StringIO(), io.StringIO()
