@@ -55,7 +55,7 @@ image-fresh: $(STAMP)
 	fi
 
 # The whole emulated-Pico tier (tests/test_rp2040*.py), whole games and every torn operation of a
-# save included: about 20 - 30 minutes (docs/rp2040.md). `make test` runs its short tests only.
+# save included: about 560 s of CPU with the console NAKed (docs/performance.md). `make test` runs its short tests only.
 test-rp2040: $(STAMP) rp2040js
 	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 --dist loadgroup tests/test_rp2040*.py
 
