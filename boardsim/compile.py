@@ -40,6 +40,7 @@ Speed: SPEED mm/ms, braking to a stop over the last BRAKE_MM when the chip comes
 """
 import heapq
 import math
+import os
 
 import numpy as np
 import shapely
@@ -698,9 +699,31 @@ class Compiler:
                 self.state[m["chip"]] = ("cup", end[-1])
         return [{"op": "move", "moves": out}]
 
+    # Plans already routed, by everything a plan depends on (the board, the chip, where it lies,
+    # its path, the discs it avoids and those its spots keep clear of): a game routes the same
+    # shot from the same place again and again (a bowling frame's "off" from the pocket, each
+    # test's nine open frames), and routing is most of compiling (0.1 - 2 s a shot). The
+    # router is deterministic, so a kept plan is the plan routed again; a plan that raised is
+    # not kept. ZENN_NO_COMPILE_CACHE=1 routes every time (boardsim/testing.py).
+    _plans = {}
+    PLANS_KEPT = 4096
+
     def plan(self, chip, path, still, spot_others):
         """Route `chip` from where it lies along `path`. still: discs it must not touch.
-        Returns {"chip", "pts": [(x, y)], "end", "hit_idx": [index in pts], "dense": [...]}."""
+        Returns {"chip", "pts": [(x, y)], "end", "hit_idx": [index in pts], "dense": [...]}
+        (a new dict each call: shoot() adds to it)."""
+        key = (id(self.board), chip, tuple(self.state[chip]), _frozen(path), _frozen(still),
+               _frozen(spot_others))
+        got = self._plans.get(key)
+        if got is None:
+            got = self._plan(chip, path, still, spot_others)
+            if not os.environ.get("ZENN_NO_COMPILE_CACHE"):
+                if len(self._plans) >= self.PLANS_KEPT:
+                    self._plans.clear()
+                self._plans[key] = got
+        return dict(got, pts=list(got["pts"]), hit_idx=list(got["hit_idx"]))
+
+    def _plan(self, chip, path, still, spot_others):
         r = self.r(chip)
         start = np.array(self.state[chip][1:3])
         prims = list(self.table.fixed) + [Prim(f"chip at ({x:.1f}, {y:.1f})", [(x, y)], R)
@@ -891,6 +914,17 @@ class Compiler:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+def _frozen(v):
+    """A plan's argument as a key: lists as tuples, floats exactly (-0.0 apart from 0.0)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_frozen(x) for x in v)
+    if isinstance(v, np.ndarray):
+        return ("array",) + _frozen(v.tolist())
+    if isinstance(v, float):
+        return ("f", v.hex())
+    return v
+
 
 def _dedupe(pts):
     out = [pts[0]]

@@ -572,3 +572,41 @@ def test_random_games_track_chips_and_route_cleanly(steps):
         assert msg.startswith("step ") and "\n" not in msg
         assert "it is" not in msg, msg      # the generator keeps to what is possible
         assume(False)
+
+
+# -- plans kept (Compiler.plan) ------------------------------------------------------------------
+TRAP_SET_UP = {"place": {"big1": "a.zline", "big2": "a.zline", "big3": "a.zline", "small": "center"}}
+KEPT_PLANS = [
+    # big1 from the same spot on a's Zenn line to a.n3: with big3 and the small chip beside it,
+    # then with big3 taken off (a plan kept by less than the discs it avoids gives the first)
+    [TRAP_SET_UP, {"shoot": "big1", "path": ["a.n3"]}],
+    [TRAP_SET_UP, {"place": {"small2": "b.n2"}}, {"take": "big3"}, {"take": "small2"},
+     {"shoot": "big1", "path": ["a.n3"]}],
+    # the same shot again and again from the same spot (each bowling frame's "off")
+    "bowling",
+]
+
+
+def test_a_kept_plan_is_the_plan_routed_again(monkeypatch):
+    """The compiler keeps the plans it routed (Compiler.plan, by the chip, where it lies, its
+    path and the discs it avoids); each scenario compiled with the plans kept from the ones
+    before it is the scenario compiled with none kept (ZENN_NO_COMPILE_CACHE=1)."""
+    from boardsim.compile import Compiler
+    scenarios = []
+    for steps in KEPT_PLANS:
+        if steps == "bowling":
+            frame = [{"place": {"small": "a.pocket"}}, {"shoot": "small", "path": ["off"]},
+                     {"place": {"small": "center"}}, {"shoot": "small", "path": ["off"]}]
+            scenarios.append(({"game": "bowling", "players": 1, "options": {}}, frame * 3))
+        else:
+            scenarios.append(({"game": "trap1", "players": 2, "options": {"trapper": 1}}, steps))
+    monkeypatch.setenv("ZENN_NO_COMPILE_CACHE", "1")
+    fresh = [compile_scenario(parse(dict(head, steps=steps))) for head, steps in scenarios]
+    monkeypatch.delenv("ZENN_NO_COMPILE_CACHE")
+    monkeypatch.setattr(Compiler, "_plans", {})
+    kept = [compile_scenario(parse(dict(head, steps=steps))) for head, steps in scenarios]
+    assert [moves(a) for a in fresh] == [moves(a) for a in kept]
+    assert fresh == kept
+    assert len(Compiler._plans) >= 4
+    # the big chip's two routes differ (what the plans' key must tell apart)
+    assert moves(fresh[0])[0] != moves(fresh[1])[0]
