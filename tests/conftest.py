@@ -75,6 +75,14 @@ COSTLIEST.update({
     "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip": 20,
     "test_rp2040.py::test_an_allocation_in_the_locked_loop_stops_the_run_on_the_chip": 4,
 })
+# The tests of test_shots_physics.py that share their Trap Zenn games' runs, each group on one
+# worker (its random trap games, 17 + 14 + 11 + 10 above, and the tests of their explicit
+# examples; the touching nudges and the nudge tests' shift runs), dealt out as early as the
+# costliest of them (issue 15, branch suitefast2)
+COSTLIEST.update({
+    "@shots_physics_trap_runs": 52,
+    "@shots_physics_nudge_runs": 9,
+})
 LONGEST_FIRST = ("test_rp2040.py", "test_shots_physics.py", "test_budgets.py", "test_off_or_lifted.py",
                  "test_faults.py", "test_presence.py", "test_power_cuts.py", "test_firmware_tools.py",
                  "test_compile.py", "test_games_bowling.py", "test_games_trap.py", "test_registry.py",

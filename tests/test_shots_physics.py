@@ -5,6 +5,7 @@ left each chip with the board's true geometry (bench/shot_truth.py is the big ve
 The four failures the issue found, for both front ends, and a hypothesis test drawing random
 flicks the way the bench does.
 """
+import copy
 import json
 import math
 import os
@@ -570,9 +571,31 @@ CPYTHON_TRAP_GAMES = {
     "shift": (SEED43_SMALL_ON_THE_BORDER, SEED41_HIT_ON_THE_BORDER, SEED41_BOTH_OFF, SEED41_SMALL_OFF)}
 
 
+# The firmware runs of the Trap Zenn games that more than one test judges (issue 15): the random
+# trap games' explicit examples are the games the tests after it check for their own verdicts
+# (micropython), and the touching nudges' two seed-41 games are test_a_nudge_of_a_chip_lying_
+# against_another_is_seen's (shift). A game is played once per front end and runtime in a process,
+# its events kept here (by the scenario, the front end and the runtime: the bench's game and its
+# timeline follow from the scenario), and each test judges a copy of them with its own
+# assertions. The tests that share runs are one xdist group each (SHARED_TRAP_RUNS,
+# SHARED_NUDGE_RUNS), so that under `make test` they share them on one worker too.
+_TRAP_RUNS = {}
+SHARED_TRAP_RUNS = pytest.mark.xdist_group("shots_physics_trap_runs")
+SHARED_NUDGE_RUNS = pytest.mark.xdist_group("shots_physics_nudge_runs")
+
+
+def _trap_events(sc, g, front_end, runtime):
+    key = (json.dumps(sc, sort_keys=True), front_end, runtime)
+    if key not in _TRAP_RUNS:
+        _TRAP_RUNS[key] = ST.run_trap_game(g, front_end, runtime)
+    return copy.deepcopy(_TRAP_RUNS[key])
+
+
 def _trap_results(sc, front_end, runtime="micropython"):
+    """The bench's verdicts of the Trap Zenn game `sc` played through the firmware (the run
+    shared with the other tests that judge the same game: _trap_events)."""
     g = _bench_trap_game(sc)
-    return ST.judge_trap([g], [ST.run_trap_game(g, front_end, runtime)], TRAP_TRUTH)
+    return ST.judge_trap([g], [_trap_events(sc, g, front_end, runtime)], TRAP_TRUTH)
 
 
 @st.composite
@@ -583,6 +606,7 @@ def trap_games(draw):
     return ST.trap_scenario_of(ST.make_trap_games(seed, 1, BOARD, TRAP_TRUTH)[0])
 
 
+@SHARED_TRAP_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 @settings(max_examples=2, deadline=None, derandomize=True,
           phases=[Phase.explicit, Phase.reuse, Phase.generate],
@@ -615,7 +639,9 @@ def test_random_trap_games_are_never_sure_but_wrong(front_end, runtime, sc):
     firmware run each: no shot while the chips are put down, at most one event a flick (on hall
     pads exactly one where a chip moved), never sure but wrong. Under MicroPython every case:
     the ten explicit examples and two drawn games. Under CPython (the viper functions' plain
-    fallbacks) the four explicit examples found on that front end only (CPYTHON_TRAP_GAMES)."""
+    fallbacks) the four explicit examples found on that front end only (CPYTHON_TRAP_GAMES).
+    The explicit examples' runs under MicroPython are shared with the tests below that check
+    each one's own verdicts (_trap_events: one run per game, front end and runtime)."""
     if not cpython_plays(runtime, sc, ("trap games", front_end), CPYTHON_TRAP_GAMES[front_end]):
         return
     for r in _trap_results(sc, front_end, runtime):
@@ -629,8 +655,11 @@ def test_random_trap_games_are_never_sure_but_wrong(front_end, runtime, sc):
 
 
 # what each of them must give now, beyond "never sure but wrong"
+@SHARED_TRAP_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 def test_a_small_chip_sunk_while_a_big_chip_leaves_the_board_is_in_the_cup(front_end):
+    """Shares its firmware run with the random trap games' explicit example of the same game
+    (_trap_events)."""
     _m, final = simulate_flick(BOARD, {n: ("small" if n == "small" else "big", p["x"], p["y"])
                                        for n, p in SEED41_CUP_AND_OFF["steps"][0]["place"].items()},
                                "big1", (4682.5, 3352.5))
@@ -639,21 +668,30 @@ def test_a_small_chip_sunk_while_a_big_chip_leaves_the_board_is_in_the_cup(front
     assert res[0]["got"] == ("trapper", "big", "cup", "trapper_sank_small", None), res[0]
 
 
+@SHARED_TRAP_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize("sc", [SEED41_BOTH_OFF, SEED41_SMALL_OFF, SEED41_SMALL_OFF_2])
 def test_a_hard_trappers_shot_that_sends_the_small_chip_off_is_the_trappers(front_end, sc):
+    """Shares its firmware run with the random trap games' explicit example of the same game
+    (_trap_events)."""
     res = _trap_results(sc, front_end)
     assert res[0]["got"][:2] == ("trapper", "big") and res[0]["got"][4] is None, res[0]
 
 
+@SHARED_TRAP_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 def test_a_big_chip_put_down_13_mm_from_another_is_no_shot(front_end):
+    """Shares its firmware run with the random trap games' explicit example of the same game
+    (_trap_events)."""
     res = _trap_results(SEED41_SET_UP, front_end)
     assert [(r["hand_shots"], r["exact"]) for r in res] == [(0, True), (0, True)], res
 
 
+@SHARED_TRAP_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 def test_a_small_chip_on_the_backcourt_border_a_shot_did_not_move_is_unsure(front_end):
+    """Shares its firmware run with the random trap games' explicit example of the same game
+    (_trap_events)."""
     # the physics leaves it 0.04 mm over the border (field); the uncalibrated pads cannot tell
     b = BOARD
     zs = b.zones_of_disc(142.18, -283.96, b.chip_radius("small"))
@@ -663,8 +701,11 @@ def test_a_small_chip_on_the_backcourt_border_a_shot_did_not_move_is_unsure(fron
     assert res[1]["exact"] or not res[1]["sure"], res[1]
 
 
+@SHARED_TRAP_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 def test_a_small_chip_flicked_into_a_big_chip_under_a_millimetre_away_is_the_fugitives_shot(front_end):
+    """Shares its firmware run with the random trap games' explicit example of the same game
+    (_trap_events)."""
     res = _trap_results(SEED41_HIT_FROM_CLOSE, front_end)
     assert res[1]["want"] == ("fugitive", "small", "b.backcourt", "trapped_hit", None)
     assert res[1]["got"][:2] == ("fugitive", "small"), res[1]
@@ -718,11 +759,15 @@ SEED41_NUDGE_BESIDE_BIG2 = {"game":"trap1","players":2,"options":{"trapper":1},"
 SEED41_NUDGE_INTO_BIG3 = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{"big1":{"x":48.48,"y":4.05},"big2":{"x":-205.94,"y":-299.05},"big3":{"x":84.73,"y":-345.0},"small":{"x":105.61,"y":-314.46}}},{"flick":"big2","v":[301.1,-29.1]},{"press":"turn"},{"flick":"small","v":[-165.2,-130.5]},{"wait_ms":2000}]}
 
 
+@SHARED_NUDGE_RUNS
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 @pytest.mark.parametrize("sc,shot,chip,other", [(SEED41_NUDGE_BESIDE_BIG2, 0, "big1", "big2"),
                                                 (SEED41_NUDGE_INTO_BIG3, 1, "small", "big3")],
                          ids=["big1_beside_big2", "small_into_big3"])
 def test_a_nudge_of_a_chip_lying_against_another_is_seen(runtime, front_end, sc, shot, chip, other):
+    """On the presence pads (shift) its firmware runs are shared with
+    test_nudges_of_touching_chips_are_seen_on_presence_pads's two explicit examples (the same
+    games: _trap_events)."""
     g = _bench_trap_game(sc)
     s = g["shots"][shot]
     k, x0, y0 = s["before"][chip]
@@ -730,7 +775,7 @@ def test_a_nudge_of_a_chip_lying_against_another_is_seen(runtime, front_end, sc,
     ko, xo, yo = s["before"][other]
     gap = math.hypot(x0 - xo, y0 - yo) - BOARD.chip_radius(k) - BOARD.chip_radius(ko)
     assert 3.5 < math.hypot(x1 - x0, y1 - y0) < 4 and 0 < gap < 6 and s["speed"] < 300
-    res = ST.judge_trap([g], [ST.run_trap_game(g, front_end, runtime)], TRAP_TRUTH)
+    res = ST.judge_trap([g], [_trap_events(sc, g, front_end, runtime)], TRAP_TRUTH)
     assert len(res) == 2 and res[shot]["must"], res
     for r in res:
         assert r["n_events"] == 1, (r["kind"], r["n_events"])
@@ -772,6 +817,7 @@ def touching_nudges(draw):
     return {"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": steps}
 
 
+@SHARED_NUDGE_RUNS
 @settings(max_examples=3, deadline=None, derandomize=True,
           phases=[Phase.explicit, Phase.reuse, Phase.generate],
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -781,7 +827,9 @@ def touching_nudges(draw):
 def test_nudges_of_touching_chips_are_seen_on_presence_pads(runtime, sc):
     """Every shot that moves a chip 3.5 mm or more (the bench's "must") gives one shot event,
     and none is sure but wrong. Under MicroPython every case: the two seed-41 games and three
-    drawn ones. Under CPython (the viper functions' plain fallbacks) the two seed-41 games."""
+    drawn ones. Under CPython (the viper functions' plain fallbacks) the two seed-41 games.
+    The two seed-41 games' runs are shared with test_a_nudge_of_a_chip_lying_against_another_
+    is_seen[shift] (_trap_events)."""
     if not cpython_plays(runtime, sc, "touching nudges",
                          (SEED41_NUDGE_BESIDE_BIG2, SEED41_NUDGE_INTO_BIG3)):
         return
