@@ -596,7 +596,16 @@ def find_parts(config):
 SHOTS = {
     "strike": lambda t: t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup"),
     "8 pins": lambda t: t.place("small", "a.pocket").shoot("small", "b.e2"),
+    # --slow-steps only (no shot): the presence locator's still searches at their hardest (issue
+    # 13): the four chips put down together 3.5 mm apart (one group of pads: every set of up to
+    # four chips searched at rest), or apart (four still searches in one frame), then one nudged
+    "touching": lambda t: t.place_all(TOUCHING).advance_time_and_run(1500),
+    "apart": lambda t: t.place_all(APART).advance_time_and_run(1500),
 }
+TOUCHING = {"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150},
+            "big3": {"x": 21.25, "y": 187}, "small": {"x": -37.5, "y": 150}}
+APART = {"big1": {"x": -120, "y": 150}, "big2": {"x": 120, "y": 150},
+         "big3": {"x": -120, "y": -150}, "small": {"x": 120, "y": -150}}
 
 
 def shot_ops(name, phase=0):
@@ -1036,15 +1045,15 @@ print(json.dumps({"ev": "slow_steps", "parts": PN, "steps": [list(rows[i * (NP +
 """
 
 
-def slow_steps(config, name):
-    """The steps over 20 ms while a shot is played on the chip, part by part (SLOW)."""
+def slow_steps(config, name, thresh_ms=20):
+    """The steps over thresh_ms while a shot is played on the chip, part by part (SLOW)."""
     from boardsim.rp2040 import probe
     from boardsim.testing import Table
     t = SHOTS[name](Table("bowling", players=1))
     tl = t.timeline()
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
-    r = probe.run_module("MS = 4000\nN = 64\nTHRESH = 20000\n" + SLOW, config=config, before=menu,
+    r = probe.run_module("MS = 4000\nN = 64\nTHRESH = %d\n" % (thresh_ms * 1000) + SLOW, config=config, before=menu,
                          after=play, await_ms=20000, await_ev="slow_steps", wait_ms=200)
     return r.last("slow_steps")
 
@@ -1218,8 +1227,8 @@ def main(argv=None):
         return 0
     if a.slow_steps:
         for name in a.shots.split(","):
-            r = slow_steps(cfg, name)
-            print(f"{name}: steps over 20 ms (ms since start, us, moves tried, at rest before; parts in us)")
+            r = slow_steps(cfg, name, a.slow_ms)
+            print(f"{name}: steps over {a.slow_ms} ms (ms since start, us, moves tried, at rest before; parts in us)")
             print("      ms      us  moves rest " + " ".join(f"{n:>9}" for n in r["parts"]))
             for st in r["steps"]:
                 print(f"  {st[0]:6d} {st[1]:7d} {st[2] >> 1:6d} {st[2] & 1:4d} " + " ".join(f"{x:9d}" for x in st[3:]))
