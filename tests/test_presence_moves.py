@@ -41,16 +41,18 @@ DX = (1, 1, 0, -1, -1, -1, 0, 1)
 DY = (0, 1, 1, 1, 0, -1, -1, -1)
 
 
-def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most, bx, by):
+def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most, bx, by, r0=0):
     """_moves / _improve as they were in Python, the whole search; and where it would have
     stopped with a budget (before a chip's next 8 moves once most are tried): the chips' places
-    then in bx, by. Returns (moves tried in all, moves tried when the budget stopped it or -1).
-    (One search for both: the budget's is the whole one's beginning; two searches were most of
-    a trial's time on the emulated chip, issue 15.)"""
+    then in bx, by. Returns (moves tried in all, moves tried when the budget stopped it or -1,
+    whether a chip moved in the first round). (One search for both: the budget's is the whole
+    one's beginning; two searches were most of a trial's time on the emulated chip, issue 15.)
+    r0: the first step's rounds begin there (a search resumed in its round r0 + 1)."""
     tried = 0
     cut = -1
+    first = -1
     while s >= last:
-        for _ in range(6):
+        for rnd in range(r0, 6):
             moved = False
             for i in range(k):
                 if (hold >> i) & 1:
@@ -77,10 +79,13 @@ def ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most, bx, 
                     hx[i] = x + DX[bj] * s
                     hy[i] = y + DY[bj] * s
                     moved = True
+            if first < 0:
+                first = 1 if moved else 0
             if not moved:
                 break
+        r0 = 0
         s >>= 1
-    return tried, cut
+    return tried, cut, first
 
 
 rng = Rng(job["seed"])
@@ -104,6 +109,7 @@ resumed = 0         # searches that took more than two slices
 total = 0
 slices = 0
 first_stop = 0
+sixth = 0           # fits whose resumed sixth round moved a chip
 fx = [0, 0, 0, 0]
 fy = [0, 0, 0, 0]
 ks = [0, 0, 0, 0, 0]
@@ -166,7 +172,8 @@ for trial in range(job["trials"]):
             hy[t] = sy[t]
         win[8 + L] = k
         # the whole search, and where its first slice (most moves) would have stopped
-        whole, cut = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most, bx, by)
+        whole, cut, _ = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold, most,
+                                  bx, by)
         whole_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
         if cut < 0:                 # the whole search within the slice's moves
             want, want_stop, want_xy = whole, 0, whole_xy
@@ -207,8 +214,29 @@ for trial in range(job["trials"]):
                 or end_xy != whole_xy or win[10 + L] != 0) and len(bad) < 5:
             bad.append([trial, q, k, s, last, hold, most, want, got, want_xy, got_xy, want_stop,
                         first_stop, whole, total, whole_xy, end_xy])
+        # the same fit resumed in its sixth round (where a search cut in that round resumes:
+        # win[10 + L] = s << 8 | 5 << 4): that round is done, then s is halved (no search of
+        # these seeds needs a sixth round from the start, so without this a moves() of 5
+        # rounds passed every test, issue 13)
+        for t in range(4):
+            hx[t] = sx[t]
+            hy[t] = sy[t]
+        want6, _, moved6 = ref_moves(k, hx, hy, hr, usable, label, win, grid, s, last, hold,
+                                     0x3FFFFFFF, bx, by, 5)
+        want6_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+        for t in range(4):
+            hx[t] = sx[t]
+            hy[t] = sy[t]
+        win[9 + L] = 0x3FFFFFFF
+        win[10 + L] = (s << 8) | (5 << 4)
+        got6 = LP.moves(s, last, hold, hx, hy, hr, usable, label, win, grid)
+        got6_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+        sixth += moved6
+        h = (h * 31 + got6 + 7 * sum(got6_xy)) & 0xFFFFFF
+        if (got6 != want6 or got6_xy != want6_xy or win[10 + L] != 0) and len(bad) < 5:
+            bad.append(["sixth", trial, q, k, s, last, hold, want6, got6, want6_xy, got6_xy])
 print(json.dumps({"bad": bad, "hash": h, "calls": calls, "moved": moved_any, "stopped": stopped,
-                  "resumed": resumed, "ks": ks}))
+                  "resumed": resumed, "ks": ks, "sixth": sixth}))
 '''
 
 
@@ -225,5 +253,6 @@ def test_moves_match_the_python_loop(runtime, tmp_path):
     assert 20 < r["stopped"] < r["calls"] // 2      # some are stopped by a slice, most not
     assert r["resumed"] > 10                        # ... and resumed more than once
     assert min(r["ks"][1:]) > 50                    # every k from 1 to 4 is tried
+    assert r["sixth"] > 20                          # a sixth round (resumed there) moves chips
     if runtime == "micropython":
         assert run("cpython", job, tmp_path)["hash"] == r["hash"]
