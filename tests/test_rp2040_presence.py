@@ -47,7 +47,7 @@ def counted(grid):
     k = nf[0]
     if k < N and loc.tried != t0:
         tried[k] = loc.tried - t0
-        flags[k] = loc.cut | (loc.settled << 1)
+        flags[k] = (loc.cut & 1) | (loc.settled << 1) | ((loc.cut & 2) << 1)
         took[k] = time.ticks_diff(u1, u0)
         nf[0] = k + 1
     return n
@@ -109,7 +109,7 @@ def test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_ch
                          wait_ms=20, settle_ms=probe.READY)
     w = r.last("strike_work")
     print("moving frames on the chip (ms):", w["moving_ms"])
-    print("per find() (moves tried, cut | settled << 1, us):", w["finds"])
+    print("per find() (moves tried, cut | settled << 1 | still cut << 2, us):", w["finds"])
     r.assert_event("shot", result="strike", pins=10)
     finds = w["finds"]
     assert w["budget"] == 6000 and w["clock"]          # the chip's clock: the budget applies

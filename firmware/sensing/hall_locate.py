@@ -122,6 +122,7 @@ def near_pads(usable: ptr8, ignore: ptr8, near: ptr16, cols: int, rows: int, mos
 
 class Locator:
     GRADED = True          # strengths are measured: a chip lifted fades (tracker.py, issue 4)
+    cut = 0                # (the presence locator's 2: a still search not finished; never here)
     THRESHOLD = 1200       # LSB: a pad this far from its baseline may be a chip (30 x noise)
     RES_THRESHOLD = 600    # LSB: what the fits leave unexplained at a candidate pad, to look there
     MIN_SEP = 250          # 25 mm: two chips' centres are never closer (small + small: 28 mm)

@@ -26,7 +26,9 @@
 #     explains them as well as the group's joint fit (_hold): a fit moves only when its chip did;
 #  6. on the chip, groups whose pads changed share a budget of time a frame (BUDGET_US, on the
 #     chip's clock): past it their search stops, and what it had stands (issue 13: a bounded
-#     frame). Where the clock does not move within a loop turn (the simulator) it never stops.
+#     frame). A still group's search stops there too, is kept (_park) and goes on next frame
+#     where it stopped, its chips the frame before's meanwhile (cut | 2: not yet at rest).
+#     Where the clock does not move within a loop turn (the simulator) nothing stops.
 #
 # The same results as locate.Locator: n, kind[i], x[i], y[i] (0.1 mm), strength[i] (ADC_PEAK for
 # a chip found), err[i] (pads the fit gets wrong, x 100), unc[i]; set_ignored(g, flag).
@@ -60,6 +62,15 @@ MAX_PLAUSIBLE = const(256)
 # neighbours at most (1200, every pad, before the bound: 1.9 KB of the chip's heap)
 MAX_CELLS = const(264)
 MAX_SPECK = const(8)
+# A still group's search cut at the frame's budget (BUDGET_US) is kept in the last 64 of the
+# seeds' 256 halfwords (the frame's covered pads, needed only while the groups are made: a
+# frame of more than _SV of them drops it) and resumed next frame where it stopped: _SV + 0
+# the phase (0: none kept; 1, 2: _follow's moves, the other size; 3 the sets; 4 refining; 5
+# centring), 1 - 3 the group (its signature's two halves, its pads), 4 k, 5 mask, 6 best,
+# 7 second, 8 bk, 9 ck, 10 where moves() stopped, 11 seeded / q / the chip being centred,
+# 12 _follow's first size's mismatch, 13 hk; 16 - 63 hx, hy, hr, bx, by, br, cx, cy, cr, kx,
+# ky, sx (4 each, 16 bits with their signs)
+_SV = const(192)
 SNAP = const(20)           # pads of a chip's rest pattern kept at most (a big chip: about 15)
 _P = PRES_PITCH
 # how far beyond a chip's seen edge a pad still sees it (its first level), and the mean square
@@ -719,7 +730,9 @@ class PresenceLocator:
     # searched in full: 4,624 moves, 2.65 s, and the strike was lost). Past it a changed group's
     # search stops, and what it had stands (the best set tried, else the chips of the frame
     # before followed): such a fit is coarse and is looked at again next frame, as every
-    # changed group's. A still group's search is never cut (its fit is the verdict's). The
+    # changed group's. A still group's search stops there too, and is kept and resumed next
+    # frame (_park: cutting it as a changed group's would stop it at the same point every
+    # frame, and its fit is the verdict's; four touching chips at rest took 1.26 s). The
     # search runs in slices of SLICE moves (moves() resumes where it stopped: the same search),
     # the clock read between them (about 0.1 ms a move on the chip: 5 ms a slice). The clock
     # is `clock` (time.ticks_us on the rp2 port; None elsewhere: never cut). A move budget
@@ -818,11 +831,8 @@ class PresenceLocator:
         self.kx = array('i', bytes(4 * MAX_K))       # k-means seeds
         self.ky = array('i', bytes(4 * MAX_K))
         self.cur = 0        # the group being fitted (its label)
-        self.c0 = 0         # its window: columns c0..c1, rows r0..r1
-        self.c1 = 0
-        self.r0 = 0
-        self.r1 = 0
-        # the same and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
+        # its window (columns c0..c1, rows r0..r1: no attributes of their own, 32 B of the
+        # chip's heap) and the overlap rule for delta(): c0, c1, r0, r1, cur, 2 RIM - OVERLAP_TOL,
         # OVERLAP, the levels (their count, then each), k; for moves() the moves a slice may
         # try, where it stopped, and the frame's deadline (clock)
         self.win = array('i', bytes(4 * (12 + PRES_LEVELS)))
@@ -836,7 +846,7 @@ class PresenceLocator:
         # turn, no search is cut either; not reading it leaves its trace of the firmware's
         # clock readings as it was, bench/sim_trace.py)
         self.clock = __import__("time").ticks_us if sys.platform == "rp2" else None
-        self.cut = 0        # 1: a search stopped at the budget this frame
+        self.cut = 0        # 1: a search stopped at the budget this frame; | 2: a still one
         self.fm = 0         # _follow's fit of a changed group: its cost (the fit: cx, cy, cr, ck)
         self.tot = 0        # the group being fitted: its pads' levels summed
         self.last_version = -1
@@ -853,7 +863,6 @@ class PresenceLocator:
         # an entry made of a chip in a group of several (_hold): its fit only, no pads (st_n 0);
         # src 200 + j while group j's chip is to become one
         self.st_grp = bytearray(MAX_FOUND)
-        self.hc = array('i', bytes(4 * MAX_K))      # _hold: each chip's cost held alone
         self.src = array('h', bytes(2 * MAX_FOUND))
         self.psrc = array('h', b"\xff\xff" * MAX_FOUND)
 
@@ -862,6 +871,7 @@ class PresenceLocator:
         """Leave cell g out of every fit from now on (flag 1), or take it back."""
         self.usable[g] = 1 if ((PRES_PRESENT[g >> 3] >> (g & 7)) & 1) and not flag else 0
         self.png = 0            # nothing of the frame before can be reused
+        self.seeds[_SV] = 0     # (nor a still search kept, _park)
         for q in range(MAX_FOUND):
             self.st_n[q] = 0
             self.st_grp[q] = 0
@@ -872,6 +882,7 @@ class PresenceLocator:
         self.r_small = r_small
         self.r_big = r_big
         self.png = 0
+        self.seeds[_SV] = 0
         self.last_version = -1
 
     def set_prior(self, sigma):
@@ -930,6 +941,20 @@ class PresenceLocator:
         self.hand_cells = 0
         self.crowd = 0
         self.specks = 0
+        # a still group's search cut at the budget in a frame before (_park): its group now (the
+        # same pads), where it goes on; every other still group waits while it is kept
+        sv = self.seeds
+        sus = sv[_SV]
+        js = -1
+        if sus:
+            for j in range(self.ng):
+                g = self.sig[j]
+                if (g & 0xFFFF == sv[_SV + 1] and g >> 16 == sv[_SV + 2] and
+                        self.g0[j + 1] - self.g0[j] == sv[_SV + 3]):
+                    js = j
+                    break
+            if js < 0:
+                sv[_SV] = 0     # its group changed: searched afresh once still
         # each chip of the frame before goes with the group nearest to it (_follow)
         lim = self.FOLLOW_REACH * self.FOLLOW_REACH
         for q in range(self.pn):
@@ -964,7 +989,62 @@ class PresenceLocator:
             if prev >= 0 and self.presn[prev] == 255:
                 self._hand(j, False)
                 continue
-            if prev >= 0 and self.pfine[prev]:
+            m = 0
+            still = prev >= 0 or sc is None
+            kept = prev >= 0 and self.pfine[prev]
+            if not kept and prev >= 0 and sc is not None and js >= 0 and (j != js or sus):
+                if j != js:
+                    m = -2              # waits while another still group's search is kept
+                else:
+                    # the search kept (_park), resumed where it stopped; its window made again
+                    sus = 0
+                    if sv[_SV] == 5:
+                        self._window(j)
+                        m = self._done(0, 2)
+                    elif sv[_SV] >= 3:
+                        m = self._fit(j, 2, MAX_FOUND - n, 0)
+                    else:
+                        m = self._follow(j, prev, 2, MAX_FOUND - n)
+                    if m == 0:
+                        m = self._fit(j, still, MAX_FOUND - n, cnt)
+                    if m != -2:
+                        js = -1         # finished: another still group may be searched
+            elif not kept:
+                if ph and not still:
+                    # a changed group whose centre lies within HAND_NEAR of the frame before's hand
+                    # and that one chip cannot explain (_past_one) is that hand's patch, leaving or
+                    # coming, never chips: on the chip the pads a hand was leaving when they were
+                    # read (40 - 55 of them) were seeded and searched as up to four chips (k-means
+                    # 73 ms, the search cut: four phantom chips, then a still search of the one
+                    # left not bounded by the budget, 83 ms; issue 13). Unless it covers more than
+                    # four big chips (a hand in any case, _fit), not kept as a hand for the next
+                    # frame: the same pads then, still, are searched as chips (two chips put down
+                    # together), and a changed group after it is not taken for a hand by this rule
+                    dx = self.gcx[j] - phx
+                    dy = self.gcy[j] - phy
+                    if dx * dx + dy * dy < self.HAND_NEAR * self.HAND_NEAR:
+                        self._window(j)
+                        if self._past_one():
+                            self._hand(j, True)
+                            eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _PITCH * _PITCH)
+                            if 16 * self.tot // _LEVELS <= MAX_K * eb + (MAX_K * eb >> 2):
+                                over |= 1 << j
+                            continue
+                if sc is not None:
+                    m = self._follow(j, prev, still, MAX_FOUND - n)
+                    if m == 0:
+                        # (_follow's window stands: group j's, the same frame)
+                        m = self._fit(j, still, MAX_FOUND - n, cnt)
+                else:
+                    m = self._fit(j, still, MAX_FOUND - n, 0)
+            if kept or m == -2:
+                # as in the frame before: fine, kept; or coarse, looked at again next frame,
+                # while its still search, cut at the budget, is kept (_park), or waits (cut |
+                # 2: the tracker takes no frame for still until it is finished)
+                if m == -2:
+                    self.cut |= 2
+                    if js < 0:
+                        js = j
                 m = self.presn[prev]
                 if n + m > MAX_FOUND:
                     m = MAX_FOUND - n
@@ -978,36 +1058,9 @@ class PresenceLocator:
                     self.wander[n + i] = self.pwan[s]
                     self.src[n + i] = self.psrc[s]
                 self.resn[j] = m
-                self.fine[j] = 1
+                self.fine[j] = 1 if kept else 0
                 n += m
                 continue
-            still = prev >= 0 or sc is None
-            if ph and not still:
-                # a changed group whose centre lies within HAND_NEAR of the frame before's hand
-                # and that one chip cannot explain (_past_one) is that hand's patch, leaving or
-                # coming, never chips: on the chip the pads a hand was leaving when they were
-                # read (40 - 55 of them) were seeded and searched as up to four chips (k-means
-                # 73 ms, the search cut: four phantom chips, then a still search of the one left
-                # not bounded by the budget, 83 ms; issue 13). Unless it covers more than four
-                # big chips (a hand in any case, _fit), not kept as a hand for the next frame:
-                # the same pads then, still, are searched as chips (two chips put down
-                # together), and a changed group after it is not taken for a hand by this rule
-                dx = self.gcx[j] - phx
-                dy = self.gcy[j] - phy
-                if dx * dx + dy * dy < self.HAND_NEAR * self.HAND_NEAR:
-                    self._window(j)
-                    if self._past_one():
-                        self._hand(j, True)
-                        eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _PITCH * _PITCH)
-                        if 16 * self.tot // _LEVELS <= MAX_K * eb + (MAX_K * eb >> 2):
-                            over |= 1 << j
-                        continue
-            m = 0
-            if sc is not None:
-                m = self._follow(j, prev, still, MAX_FOUND - n)
-            if m == 0:
-                # (_follow's window stands: group j's, the same frame)
-                m = self._fit(j, still, MAX_FOUND - n, cnt if sc is not None else 0)
             if m < 0:
                 self._hand(j, True)
                 continue
@@ -1161,7 +1214,7 @@ class PresenceLocator:
         src = self.src
         hx = self.hx
         hy = self.hy
-        hc = self.hc
+        hc = self.kx        # each chip's cost held alone (the k-means seeds' array, free now)
         lim = self.HOLD_NEAR * self.HOLD_NEAR
         self._keep(self.cx, self.cy, self.cr, m, False)      # the joint fit
         base = self._mismatch() + self.FLICKER
@@ -1361,6 +1414,7 @@ class PresenceLocator:
             # not flooded: the first MAX_PLAUSIBLE pads in scan order stand for the hand
             for k in range(ns):
                 cells[k] = seeds[k]
+            seeds[_SV] = 0      # (a still search kept there is gone)
             self.g0[0] = 0
             self.nc = ns
             self.ng = 0
@@ -1370,6 +1424,8 @@ class PresenceLocator:
         gcy = self.gcy
         nc = flood(grid, usable, label, cells, seeds, self.g0, self.sig, gcx, gcy,
                    self.nc | (ns << 16))
+        if ns > _SV:
+            seeds[_SV] = 0      # these pads took the place of a still search kept (_park)
         ng = nc >> 16
         nc &= 0xFFFF
         for j in range(ng):             # the sums into the groups' centroids
@@ -1382,7 +1438,7 @@ class PresenceLocator:
 
     # -- fitting a group ------------------------------------------------------------------------
     def _window(self, j):
-        """Group j's window (its bounding box widened by a big chip's reach: c0..c1, r0..r1),
+        """Group j's window (its bounding box widened by a big chip's reach: win[0] .. win[3]),
         its label (cur) and the centroid of its pads (gx, gy). Returns its number of pads."""
         a = self.g0[j]
         cnt = self.g0[j + 1] - a
@@ -1411,16 +1467,12 @@ class PresenceLocator:
             if r > r1:
                 r1 = r
         w = (self.r_big + _REACH + 2 * _PITCH) // _PITCH
-        self.c0 = c0 - w if c0 > w else 0
-        self.c1 = c1 + w if c1 + w < _COLS else _COLS - 1
-        self.r0 = r0 - w if r0 > w else 0
-        self.r1 = r1 + w if r1 + w < _ROWS else _ROWS - 1
         self.cur = j + 1
         win = self.win
-        win[0] = self.c0
-        win[1] = self.c1
-        win[2] = self.r0
-        win[3] = self.r1
+        win[0] = c0 - w if c0 > w else 0
+        win[1] = c1 + w if c1 + w < _COLS else _COLS - 1
+        win[2] = r0 - w if r0 > w else 0
+        win[3] = r1 + w if r1 + w < _ROWS else _ROWS - 1
         win[4] = j + 1
         win[5] = 2 * self.RIM - self.OVERLAP_TOL
         win[6] = self.OVERLAP
@@ -1454,7 +1506,13 @@ class PresenceLocator:
         """The chips of group j into bx, by, br (bk of them, returned; -1: a hand). still: the
         group is as it was a frame ago: fit to 0.5 mm and centre (unc into sx). cnt: its pads,
         when its window was made this frame (_follow's: a hand's 60 - 80 pads were gone over
-        twice a frame, 4.5 - 5 ms on the chip), else 0."""
+        twice a frame, 4.5 - 5 ms on the chip), else 0. On the chip a still group's search
+        stops once the frame's time is spent (-2: kept, _park), before a set's seeds or between
+        slices of its moves; still 2: resumed where it stopped (the same search, move for
+        move)."""
+        rs = 0
+        if still == 2:
+            cnt = 0
         if not cnt:
             cnt = self._window(j)
         a = self.g0[j]
@@ -1469,18 +1527,40 @@ class PresenceLocator:
         # every set of chips whose area fits, coarsely (2 mm); the best two are refined
         best = 0x3FFFFFFF
         second = 0x3FFFFFFF
-        self.bk = 0
         fk = 0
-        if still:
-            self.ck = 0
+        k0 = 1
+        mask0 = 0
+        sub = 0
+        if still == 2:
+            # the search kept (_park): its sets so far, and where it stopped
+            sv = self.seeds
+            rs = self._park(0, 0, 0, 0, 0, 0, 0)
+            still = True
+            k0 = sv[_SV + 4]
+            mask0 = sv[_SV + 5]
+            best = sv[_SV + 6]
+            second = sv[_SV + 7]
+            if best == 0x7FFF:
+                best = 0x3FFFFFFF
+            if second == 0x7FFF:
+                second = 0x3FFFFFFF
+            sub = sv[_SV + 11]
         else:
-            fk = self.ck            # _follow's fit (cx, cy, cr), kept: no second is needed
+            self.bk = 0
+            if still:
+                self.ck = 0
+            else:
+                fk = self.ck            # _follow's fit (cx, cy, cr), kept: no second is needed
+        clock = self.clock
+        # a still group's search on the chip stops at the budget too, and is kept (_park)
+        bs = 1 if still and clock is not None and self.scan is not None else 0
         cut = False
-        for k in range(1, MAX_K + 1):
+        for k in range(k0, MAX_K + 1 if rs != 4 else k0):
             if k > room:
                 break
             seeded = False
-            for mask in range(1 << k):      # bit i: chip i (of the k-means seeds) is big
+            # bit i of mask: chip i (of the k-means seeds) is big
+            for mask in range(mask0 if k == k0 else 0, 1 << k):
                 nb = 0
                 for i in range(k):
                     nb += (mask >> i) & 1
@@ -1488,25 +1568,38 @@ class PresenceLocator:
                 # the pads a set covers stray from its area by a pad or two per chip
                 if a16 < e - (e >> 1) - 16 or a16 > e + (e >> 1) + 16 * k:
                     continue
-                if not seeded:
-                    clock = self.clock
-                    if (not still and (self.bk or fk) and clock is not None and
-                            (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
-                        # the frame's time is spent (BUDGET_US, on the chip's clock): no seeds
-                        # for more chips (k-means over a hand's 54 pads: 75.6 ms on the chip
-                        # before they stopped early, issue 13). (Written out here: a method
-                        # more is 48 B more of the class's dict on the chip's heap.)
-                        self.cut = 1
-                        cut = True
-                        break
-                    self._seed(a, cnt, k)
+                go = bs
+                if rs == 3 and sub:
+                    # the set whose moves were cut: its seeds and fit as they were
+                    rs = 0
                     seeded = True
-                for i in range(k):
-                    self.hx[i] = self.kx[i]
-                    self.hy[i] = self.ky[i]
-                    self.hr[i] = self.r_big if (mask >> i) & 1 else self.r_small
-                self.hk = k
-                cut = self._moves(80 if k > 1 else 20, 20, 0, not still)
+                    go = 2
+                else:
+                    rs = 0
+                    if not seeded:
+                        if (not still and (self.bk or fk) and clock is not None and
+                                (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
+                            # the frame's time is spent (BUDGET_US, on the chip's clock): no
+                            # seeds for more chips (k-means over a hand's 54 pads: 75.6 ms on
+                            # the chip before they stopped early, issue 13). (Written out here:
+                            # a method more is 48 B more of the class's dict on the chip's heap.)
+                            self.cut = 1
+                            cut = True
+                            break
+                        if bs and (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000:
+                            return self._park(3, k, mask, best, second, 0, 0)
+                        self._seed(a, cnt, k)
+                        seeded = True
+                    for i in range(k):
+                        self.hx[i] = self.kx[i]
+                        self.hy[i] = self.ky[i]
+                        self.hr[i] = self.r_big if (mask >> i) & 1 else self.r_small
+                    self.hk = k
+                if still:
+                    if self._moves(80 if k > 1 else 20, 20, 0, go):
+                        return self._park(3, k, mask, best, second, 1, 0)
+                else:
+                    cut = self._moves(80 if k > 1 else 20, 20, 0, True)
                 m = self._mismatch() + self.PER_CHIP * k     # a chip more must explain more
                 if m < best:
                     second = best
@@ -1539,14 +1632,20 @@ class PresenceLocator:
             return self._done(self.hk, False)
         if still and self.ck:
             # refine both to 0.5 mm; the better one stays in bx, by, br
-            for q in range(2):
-                if q == 0:
-                    self._keep(self.bx, self.by, self.br, self.bk, True)
-                    self.hk = self.bk
+            for q in range(sub if rs == 4 else 0, 2):
+                if rs == 4:
+                    rs = 0          # (resumed in these moves: the fit as it was)
+                    go = 2
                 else:
-                    self._keep(self.cx, self.cy, self.cr, self.ck, True)
-                    self.hk = self.ck
-                self._moves(10, 5)
+                    go = bs
+                    if q == 0:
+                        self._keep(self.bx, self.by, self.br, self.bk, True)
+                        self.hk = self.bk
+                    else:
+                        self._keep(self.cx, self.cy, self.cr, self.ck, True)
+                        self.hk = self.ck
+                if self._moves(10, 5, 0, go):
+                    return self._park(4, 0, 0, best, second, q, 0)
                 m = self._mismatch() + self.PER_CHIP * self.hk
                 if q == 0:
                     best = m
@@ -1556,9 +1655,11 @@ class PresenceLocator:
                     self.bk = self.hk
                     self._keep(self.bx, self.by, self.br, self.hk, False)
         elif still and self.bk:
-            self._keep(self.bx, self.by, self.br, self.bk, True)
-            self.hk = self.bk
-            self._moves(10, 5)
+            if rs != 4:
+                self._keep(self.bx, self.by, self.br, self.bk, True)
+                self.hk = self.bk
+            if self._moves(10, 5, 0, 2 if rs == 4 else bs):
+                return self._park(4, 0, 0, best, second, 0, 0)
             best = self._mismatch() + self.PER_CHIP * self.bk
             self._keep(self.bx, self.by, self.br, self.bk, False)
         if self.bk == 0 or best - self.PER_CHIP * self.bk > self.tot // 3 + 2:
@@ -1571,11 +1672,21 @@ class PresenceLocator:
     def _done(self, k, still):
         """The fit hx, hy, hr (k chips) as the result: into bx, by, br; if still, each centred
         in its region of equal fits and its uncertainty into sx; cnt: the pads it gets wrong,
-        x 100. Returns k."""
+        x 100. Returns k. On the chip a still fit's centring stops before a chip once the
+        frame's time is spent (-2: kept, _park); still 2: resumed there."""
+        i0 = 0
+        if still == 2:
+            self._park(0, 0, 0, 0, 0, 0, 0)
+            k = self.hk
+            i0 = self.seeds[_SV + 11]
         self._keep(self.bx, self.by, self.br, k, False)
         self.bk = k
         if still:
-            for i in range(k):
+            clock = self.clock if self.scan is not None else None
+            for i in range(i0, k):
+                if (clock is not None and
+                        (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
+                    return self._park(5, 0, 0, 0, 0, i, 0)
                 self.sx[i] = self._centre(i)
             for i in range(k):
                 self.bx[i] = self.hx[i]
@@ -1606,10 +1717,16 @@ class PresenceLocator:
         steps; a changed group without one, as one chip of either size (4 and 2 mm steps).
         Kept when it gets at most FOLLOW_MISS + cnt / 8 pads wrong, at rest only a single chip
         that gets at most PER_CHIP wrong (of either size); else 0 (the search decides). Returns
-        the number of chips, as _fit."""
+        the number of chips, as _fit. On the chip a still group's moves stop once the frame's
+        time is spent (-2: kept, _park); still 2: resumed where they stopped."""
         cnt = self._window(j)
         k = 0
-        if prev >= 0:
+        rs = 0
+        if still == 2:
+            rs = self._park(0, 0, 0, 0, 0, 0, 0)
+            still = True
+            k = self.hk
+        elif prev >= 0:
             for i in range(self.presn[prev]):
                 if k >= room or k >= MAX_K:
                     break
@@ -1660,14 +1777,17 @@ class PresenceLocator:
             self._keep(self.bx, self.by, self.br, 1, True)
             k = 1
         self.hk = k
+        # (a still group's search on the chip stops at the budget too, and is kept: _park)
+        bs = 1 if still and self.scan is not None and self.clock is not None else 0
         if still:
-            self._moves(10, 5)
+            if rs != 2 and self._moves(10, 5, 0, 2 if rs == 1 else bs):
+                return self._park(1, 0, 0, 0, 0, 0, 0)
         else:
             if self._moves(20, 20, 0, True):
                 # the frame's time is spent (BUDGET_US): this fit stands, coarse, and the
                 # group is looked at again next frame
                 return self._done(k, still)
-        m = self._mismatch()
+        m = self._mismatch() if rs != 2 else self.seeds[_SV + 12]
         if not still:
             # kept for _fit, should its search be cut (BUDGET_US): in the second best set's
             # place, which only a still group's search uses
@@ -1680,9 +1800,11 @@ class PresenceLocator:
             # size can do better, and it is tried
             if k != 1:
                 return 0
-            self._keep(self.bx, self.by, self.br, 1, False)
-            self.hr[0] = self.r_big if self.hr[0] == self.r_small else self.r_small
-            self._moves(10, 5)
+            if rs != 2:
+                self._keep(self.bx, self.by, self.br, 1, False)
+                self.hr[0] = self.r_big if self.hr[0] == self.r_small else self.r_small
+            if self._moves(10, 5, 0, 2 if rs == 2 else bs):
+                return self._park(2, 0, 0, 0, 0, 0, m)
             m2 = self._mismatch()
             if m2 < m or (m2 == m and self.hr[0] == self.r_small):
                 m = m2
@@ -1791,10 +1913,11 @@ class PresenceLocator:
         viper). budget: stop once the frame's time is spent (BUDGET_US, on the clock); True if
         it did, the fit unfinished. With a clock the search runs in slices of SLICE moves, each
         resuming where the one before stopped, the clock read before each (small ints: nothing
-        allocated); without one (the simulator, CPython) in one call: the same moves."""
+        allocated); without one (the simulator, CPython) in one call: the same moves. budget
+        2: the fit is a still search's kept by _park, resumed where its moves stopped."""
         win = self.win
         win[8 + _LEVELS] = self.hk
-        win[10 + _LEVELS] = 0
+        win[10 + _LEVELS] = self.seeds[_SV + 10] if budget == 2 else 0
         clock = self.clock if budget else None
         if clock is None:
             win[9 + _LEVELS] = 0x3FFFFFFF
@@ -1810,6 +1933,52 @@ class PresenceLocator:
                 return False
         self.cut = 1
         return True
+
+    def _park(self, ph, k, mask, best, second, sub, m):
+        """A still group's search cut at the frame's budget (BUDGET_US): ph (1 - 5, _SV) and the
+        fit's arrays kept in the seeds' last 64 halfwords, with the group (cur) and where it
+        stopped (k, mask, best, second, sub: seeded / q / the chip being centred; m: _follow's
+        first size's mismatch); returns -2 (find(): the frame before's chips stand, coarse, and
+        the search goes on next frame). ph 0: the arrays (and hk, bk, ck) back from there, the
+        search no longer kept; returns its phase. Positions in 0.1 mm and costs fit 16 bits."""
+        sv = self.seeds
+        for e in range(12):
+            xs = (self.hx if e == 0 else self.hy if e == 1 else self.hr if e == 2 else
+                  self.bx if e == 3 else self.by if e == 4 else self.br if e == 5 else
+                  self.cx if e == 6 else self.cy if e == 7 else self.cr if e == 8 else
+                  self.kx if e == 9 else self.ky if e == 10 else self.sx)
+            o = _SV + 16 + 4 * e
+            for i in range(MAX_K):
+                if ph:
+                    sv[o + i] = xs[i] & 0xFFFF
+                else:
+                    v = sv[o + i]
+                    xs[i] = v - 0x10000 if v & 0x8000 else v
+        if not ph:
+            self.bk = sv[_SV + 8]
+            self.ck = sv[_SV + 9]
+            self.hk = sv[_SV + 13]
+            ph = sv[_SV]
+            sv[_SV] = 0
+            return ph
+        j = self.cur - 1
+        g = self.sig[j]
+        sv[_SV] = ph
+        sv[_SV + 1] = g & 0xFFFF
+        sv[_SV + 2] = g >> 16
+        sv[_SV + 3] = self.g0[j + 1] - self.g0[j]
+        sv[_SV + 4] = k
+        sv[_SV + 5] = mask
+        sv[_SV + 6] = best if best < 0x7FFF else 0x7FFF
+        sv[_SV + 7] = second if second < 0x7FFF else 0x7FFF
+        sv[_SV + 8] = self.bk
+        sv[_SV + 9] = self.ck
+        sv[_SV + 10] = self.win[10 + _LEVELS]
+        sv[_SV + 11] = sub
+        sv[_SV + 12] = m
+        sv[_SV + 13] = self.hk
+        self.cut = 1
+        return -2
 
     def _centre(self, i):
         """Move chip i to the middle of the positions that fit as well as its own; returns how

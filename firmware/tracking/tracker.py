@@ -264,8 +264,10 @@ class Tracker:
         # began (the anchor), not of the frame before: a chip creeping to rest moves less than
         # that from frame to frame, and was taken for still while it moved (issue 12). A frame
         # exactly the one before is as near the anchor as that one was. A hand hovering over
-        # presence pads hides what lies under it: never at rest then.
-        ok = self.still and edges == self.edges and not loc.hand
+        # presence pads hides what lies under it: never at rest then; nor while a still group's
+        # search is not finished (the presence locator on the chip, cut at its budget and
+        # resumed frames later: its chips are the frame before's, coarse; cut & 2)
+        ok = self.still and edges == self.edges and not loc.hand and not loc.cut & 2
         if ok and not same:
             if not self._near_anchor(n, self.ao, self.an):
                 # The stillness begins again, but not always now: the anchor may be a fit that

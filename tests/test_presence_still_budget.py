@@ -1,0 +1,124 @@
+"""A still group's search on the presence pads is bounded in the chip's time too, and resumed
+(issue 13; presence_locate, BUDGET_US, _park): on the emulated RP2040 four chips put down
+together, touching, were searched at rest in one loop turn of up to 1.26 s (6,016 moves: every
+set of up to four chips, each refined and centred), the search of a group whose pads no longer
+change being exempt from the budget that bounds a moving frame's.
+
+The real firmware on the simulated table (presence pads), the four chips put down 3.5 mm apart
+(one group of pads), then four apart (four still searches at once), every find() counted, under
+a clock that runs as the chip's would (US_PER_MOVE a move tried, the locator's own count, as in
+tests/test_presence_budget.py) with a budget of BUDGET: still searches are cut, kept (the
+seeds' tail, the phase at _SV) and resumed frames later; none of those frames tries more than
+the budget's worth of moves and a slice (SLICE, a chip's last 8 moves) and the centring of one
+chip (_reach counts its steps as moves tried: CENTRE at most); and the chips the locator gives
+at the end, and every event line, are the run's without the clock (the desktop's: never cut),
+to the 0.1 mm: a search cut into frames is the same search. Both runtimes.
+"""
+import json
+
+import pytest
+
+from conftest import run_target
+from boardsim.testing import Table
+
+TARGET = r"""
+import sys
+import json
+from array import array
+import runner as R
+from sensing import presence_locate as LP
+
+job = json.loads(sys.stdin.readline())
+US = job["us_per_move"]
+BUDGET = job["budget"]
+SV = 192                        # presence_locate._SV: where a still search is kept
+with open(job["config"], "w") as f:
+    f.write(json.dumps({"front_end": "shift"}))
+r = R.Runner(config=job["config"])
+N = 3000
+tried = array("i", [0] * N)     # per find() that tried moves: how many, cut, kept, settled
+flags = bytearray(N)
+nrow = [0]
+loc = None
+
+
+def clock():                    # the chip's clock as the moves tried would run it (small ints)
+    return (loc.tried * US) & 0x3FFFFFFF
+
+
+def install():
+    global loc
+    loc = r.sb.loc
+    find = loc.find
+    if US:
+        loc.clock = clock
+    loc.BUDGET_US = BUDGET
+
+    def counted(grid):          # (under the runner's heap lock: allocates nothing)
+        t0 = loc.tried
+        n = find(grid)
+        k = nrow[0]
+        if loc.tried != t0 and k < N:
+            tried[k] = loc.tried - t0
+            flags[k] = (loc.cut & 1) | (2 if loc.seeds[SV] else 0) | (loc.settled << 2)
+            nrow[0] = k + 1
+        return n
+    loc.find = counted
+
+
+for o in job["tl"]:
+    r.op(o)
+    if loc is None and r.sb is not None:
+        install()
+r.run_ms(200)
+k = nrow[0]
+n = loc.n
+print("RESULT " + json.dumps({"rows": [[tried[i], flags[i]] for i in range(k)],
+                              "chips": sorted([loc.kind[i], loc.x[i], loc.y[i], loc.unc[i],
+                                               loc.wander[i], loc.err[i]] for i in range(n)),
+                              "slice": LP.PresenceLocator.SLICE}))
+"""
+
+TOUCHING = {"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150},
+            "big3": {"x": 21.25, "y": 187}, "small": {"x": -37.5, "y": 150}}
+APART = {"big1": {"x": -120, "y": 150}, "big2": {"x": 120, "y": 150},
+         "big3": {"x": -120, "y": -150}, "small": {"x": 120, "y": -150}}
+US_PER_MOVE = 100
+BUDGET = 6000
+CENTRE = 8 * 16 + 12 * 16      # _centre: at most 3 x 4 reaches to take and 8 to measure, 16 steps
+
+
+def game(spots):
+    t = Table("bowling", players=1)
+    t.place_all(spots).advance_time_and_run(4000)
+    return t.timeline()
+
+
+def run(runtime, tmp_path, tl, us_per_move):
+    res, p = run_target(TARGET, runtime, {"tl": tl, "us_per_move": us_per_move, "budget": BUDGET,
+                                          "config": str(tmp_path / "config.json")},
+                        name="presence_still_budget_target.py", tmp_path=tmp_path, timeout=900,
+                        marker="RESULT ")
+    return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+
+
+@pytest.mark.parametrize("spots", ["touching", "apart"])
+def test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits(runtime, tmp_path,
+                                                                               spots):
+    tl = game(TOUCHING if spots == "touching" else APART)
+    res, events = run(runtime, tmp_path, tl, US_PER_MOVE)
+    whole, whole_events = run(runtime, tmp_path, tl, 0)
+    rows = res["rows"]
+    kept = [t for t, f in rows if f & 2]
+    most = BUDGET // US_PER_MOVE + res["slice"] + 8 + CENTRE
+    print(f"{runtime}, {spots}: {len(rows)} frames searched, {len(kept)} with a still search kept,"
+          f" most moves a frame {max(t for t, f in rows)} (bound {most}); without the clock most"
+          f" {max(t for t, f in whole['rows'])}, {len(whole['rows'])} frames")
+    assert len(kept) > 5, rows                       # still searches were cut and kept ...
+    assert not any(f & 2 for t, f in whole["rows"])  # (never without the clock)
+    assert max(t for t, f in rows) <= most, rows     # ... each frame within the budget ...
+    assert max(t for t, f in whole["rows"]) > 3 * most
+    assert not rows[-1][1] & 2 and rows[-1][1] & 4  # ... and each search finished
+    assert res["chips"] == whole["chips"]            # the same fits, to the 0.1 mm
+    assert len(res["chips"]) == 4
+    assert events == whole_events                    # the same event lines
