@@ -599,8 +599,8 @@ SHOTS = {
     # --slow-steps only (no shot): the presence locator's still searches at their hardest (issue
     # 13): the four chips put down together 3.5 mm apart (one group of pads: every set of up to
     # four chips searched at rest), or apart (four still searches in one frame), then one nudged
-    "touching": lambda t: t.place_all(TOUCHING).advance_time_and_run(1500),
-    "apart": lambda t: t.place_all(APART).advance_time_and_run(1500),
+    "touching": lambda t: t.place_all(TOUCHING).advance_time_and_run(4000),
+    "apart": lambda t: t.place_all(APART).advance_time_and_run(4000),
 }
 TOUCHING = {"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150},
             "big3": {"x": 21.25, "y": 187}, "small": {"x": -37.5, "y": 150}}
@@ -1053,7 +1053,9 @@ def slow_steps(config, name, thresh_ms=20):
     tl = t.timeline()
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
-    r = probe.run_module("MS = 4000\nN = 64\nTHRESH = %d\n" % (thresh_ms * 1000) + SLOW, config=config, before=menu,
+    ms = 8000 if name in ("touching", "apart") else 4000     # (the chips put down one by one)
+    r = probe.run_module("MS = %d\nN = 200\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
+                         config=config, before=menu,
                          after=play, await_ms=20000, await_ev="slow_steps", wait_ms=200)
     return r.last("slow_steps")
 

@@ -31,6 +31,7 @@ from sensing import presence_locate as LP
 job = json.loads(sys.stdin.readline())
 US = job["us_per_move"]
 BUDGET = job["budget"]
+READ_US = job["read_us"]
 SV = 192                        # presence_locate._SV: where a still search is kept
 with open(job["config"], "w") as f:
     f.write(json.dumps({"front_end": "shift"}))
@@ -42,8 +43,12 @@ nrow = [0]
 loc = None
 
 
-def clock():                    # the chip's clock as the moves tried would run it (small ints)
-    return (loc.tried * US) & 0x3FFFFFFF
+reads = array("i", [0])
+
+
+def clock():                    # the chip's clock as the moves tried would run it (small ints),
+    reads[0] += 1               # and READ_US more at each reading (so that a search also stops
+    return (loc.tried * US + reads[0] * READ_US) & 0x3FFFFFFF   # between k-means rounds)
 
 
 def install():
@@ -60,7 +65,8 @@ def install():
         k = nrow[0]
         if loc.tried != t0 and k < N:
             tried[k] = loc.tried - t0
-            flags[k] = (loc.cut & 1) | (2 if loc.seeds[SV] else 0) | (loc.settled << 2)
+            flags[k] = ((loc.cut & 1) | (2 if loc.seeds[SV] else 0) | (loc.settled << 2) |
+                        (8 if loc.seeds[SV] == 3 and loc.seeds[SV + 11] >= 8 else 0))
             nrow[0] = k + 1
         return n
     loc.find = counted
@@ -84,6 +90,7 @@ TOUCHING = {"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150},
 APART = {"big1": {"x": -120, "y": 150}, "big2": {"x": 120, "y": 150},
          "big3": {"x": -120, "y": -150}, "small": {"x": 120, "y": -150}}
 US_PER_MOVE = 100
+READ_US = 400
 BUDGET = 6000
 CENTRE = 8 * 16 + 12 * 16      # _centre: at most 3 x 4 reaches to take and 8 to measure, 16 steps
 
@@ -96,6 +103,7 @@ def game(spots):
 
 def run(runtime, tmp_path, tl, us_per_move):
     res, p = run_target(TARGET, runtime, {"tl": tl, "us_per_move": us_per_move, "budget": BUDGET,
+                                          "read_us": READ_US,
                                           "config": str(tmp_path / "config.json")},
                         name="presence_still_budget_target.py", tmp_path=tmp_path, timeout=900,
                         marker="RESULT ")
@@ -110,11 +118,15 @@ def test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits(ru
     whole, whole_events = run(runtime, tmp_path, tl, 0)
     rows = res["rows"]
     kept = [t for t, f in rows if f & 2]
+    seeding = [t for t, f in rows if f & 8]         # kept between k-means rounds
     most = BUDGET // US_PER_MOVE + res["slice"] + 8 + CENTRE
-    print(f"{runtime}, {spots}: {len(rows)} frames searched, {len(kept)} with a still search kept,"
+    print(f"{runtime}, {spots}: {len(rows)} frames searched, {len(kept)} with a still search kept"
+          f" ({len(seeding)} in its seeds),"
           f" most moves a frame {max(t for t, f in rows)} (bound {most}); without the clock most"
           f" {max(t for t, f in whole['rows'])}, {len(whole['rows'])} frames")
     assert len(kept) > 5, rows                       # still searches were cut and kept ...
+    if spots == "touching":
+        assert seeding, rows                         # (between k-means rounds too)
     assert not any(f & 2 for t, f in whole["rows"])  # (never without the clock)
     assert max(t for t, f in rows) <= most, rows     # ... each frame within the budget ...
     assert max(t for t, f in whole["rows"]) > 3 * most

@@ -1569,12 +1569,14 @@ class PresenceLocator:
                 if a16 < e - (e >> 1) - 16 or a16 > e + (e >> 1) + 16 * k:
                     continue
                 go = bs
-                if rs == 3 and sub:
+                if rs == 3 and sub == 1:
                     # the set whose moves were cut: its seeds and fit as they were
                     rs = 0
                     seeded = True
                     go = 2
                 else:
+                    # (sub 8 + r: its seeds were stopped before their round r)
+                    rr = sub - 8 if rs == 3 and sub >= 8 else 0
                     rs = 0
                     if not seeded:
                         if (not still and (self.bk or fk) and clock is not None and
@@ -1586,9 +1588,12 @@ class PresenceLocator:
                             self.cut = 1
                             cut = True
                             break
-                        if bs and (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000:
+                        if (bs and not rr and
+                                (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
                             return self._park(3, k, mask, best, second, 0, 0)
-                        self._seed(a, cnt, k)
+                        rr = self._seed(a, cnt, k, rr if bs else -1)
+                        if rr >= 0:
+                            return self._park(3, k, mask, best, second, 8 + rr, 0)
                         seeded = True
                     for i in range(k):
                         self.hx[i] = self.kx[i]
@@ -1827,16 +1832,24 @@ class PresenceLocator:
         most = _LEVELS * (355 * r * r // (113 * _PITCH * _PITCH) + 1)
         return self.tot - most > self.FOLLOW_MISS + (self.tot >> 3)
 
-    def _seed(self, a, cnt, k):
-        """k seeds for the group's chips into kx, ky: k-means on its pads."""
+    def _seed(self, a, cnt, k, r0):
+        """k seeds for the group's chips into kx, ky: k-means on its pads. Returns -1. On the
+        chip, in a still group's search (r0 0, not -1), once the frame's time is spent it stops
+        before a round of the k-means and returns that round (1 - 3; the seeds so far in kx,
+        ky); called again with r0 that round it goes on there (issue 13: a touching group's
+        four seeds took 33 ms of a loop turn)."""
         cells = self.cells
         hx = self.kx
         hy = self.ky
+        clock = self.clock if r0 >= 0 and self.scan is not None else None
+        if r0 < 0:
+            r0 = 0
         # seeds: the first pad, then each time the pad farthest from the seeds so far
         g = cells[a]
-        hx[0] = _X0 + (g % _COLS) * _PITCH
-        hy[0] = _Y0 + (g // _COLS) * _PITCH
-        for i in range(1, k):
+        if r0 == 0:
+            hx[0] = _X0 + (g % _COLS) * _PITCH
+            hy[0] = _Y0 + (g // _COLS) * _PITCH
+        for i in range(1, k if r0 == 0 else 1):
             far = -1
             fg = a
             for q in range(a, a + cnt):
@@ -1861,7 +1874,10 @@ class PresenceLocator:
         ct = self.cnt
         sx = self.sx
         sy = self.sy
-        for _ in range(4 if k > 1 else 1):
+        for r in range(r0, 4 if k > 1 else 1):
+            if (r and clock is not None and
+                    (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
+                return r
             for i in range(k):
                 ct[i] = 0
                 sx[i] = 0
@@ -1894,6 +1910,7 @@ class PresenceLocator:
                         hy[i] = y
             if not moved:
                 break
+        return -1
 
     def _keep(self, xs, ys, rs, k, back):
         """Copy the fit hx, hy, hr (k chips) into xs, ys, rs, or back from them."""
