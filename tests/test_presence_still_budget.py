@@ -101,8 +101,8 @@ def game(spots):
     return t.timeline()
 
 
-def run(runtime, tmp_path, tl, us_per_move):
-    res, p = run_target(TARGET, runtime, {"tl": tl, "us_per_move": us_per_move, "budget": BUDGET,
+def run(runtime, tmp_path, tl, us_per_move, budget=BUDGET):
+    res, p = run_target(TARGET, runtime, {"tl": tl, "us_per_move": us_per_move, "budget": budget,
                                           "read_us": READ_US,
                                           "config": str(tmp_path / "config.json")},
                         name="presence_still_budget_target.py", tmp_path=tmp_path, timeout=900,
@@ -110,22 +110,25 @@ def run(runtime, tmp_path, tl, us_per_move):
     return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
 
 
+# budget 0: the time is spent before any search begins; a still search kept still goes on (a
+# slice, a k-means round or a chip's centring a frame), else it would never end
+@pytest.mark.parametrize("budget", [BUDGET, 0])
 @pytest.mark.parametrize("spots", ["touching", "apart"])
 def test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits(runtime, tmp_path,
-                                                                               spots):
+                                                                               spots, budget):
     tl = game(TOUCHING if spots == "touching" else APART)
-    res, events = run(runtime, tmp_path, tl, US_PER_MOVE)
+    res, events = run(runtime, tmp_path, tl, US_PER_MOVE, budget)
     whole, whole_events = run(runtime, tmp_path, tl, 0)
     rows = res["rows"]
     kept = [t for t, f in rows if f & 2]
     seeding = [t for t, f in rows if f & 8]         # kept between k-means rounds
-    most = BUDGET // US_PER_MOVE + res["slice"] + 8 + CENTRE
-    print(f"{runtime}, {spots}: {len(rows)} frames searched, {len(kept)} with a still search kept"
+    most = budget // US_PER_MOVE + res["slice"] + 8 + CENTRE
+    print(f"{runtime}, {spots}, budget {budget}: {len(rows)} frames searched, {len(kept)} with a still search kept"
           f" ({len(seeding)} in its seeds),"
           f" most moves a frame {max(t for t, f in rows)} (bound {most}); without the clock most"
           f" {max(t for t, f in whole['rows'])}, {len(whole['rows'])} frames")
     assert len(kept) > 5, rows                       # still searches were cut and kept ...
-    if spots == "touching":
+    if spots == "touching" and budget:
         assert seeding, rows                         # (between k-means rounds too)
     assert not any(f & 2 for t, f in whole["rows"])  # (never without the clock)
     assert max(t for t, f in rows) <= most, rows     # ... each frame within the budget ...

@@ -1577,6 +1577,7 @@ class PresenceLocator:
                 else:
                     # (sub 8 + r: its seeds were stopped before their round r)
                     rr = sub - 8 if rs == 3 and sub >= 8 else 0
+                    now = rs == 3       # resumed here: its seeds go on (or begin) at once
                     rs = 0
                     if not seeded:
                         if (not still and (self.bk or fk) and clock is not None and
@@ -1588,7 +1589,7 @@ class PresenceLocator:
                             self.cut = 1
                             cut = True
                             break
-                        if (bs and not rr and
+                        if (bs and not now and
                                 (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
                             return self._park(3, k, mask, best, second, 0, 0)
                         rr = self._seed(a, cnt, k, rr if bs else -1)
@@ -1678,8 +1679,9 @@ class PresenceLocator:
         """The fit hx, hy, hr (k chips) as the result: into bx, by, br; if still, each centred
         in its region of equal fits and its uncertainty into sx; cnt: the pads it gets wrong,
         x 100. Returns k. On the chip a still fit's centring stops before a chip once the
-        frame's time is spent (-2: kept, _park); still 2: resumed there."""
-        i0 = 0
+        frame's time is spent (-2: kept, _park); still 2: resumed there (that chip centred
+        whatever the clock: a search kept goes on every frame)."""
+        i0 = -1
         if still == 2:
             self._park(0, 0, 0, 0, 0, 0, 0)
             k = self.hk
@@ -1688,8 +1690,8 @@ class PresenceLocator:
         self.bk = k
         if still:
             clock = self.clock if self.scan is not None else None
-            for i in range(i0, k):
-                if (clock is not None and
+            for i in range(i0 if i0 > 0 else 0, k):
+                if (clock is not None and i != i0 and
                         (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
                     return self._park(5, 0, 0, 0, 0, i, 0)
                 self.sx[i] = self._centre(i)
@@ -1875,7 +1877,8 @@ class PresenceLocator:
         sx = self.sx
         sy = self.sy
         for r in range(r0, 4 if k > 1 else 1):
-            if (r and clock is not None and
+            # (a round at least, whatever the clock)
+            if (r != r0 and clock is not None and
                     (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
                 return r
             for i in range(k):
@@ -1942,8 +1945,11 @@ class PresenceLocator:
                                 self.label, win, self.grid)
             return False
         win[9 + _LEVELS] = self.SLICE
-        # (the clock less the deadline, in ticks of 2**30: from 2**29 up it is before it)
-        while (clock() - win[11 + _LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+        # (the clock less the deadline, in ticks of 2**30: from 2**29 up it is before it; a
+        # still search resumed does a slice first, whatever the clock: it goes on every frame)
+        go = budget == 2
+        while go or (clock() - win[11 + _LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+            go = False
             self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable,
                                 self.label, win, self.grid)
             if not win[10 + _LEVELS]:
