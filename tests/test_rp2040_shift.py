@@ -157,6 +157,35 @@ def test_the_presence_loop_allocates_nothing_on_the_chip_while_a_shot_is_played(
     assert_locked_loop_saw_the_strike(r, loop, before=200, after=LOCKED_TURNS_AFTER)
 
 
+@needs_chip
+def test_a_still_search_cut_and_resumed_allocates_nothing_on_the_chip():
+    """The same locked loop with the locator's budget at 3 ms (the firmware's is 25 ms): the
+    still searches of the put-down and of the strike's rest are cut on the chip's clock, kept
+    (presence_locate._park, in the seeds' tail) and resumed frames later, every turn under
+    heap_lock; the strike is still scored, and a still search was kept in some turns."""
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    from tests.test_rp2040 import (LOCKED_TURNS_AFTER, assert_locked_loop_saw_the_strike, locked_loop,
+                                   strike_menu_and_play)
+    t = Table("bowling", players=1)
+    t.place("small", "a.pocket").shoot("small", "b.pocket", "b.cup")
+    menu, play = strike_menu_and_play(t)
+    src = locked_loop(6000)
+    src = src.replace("micropython.heap_lock()\ntry:", "kept = 0\nsb.loc.BUDGET_US = 3000\n"
+                      "micropython.heap_lock()\ntry:", 1)
+    src = src.replace("        n += 1\n", "        n += 1\n        if sb.loc.seeds[192]:\n"
+                      "            kept += 1\n", 1)
+    src += 'print(\'{"ev":"kept","kept":%d}\' % kept)\n'
+    assert "kept += 1" in src and "BUDGET_US = 3000" in src
+    r = probe.run_module(src, config={"front_end": "shift"}, before=menu, after=play,
+                         await_ms=15000, await_ev="kept", wait_ms=20, settle_ms=probe.READY)
+    loop = r.last("loop")
+    kept = r.last("kept")["kept"]
+    print("presence loop on the chip, budget 3 ms:", loop, "turns with a still search kept:", kept)
+    assert_locked_loop_saw_the_strike(r, loop, before=200, after=LOCKED_TURNS_AFTER)
+    assert kept > 0, loop
+
+
 # One script, two runs: on the chip (CHIP = 1) it calls faults._toggled and prints what it
 # gave each trial; under CPython (CHIP = 0) the same random windows, drawn by the same LCG in the
 # same order, go through the plain cell-by-cell pass it replaced, whose answers the test compares
