@@ -264,10 +264,14 @@ class Tracker:
         # began (the anchor), not of the frame before: a chip creeping to rest moves less than
         # that from frame to frame, and was taken for still while it moved (issue 12). A frame
         # exactly the one before is as near the anchor as that one was. A hand hovering over
-        # presence pads hides what lies under it: never at rest then; nor while a still group's
+        # presence pads hides what lies under it: never at rest then. While a still group's
         # search is not finished (the presence locator on the chip, cut at its budget and
-        # resumed frames later: its chips are the frame before's, coarse; cut & 2)
-        ok = self.still and edges == self.edges and not loc.hand and not loc.cut & 2
+        # resumed frames later: its chips are the frame before's, coarse; cut & 2) the
+        # stillness goes on but does not end: no refresh asked, no verdict, until the
+        # finished fit (itself within the tolerance of the anchor, or the stillness begins
+        # again there) is in a frame
+        ok = self.still and edges == self.edges and not loc.hand
+        wait = loc.cut & 2
         if ok and not same:
             if not self._near_anchor(n, self.ao, self.an):
                 # The stillness begins again, but not always now: the anchor may be a fit that
@@ -307,7 +311,9 @@ class Tracker:
             # el + f: when the next frame will end (SETTLE_MS and SETTLE_FRAME: above)
             el = time.ticks_diff(now, self.still_since)
             f = dt if dt < self.SETTLE_FRAME else self.SETTLE_FRAME
-            if not self.confirm:
+            if wait:
+                pass
+            elif not self.confirm:
                 if el + f + f > self.SETTLE_MS:
                     # the position is taken from a fit of the settled readings, made on the
                     # next frame (locator.refresh): a fit kept from the last frames of a slow
