@@ -37,7 +37,11 @@ FIRMWARE_HEAP_MAX = {"hall": 221_500,       # held after boot, code and objects 
                                             # main 708f553, 220,096 B with issue 13's second
                                             # anchor in the tracker: +96 B code, +64 B its
                                             # entries; on the chip, frozen, 80 B less free)
-                     "shift": 219_000}      # (217.1 KB on 2026-12-02 with the chip's register
+                     "shift": 220_500}      # (220,224 B with issue 13's still searches resumed,
+                                            # presbound: code +1,536 B, objects -64 B; main
+                                            # 2a8a68b 218,752 B; frozen on the chip 184,368 B
+                                            # free, code in flash)
+                                            # (217.1 KB on 2026-12-02 with the chip's register
                                             # scan, the viper hole search and the touching
                                             # chips' hold: +0.1 KB over 217,000; frozen, the
                                             # chip keeps 184.7 KB free, code in flash)
@@ -47,7 +51,9 @@ FIRMWARE_HEAP_MAX = {"hall": 221_500,       # held after boot, code and objects 
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 168_000}           # (165.5 KB on 2026-12-02: the register scan, the
+                "shift": 169_000}           # (168,544 B with the still searches resumed,
+                                            # presbound: presence_locate 15,808 -> 17,344 B)
+                                            # (165.5 KB on 2026-12-02: the register scan, the
                                             # 167,040 B with the journal written in place, the
                                             # frozen mux rule, the fit corrected, 2026-12-03;
                                             # before it: the register scan, the hole search, the touching chips' hold)
@@ -68,7 +74,9 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
 PICO_ESTIMATE_MAX = {"hall": 184_000,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 183_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+                     "shift": 184_500}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# shift 184,065 B with presbound's still searches resumed (2026-12-03, +1.5 KB of code, a stock
+# .mpy deployment only: frozen, the chip keeps 184,368 B free after boot)
 # shift 177.2 KB on 2026-12-02: the RP2040 register scan (shift_scan), the viper hole search
 # (faults) and the touching chips' hold (presence_locate), a stock .mpy deployment only)
 # hall 176.8 KB with issue 13's fit in viper, hall_fit.mpy 3.7 -> 12.6 KB: its machine code is
@@ -95,7 +103,8 @@ PICO_ESTIMATE_MAX = {"hall": 184_000,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 160_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit)
+MPY_TOTAL_MAX = 161_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
+# 160,810 B with presbound's still searches resumed: presence_locate.mpy 23,508 -> 25,060 B)
 # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
 # when frozen) (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
