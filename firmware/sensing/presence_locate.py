@@ -1589,7 +1589,7 @@ class PresenceLocator:
                             self.cut = 1
                             cut = True
                             break
-                        if (bs and not now and
+                        if (bs and not now and clock is not None and
                                 (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
                             return self._park(3, k, mask, best, second, 0, 0)
                         rr = self._seed(a, cnt, k, rr if bs else -1)
