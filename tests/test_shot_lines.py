@@ -5,7 +5,8 @@ app.py plays a shot silent (the game's ev None) and has its lines written by the
 shot_lines() once the verdict's screen is flushed, or earlier, before any other line begins or
 a button can change the game (events.EventWriter.put_off / due). tests/support/shot_lines.py runs
 whole games under the MicroPython unix port and, at every shot line's write, compares the
-simulated OLED's RAM (what is on show) with what it shows at the end of that loop turn:
+simulated OLED's RAM (what is on show) with what it shows once the app has nothing left to draw
+or send (issue 13: the verdict's redraw and pages go out over the loop turns after its own):
 
 - with the lines put off, every shot line finds the verdict's screen on the panel already;
 - the control, the same games with the games writing their lines in on_shot() as before (app's

@@ -82,6 +82,13 @@ _BTN_TURN = const(3)
 
 
 _IDLE_MS_AT_REST = const(2)
+
+# work step() puts off to the turns after (Scoreboard.verdict, bits; issue 13: no loop turn at
+# rest over 10 ms on the chip)
+_PUT_FAULTS = const(1)      # the fault monitor's frame: at the next turn's start
+_PUT_LINES = const(2)       # a shot's verdict: its screen a page a turn, then its lines, its save
+_PUT_PAGE = const(4)        # a page turn of a verdict's screen counted (bits 2 and up) ...
+_PUT_MAX = const(2 + 4 * 10)   # ... to 10 (8 pages, 8 digit columns): the lines go out then
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
 
 # chips on the board that the game has no use for (conditions, bits; shown while they last,
@@ -184,7 +191,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         self.held_t = 0             # since this ticks_ms
         self.mode_before = MENU
         self.need_service = 0
-        self.verdict = 0            # 1: a shot's verdict came in this turn (its screen flushed)
+        self.verdict = 0            # work put off to the next turns (_PUT_*; step())
         self.shown = None           # what the status row shows
         self.stuck = NONE           # the button reported stuck
         self.chips = 0              # CH_* bits shown
@@ -238,23 +245,44 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
 
     # -- the loop --------------------------------------------------------------------------
     def step(self):
+        # One turn. At rest no turn may take over 10 ms on the chip (issue 13), so the work a
+        # verdict, an undo or a button brings is spread over the turns after it, one heavy piece
+        # a turn (docs/architecture.md, "A loop turn's work"): the turn that ends a frame (find,
+        # tracker, the rules when it brings an event; the fault monitor's frame then put off to
+        # the next turn's start), a button's action or a fault's report; then the redraw; then
+        # one page (and digit frame) a turn; a verdict's shot lines once its screen is sent,
+        # with the save in that turn; else the save in a turn with nothing heavier.
         self.wdt.feed()
+        v = self.verdict
+        heavy = 0
+        if v & _PUT_FAULTS:
+            # the fault monitor's look at the frame the turn before ended (nothing the scan,
+            # the locator or the tracker hold has changed since: this turn has not scanned yet)
+            v &= ~_PUT_FAULTS
+            self.verdict = v
+            heavy = 1
+            if self.faults.frame():
+                self.dirty = 1          # a hand came or went: drawn in a later turn
         ended = 0
         if self.scan.step():
             ended = 1
+            heavy = 1
             self.hurry = 0
             self.loc.find(self.scan.grid)
             self.tracker.frame()
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
+                ended = 2
                 self.on_board(e)
             if self.tracker.at_rest():
                 self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
             if self.mode == SENSORS:
                 self.padmap.draw()
-        elif self.faults.rn and self.faults.report():
+        elif not heavy and not (v & _PUT_LINES) and self.faults.rn and self.faults.report():
             # a fault found: its report written in a step that ends no frame (issue 13: the
-            # frame's end is the loop's longest step already)
+            # frame's end is the loop's longest step already), and not while a verdict's screen
+            # is being sent (its line would have to go first, before its score is shown)
+            heavy = 1
             if self.faults.text is not None:
                 self.notice = self.faults.text
                 self.faults.text = None
@@ -266,48 +294,74 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if b != NONE:
             self.ev.due()               # a shot's lines put off first: a button may change the game
             self.on_button(b)
+            heavy = 1
         s = self.buttons.any_stuck()
         if s != self.stuck:
             self.stuck_changed(s)
-        if self.dirty:
+        # the displays: one piece a turn, never in a turn that did any of the above
+        save = 0                        # 1: the save may go in this turn
+        if heavy:
+            save = ended < 2 and b == NONE     # a frame's end without an event, a report
+        elif self.dirty:
             self.dirty = 0
             self.redraw()
-        if self.verdict:
-            # a shot's verdict: its screen goes out whole in this turn (the OLED sends only the
-            # columns that changed, about 0.5 ms a page), not a page a turn over the next turns
-            # (issue 13: rest -> shown)
-            self.verdict = 0
-            self.ui.flush()
-            self.ev.due()               # the shot's lines (on_board), now that its score is shown
+            save = 1
+            for d in self.ui.drivers:
+                if d.dirty:
+                    save = 0            # (a redraw that changed nothing: the save may follow)
         else:
-            self.ui.service()
+            busy = 0
+            for d in self.ui.drivers:
+                busy |= d.dirty
+            if v & _PUT_LINES:
+                # a shot's verdict: its screen is sent a page a turn; then its lines (ev.put_off:
+                # the score is on the displays when they are written) and its save, in one turn
+                if busy and v < _PUT_MAX:
+                    self.verdict = v + _PUT_PAGE
+                    self.ui.service()
+                else:
+                    self.verdict = 0
+                    self.ev.due()
+                    save = 1
+            elif busy:
+                self.ui.service()
+                busy = 0
+                for d in self.ui.drivers:
+                    busy |= d.dirty
+                save = not busy         # the screen's last page sent: the save may follow
+            else:
+                save = 1
         # the journal after the screen: a save written in place is about 1 ms on the chip, but a
         # file appended to (no block device at hand, or its block not found) is a littlefs commit,
         # one in 16 of them compacting the directory (a 4 KB erase, 64 - 69 ms; docs/persistence),
         # which must not hold back a verdict's score; a cut before the save ends loses that entry
         j = self.journal
-        if j.np and self.tracker.at_rest():
+        if save and j.np and not self.dirty and not (self.verdict & _PUT_LINES) and self.tracker.at_rest():
             j.write()                   # between shots: a flash write stalls the chip
         if j.need_open:
             self.need_service = 1
         if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
             self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
             self.dirty = 1              # the status row: drawn next turn
-        if ended and self.faults.frame():
-            # the fault monitor's look at the frame after the displays (it only queues its
-            # reports): a verdict's screen is shown that much sooner (issue 13)
-            self.dirty = 1              # a hand came or went: drawn next turn
+        if ended == 2:
+            # a turn that brought an event (a verdict: the rules, its event and the journal's
+            # entry) leaves the fault monitor's frame to the next turn's start (it only queues
+            # its reports)
+            self.verdict |= _PUT_FAULTS
+        elif ended and self.faults.frame():
+            self.dirty = 1              # a hand came or went: drawn in a later turn
         if self.buzzer is not None:
             self.buzzer.service()
         if self.tracker.at_rest():
             # at rest the loop idles between banks, unless a pad has just changed: a chip set
             # moving is then followed from the next bank on, so a fast flick is seen on its
-            # way and not only gone (a frame at rest takes 48 ms, a hurried one 16)
+            # way and not only gone (a frame at rest takes 48 ms, a hurried one 16); nor while
+            # a verdict's or a button's work is spread over the next turns
             v = self.scan.version if self.shift else self.scan.jumps  # type: ignore[attr-defined]  # either scanner
             if v != self.seen:
                 self.seen = v
                 self.hurry = 1
-            if not self.hurry:
+            if not self.hurry and not self.verdict and not self.dirty:
                 return _IDLE_MS_AT_REST
         return 0
 
@@ -320,7 +374,10 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if self.calib_job:
             self.calib_service()
         if self.best_job:
-            self.best_service()
+            if self.verdict & _PUT_LINES:
+                self.need_service = 1   # the game's end: its best line after its shot's lines
+            else:
+                self.best_service()
         self.journal.service(self.game)
 
     def mode_of_game(self):
@@ -335,7 +392,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if e == TR.EV_SHOT:
             self.notice = None
             self.held = 0
-            self.verdict = 1
+            self.verdict |= _PUT_LINES      # its screen, then its lines and save (step())
             if self.mode == MENU and (self.page == _PAGE_RESTART or self.page == _PAGE_CORRECT):
                 self.mode = self.mode_before    # a shot drops the question; the shot counts
             self.dirty = 1

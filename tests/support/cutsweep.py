@@ -125,7 +125,8 @@ class Sweep(RN.Runner):
         self.prev = "none"          # the scoreboard's game before its last change
         self.live = "none"
         self.checks = 0
-        self.shown = 0              # turns whose change of the game was all on the displays
+        self.shown = 0              # changes of the game that were all on the displays
+        self.unshown = 0            # 1: the game changed, not yet all on the displays
         self.torn = 0
         self.lags = 0
         self.bad = []
@@ -158,15 +159,20 @@ class Sweep(RN.Runner):
         if self.writes:
             self.check_turn(before, after)
         if after != before and before != "off" and after != "none" and self.sb is not None:
-            # the turn changed the game (a shot's verdict, an undo, a correction): once the
-            # displays have sent all of it, the flash must hold it too; a power cut right after
-            # the score is shown loses no ball (issue 13: the verdict's screen is flushed in
-            # its own turn, after the save)
-            shown = 1
+            self.unshown = 1        # the turn changed the game (a shot's verdict, an undo, ...)
+        if self.unshown and self.sb is not None:
+            # once the displays have sent all of it, the flash must hold it too; a power cut right
+            # after the score is shown loses no ball. Its redraw and pages go out over the turns
+            # after the change, a verdict's lines and save after them (issue 13: no loop turn at
+            # rest over 10 ms on the chip): all of it sent is the app with nothing left to draw
+            # (sb.dirty), no verdict's work left (sb.verdict's _PUT_LINES, 2) and every display
+            # driver clean
+            shown = not self.sb.dirty and not (self.sb.verdict & 2)
             for d in self.sb.ui.drivers:
                 if d.dirty:
                     shown = 0
             if shown:
+                self.unshown = 0
                 self.shown += 1
                 if recover(self.flash.storage.image()) != after:
                     self.bad.append(["shown before saved", vclock.now_ms(), before, after])

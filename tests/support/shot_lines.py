@@ -6,8 +6,9 @@
 # Job (one JSON line): {"timeline": [...], "later": 1}. later 0: the games write their lines in
 # on_shot(), as before (app.py's lines_later cleared after boot: the control). Output: one line
 # "RESULT {...}": the event lines, and for every shot line whether the panel (the simulated
-# SSD1306's RAM, what is on show) already showed, when the line was written, what it shows at the
-# end of that loop turn (the verdict's screen), or not.
+# SSD1306's RAM, what is on show) already showed, when the line was written, what it shows once
+# the app has nothing left to draw or send (the verdict's screen: its redraw and pages go out in
+# the loop turns after the verdict's own), or not.
 import sys
 import json
 
@@ -60,11 +61,19 @@ class Watch(RN.Runner):
             self.booted = self.sb
             if not self.later:
                 self.sb.lines_later = 0
-        before = self.out.nshots
         idle = RN.Runner._step(self)
+        sb = self.sb
+        if sb is None or self.out.nshots == len(self.shown_first):
+            return idle
+        # the shot's screen is whole once the app has done the verdict's work (issue 13: its
+        # redraw and pages go out over the turns after its own, then its lines, in the turn that
+        # clears app.py's _PUT_LINES, 2, in sb.verdict): the panel then, against the panel when
+        # each shot line was written
+        if sb.verdict & 2:
+            return idle
         con = self.out
         ram = self.world.oled.gddram
-        for s in range(before, con.nshots):
+        for s in range(len(self.shown_first), con.nshots):
             base = s * _PANEL
             same = 1
             for i in range(_PANEL):
