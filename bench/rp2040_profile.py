@@ -905,6 +905,8 @@ drivers = sb.ui.drivers
 k = 0
 lines = ev.lines
 verdict_k = -1
+cand_k = -1
+cand_still = 0
 shown_k = -1
 t_verdict = 0
 t_shown = 0
@@ -936,14 +938,18 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
         ns += 1
     if tr.still:
         still_since = tr.still_since
+    if cur[2]:                       # the tracker's verdict: its turn (the shot's line comes in
+        cand_k = k                   # it, or, since issue 13's turns within 10 ms, a few turns on)
+        cand_still = still_since
     if ev.lines != lines:
         lines = ev.lines
-        if cur[2]:                   # a verdict with an event line: the shot's
-            verdict_k = k
+        if cand_k >= 0:              # the verdict's shot line
+            verdict_k = cand_k
+            cand_k = -1
             shown_k = -1
             t_verdict = time.ticks_ms()
-            v_still = still_since
-            v_flushed = t_flushed[0]
+            v_still = cand_still
+            v_flushed = t_flushed[0] if t_flushed[0] else t_io[0]
     if verdict_k >= 0 and shown_k < 0:
         busy = 0
         for dr in drivers:

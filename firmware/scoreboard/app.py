@@ -85,10 +85,14 @@ _IDLE_MS_AT_REST = const(2)
 
 # work step() puts off to the turns after (Scoreboard.verdict, bits; issue 13: no loop turn at
 # rest over 10 ms on the chip)
-_PUT_FAULTS = const(1)      # the fault monitor's frame: at the next turn's start
+_PUT_EVENT = const(1)       # the tracker's event (bits _PUT_EV up): its rules and the fault
+                            # monitor's frame at the next turn's start
 _PUT_LINES = const(2)       # a shot's verdict: its screen a page a turn, then its lines, its save
-_PUT_PAGE = const(4)        # a page turn of a verdict's screen counted (bits 2 and up) ...
+_PUT_PAGE = const(4)        # a page turn of a verdict's screen counted (bits 2 - 5) ...
 _PUT_MAX = const(2 + 4 * 10)   # ... to 10 (8 pages, 8 digit columns): the lines go out then
+_PUT_KEEP = const(62)       # the bits of a verdict's screen (_PUT_LINES, the page count)
+_PUT_EV = const(6)
+
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
 
 # chips on the board that the game has no use for (conditions, bits; shown while they last,
@@ -255,14 +259,18 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         self.wdt.feed()
         v = self.verdict
         heavy = 0
-        if v & _PUT_FAULTS:
-            # the fault monitor's look at the frame the turn before ended (nothing the scan,
-            # the locator or the tracker hold has changed since: this turn has not scanned yet)
-            v &= ~_PUT_FAULTS
-            self.verdict = v
+        if v & _PUT_EVENT:
+            # the frame the turn before ended brought an event: the rules (a verdict's, played
+            # silent, its entry queued), the chips check and the fault monitor's look at that
+            # frame, now (nothing they read has changed since: this turn has not scanned yet)
+            self.verdict = v & _PUT_KEEP
             heavy = 1
+            self.on_board(v >> _PUT_EV)
+            if self.tracker.at_rest():
+                self.check_chips()
             if self.faults.frame():
                 self.dirty = 1          # a hand came or went: drawn in a later turn
+            v = self.verdict
         ended = 0
         if self.scan.step():
             ended = 1
@@ -272,9 +280,9 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             self.tracker.frame()
             e = self.tracker.take_event()
             if e != TR.EV_NONE:
-                ended = 2
-                self.on_board(e)
-            if self.tracker.at_rest():
+                ended = 2               # its work in the next turn (above); no button this turn
+                self.verdict = v | _PUT_EVENT | (e << _PUT_EV)
+            elif self.tracker.at_rest():
                 self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
             if self.mode == SENSORS:
                 self.padmap.draw()
@@ -290,7 +298,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if self.held and time.ticks_diff(time.ticks_ms(), self.held_t) >= self.RESULT_MS:
             self.held = 0
             self.dirty = 1
-        b = self.buttons.poll()
+        b = self.buttons.poll() if ended < 2 else NONE     # (after the event's rules, next turn)
         if b != NONE:
             self.ev.due()               # a shot's lines put off first: a button may change the game
             self.on_button(b)
@@ -343,12 +351,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
             self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
             self.dirty = 1              # the status row: drawn next turn
-        if ended == 2:
-            # a turn that brought an event (a verdict: the rules, its event and the journal's
-            # entry) leaves the fault monitor's frame to the next turn's start (it only queues
-            # its reports)
-            self.verdict |= _PUT_FAULTS
-        elif ended and self.faults.frame():
+        if ended == 1 and self.faults.frame():
             self.dirty = 1              # a hand came or went: drawn in a later turn
         if self.buzzer is not None:
             self.buzzer.service()
