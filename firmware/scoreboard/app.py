@@ -89,7 +89,7 @@ _PUT_EVENT = const(1)       # the tracker's event (bits _PUT_EV up): its rules a
                             # monitor's frame at the next turn's start
 _PUT_LINES = const(2)       # a shot's verdict: its screen a page a turn, then its lines, its save
 _PUT_PAGE = const(4)        # a page turn of a verdict's screen counted (bits 2 - 5) ...
-_PUT_MAX = const(2 + 4 * 10)   # ... to 10 (8 pages, 8 digit columns): the lines go out then
+_PUT_MAX = const(42)        # ... to 10 (2 + 4 * 10; 8 pages, 8 digit columns): the lines go out then
 _PUT_KEEP = const(62)       # the bits of a verdict's screen (_PUT_LINES, the page count)
 _PUT_EV = const(6)
 
