@@ -45,6 +45,16 @@ _T_SET = const(0x53)
 _T_END = const(0x45)
 _HDR_PAYLOAD = const(13)
 _HDR_LEN = const(17)         # the whole header record
+# A file prepared for the next game (issue 13: its start programs no erase): at boot, when the
+# flash's block device is at hand, the next serial's file is written through littlefs as
+#   _T_PREP  'P'  "ZNJ1", version, serial (4, little-endian), nonce
+# then erased bytes (0xFF) to _PRE; the game's start then programs its header right after it (one
+# page program, in place) and its saves follow as in any file written in place. The header's
+# serial is the P record's. The nonce tells copies of an earlier preparation apart (the block is
+# found by its first page).
+_T_PREP = const(0x50)
+_P_PAYLOAD = const(10)
+_P_LEN = const(14)           # the whole P record
 
 # the game in the header: a registry ID (games/registry.py), 0 for none
 G_NONE = const(0)
@@ -135,17 +145,31 @@ def record_at(data, i):
 
 
 def header(data):
-    """(serial, game, players, o1, o2) of a file's first record; None for an empty file or the
-    start of a header cut short (a game start cut short); -1 for anything else (no journal of
+    """(serial, game, players, o1, o2) of a file's header; None for an empty file, the start of a
+    header cut short (a game start cut short), a file prepared for a game not yet started or
+    whose header's page program was cut (nothing after it); -1 for anything else (no journal of
     ours)."""
     n = len(data)
-    if n < _HDR_LEN:
+    i = 0
+    if n and data[0] == _T_PREP:
+        t, p, ln, i = record_at(data, 0)
+        if t != _T_PREP or ln != _P_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
+            return -1
+        if erased(data, i):
+            return None                 # prepared: no game started in it
+        t, q, ln, _ = record_at(data, i)
+        if t != _T_GAME or ln != _HDR_PAYLOAD:
+            # a header torn in its page program (nothing can follow it) is a start cut short
+            return None if erased(data, i + _HDR_LEN) else -1
+        if data[q + 5:q + 9] != data[p + 5:p + 9]:
+            return -1                   # not the serial it was prepared for
+    elif n < _HDR_LEN:
         for i in range(n):
             if data[i] != (_T_GAME if i == 0 else _HDR_PAYLOAD if i == 1 else
                            MAGIC[i - 2] if i < 6 else data[i]):
                 return -1
         return None
-    t, p, ln, _ = record_at(data, 0)
+    t, p, ln, _ = record_at(data, i)
     if t != _T_GAME or ln != _HDR_PAYLOAD or data[p:p + 4] != MAGIC or data[p + 4] != VERSION:
         return -1
     g = data[p + 9]
@@ -170,7 +194,10 @@ def entries(data):
     written in place (_PRE) ends at its first erased byte where a record would start; there a
     bad record followed only by erased bytes is the last save, torn."""
     out = bytearray()
-    _, _, _, i = record_at(data, 0)
+    i = 0
+    if data[0] == _T_PREP:
+        _, _, _, i = record_at(data, 0)     # a file prepared ahead: its header after
+    _, _, _, i = record_at(data, i)
     n = len(data)
     while i < n:
         t = data[i]
@@ -243,10 +270,11 @@ class Journal:
         self.split = -1                     # rec[:split] belongs to the file before a new game
         self.f = None                       # the current game's file, open for appending
         self.size = 0                       # its length (written in place: the records' end)
-        # written in place: (the flash's block device, the file's block in it), else None
-        # (appended to). (One attribute: a 20th would grow the object's table by 144 B of heap.)
+        # the flash's block device when at hand: (it, the current game's block when written in
+        # place (self.page set), the block of the file prepared for the next game or -1), else
+        # None. (One attribute: a 20th would grow the object's table by 144 B of heap.)
         self.dev = None
-        self.page = None                    # its page the next record goes in, as on the flash
+        self.page = None                    # written in place: its page the next record goes in
         self.serial = 0                     # the current (or last) game's serial
         self.game = G_NONE                  # the current game's header
         self.players = 0
@@ -264,22 +292,82 @@ class Journal:
     def boot(self, engines):
         """Find the newest game and play it back on its engine (engines: one per registry
         game, in its order). Returns its registry ID when it is to be continued (neither over
-        nor left), else G_NONE. Never raises."""
+        nor left), else G_NONE. Then the next game's file is prepared (see _T_PREP), unless
+        one is already. Never raises."""
         try:
             g = self._boot(engines)
         except Exception:               # a filesystem gone wrong must not stop the scoreboard
             self.f = None
             self._fault(F_IO, -1)
-            g = G_NONE
+            return G_NONE               # (and nothing prepared: the newest game is not known)
         if g == G_NONE:
             self.game = G_NONE          # no game goes on (the journal still has the newest)
+        # (here, not in a method of its own: a 21st name would grow the class's dict on the heap)
+        bd = _raw_device()
+        if bd is None:
+            return g                    # no block device: nothing is written in place
+        s = (self.serial + 1) & 0x3FFFFFFF
+        name = FILES[s % _N_FILES]      # the next game's: the oldest kept game's file until now
+        pg = self.page
+        d = self.dev
+        size = self.size
+        blk = -1
+        nonce = 0
+        try:
+            for k in range(3):          # as it is, written, written again (another nonce)
+                data = _read(name, _PRE + 1)
+                if (data is not None and len(data) == _PRE and data[0] == _T_PREP
+                        and record_at(data, 0)[0] == _T_PREP and data[2:7] == MAGIC + b"\x01"
+                        and data[7] | data[8] << 8 | data[9] << 16 | data[10] << 24 == s):
+                    nonce = data[11] + 1
+                    if erased(data, _P_LEN) and self._in_place(data, _P_LEN, bd):
+                        blk = self.dev[1]   # prepared already (an earlier boot): found
+                        break
+                elif data is not None and data and data[0] != 0xFF:
+                    h = header(data[:_P_LEN + _HDR_LEN + 1])
+                    if h is not None and h != -1 and h[0] >= s:
+                        break           # (cannot be: the newest game has serial s - 1)
+                if k == 2:
+                    break               # not found: the next game's start writes its file
+                f = open(name, "wb")
+                try:
+                    b = bytearray(b"\xff" * _PAGE)
+                    b[0] = _T_PREP
+                    b[1] = _P_PAYLOAD
+                    b[2:6] = MAGIC
+                    b[6] = VERSION
+                    for i in range(4):
+                        b[7 + i] = (s >> (8 * i)) & 0xFF
+                    b[11] = nonce & 0xFF
+                    c = crc16(b, 0, 2 + _P_PAYLOAD)
+                    b[12] = c & 0xFF
+                    b[13] = c >> 8
+                    _fwrite(f, b, _PAGE)
+                    for i in range(_P_LEN):
+                        b[i] = 0xFF
+                    for i in range(_PRE // _PAGE - 1):
+                        _fwrite(f, b, _PAGE)
+                    f.flush()
+                except OSError:
+                    try:
+                        f.close()       # (not left to the garbage collector: see _close)
+                    except OSError:
+                        pass
+                    raise
+                f.close()
+        except Exception:
+            blk = -1                    # not prepared: the next game's start writes its file
+        # _in_place() set what it found as the current game's: the current game's back
+        self.page = pg
+        self.size = size
+        self.dev = (bd, d[1] if d is not None and pg is not None else -1, blk)
         return g
 
     def _boot(self, engines):
         best = -1
         bh = None
         for i in range(_N_FILES):
-            data = _read(FILES[i], _HDR_LEN)
+            data = _read(FILES[i], _P_LEN + _HDR_LEN + 1)
             if data is None:
                 continue
             h = header(data)
@@ -347,7 +435,7 @@ class Journal:
             return False
         k = keep - keep % _PAGE
         self.page = bytearray(data[k:k + _PAGE])
-        self.dev = (bd, found)
+        self.dev = (bd, found, -1)
         self.size = keep
         return True
 
@@ -401,7 +489,7 @@ class Journal:
         if n == 0 or self.need_open:
             return
         f = self.f
-        raw = self.dev is not None      # written in place
+        raw = self.page is not None     # written in place
         if raw:
             f = self.dev
             if self.size + n > _PRE:
@@ -443,7 +531,7 @@ class Journal:
         reports an error)."""
         r = self.rec
         pg = self.page
-        bd, blk = self.dev
+        bd, blk, _ = self.dev
         off = self.size
         k = 0
         while k < n:
@@ -470,10 +558,10 @@ class Journal:
         if not self.need_open:
             return
         self.need_open = False
-        if self.split > 0 and (self.f is not None or self.dev is not None):
+        if self.split > 0 and (self.f is not None or self.page is not None):
             # what the game before still had waiting (its end record) goes to its own file
             try:
-                if self.dev is not None:
+                if self.page is not None:
                     if self.size + self.split <= _PRE and self._program(self.split):
                         self.size += self.split
                 else:
@@ -489,13 +577,22 @@ class Journal:
         self.rewrite(engine)
 
     def rewrite(self, engine):
-        """The current game from the engine's log into the next file, flushed once at the end:
-        written in place (_PRE bytes, erased after the records) when the flash's block device is
-        at hand and its block is found, else to be appended to."""
+        """The current game from the engine's log into the next file. A game's start (an empty
+        log) with the next file prepared at boot: its header programmed after the P record, one
+        page, no erase, no littlefs. Else the file written through littlefs, flushed once at the
+        end: written in place (_PRE bytes, erased after the records) when the flash's block
+        device is at hand and its block is found, else to be appended to."""
         self._close()
         if getattr(engine, "folded", 0):
             self._fault(F_FULL, -1)     # Trap Zenn: the oldest entries are no longer in the log
             return False
+        d = self.dev
+        if d is not None and d[2] >= 0:
+            self.dev = None             # prepared for this start only, whatever comes of it
+            if engine.nlog == 0 and self._rewrite(engine, d):
+                return True
+            # (a log to write, not one page's program all or nothing: through littlefs, which
+            # writes the prepared file's name over)
         bd = _raw_device()
         if bd is not None and self._rewrite(engine, True):
             f = self.f
@@ -511,11 +608,12 @@ class Journal:
         return self._rewrite(engine, False)
 
     def _rewrite(self, engine, pad):
+        # pad: True written in place (erased to _PRE), False appended to, or self.dev with the
+        # prepared file's block: the header programmed after its P record
         s = (self.serial + 1) & 0x3FFFFFFF
         name = FILES[s % _N_FILES]
         f = None
         try:
-            f = open(name, "wb")
             h = bytearray(_HDR_LEN)
             h[0] = _T_GAME
             h[1] = _HDR_PAYLOAD
@@ -532,6 +630,24 @@ class Journal:
             c = crc16(h, 0, 2 + _HDR_PAYLOAD)
             h[15] = c & 0xFF
             h[16] = c >> 8
+            if pad is not True and pad is not False:
+                bd, _, blk = pad
+                pg = bytearray(_PAGE)
+                bd.readblocks(blk, pg, 0)
+                if (pg[0] != _T_PREP or pg[7:11] != h[7:11] or record_at(pg, 0)[0] != _T_PREP
+                        or not erased(pg, _P_LEN)):
+                    return False        # not (or no longer) the file prepared for this game
+                pg[_P_LEN:_P_LEN + _HDR_LEN] = h
+                if bd.writeblocks(blk, pg, 0):
+                    raise OSError(5)    # the flash's error (the chip's returns None)
+                self.serial = s
+                self.page = pg
+                self.dev = (bd, blk, -1)
+                self.size = _P_LEN + _HDR_LEN
+                if self.fault == F_IO:
+                    self.fault = F_NONE
+                return True
+            f = open(name, "wb")
             _fwrite(f, h, _HDR_LEN)
             size = _HDR_LEN
             for k in range(engine.nlog):
@@ -564,9 +680,9 @@ class Journal:
 
     def _close(self):
         # closed here, not by the garbage collector: a finaliser's error would be printed on
-        # the console, which carries the event lines
+        # the console, which carries the event lines. (self.dev stays: the prepared file's block;
+        # its current game's block means nothing once self.page is None.)
         self.page = None
-        self.dev = None
         f = self.f
         self.f = None
         if f is not None:

@@ -10,7 +10,8 @@
 #   {"op": "new", "game": G, "players": P, "o1": A, "o2": B}   a game started (+ service)
 #   {"op": "out", "code": C}  {"op": "undo"}  {"op": "set", "pins": N}  {"op": "end"}
 #   {"op": "service"}                              service() when the journal asks for it
-#   {"op": "boot"}                                 a new Journal and engines: boot()
+#   {"op": "boot"}                                 a new Journal and engines: boot() (r "lost"
+#                                                  when a tear cut it: the power off and on)
 #   {"op": "files"}                                {name: size}
 #   {"op": "read", "name": N}  {"op": "put", "name": N, "hex": H, "only": bool}  (only: the
 #                                                  other journal files removed)
@@ -248,7 +249,13 @@ def run_op(op):
         if j is not None and j.f is not None:
             j.f.close()
         fresh_engines()
-        g = cur["j"].boot(engines())
+        try:
+            g = cur["j"].boot(engines())
+        except flash.PowerLost:     # cut while boot wrote (the next game's file prepared)
+            cycle()
+            fresh_engines()
+            return {"r": "lost", "st": "none", "fault": 0, "need": False, "ev": sink.take(),
+                    "w": fl[0].storage.writes if MP else 0, "blk": -1}
         cur["g"] = g
         jj = cur["j"]
         if g == J.G_NONE:
@@ -306,8 +313,12 @@ def run_op(op):
     else:
         raise ValueError("unknown op " + k)
     j = cur["j"]
-    return {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take(),
-            "w": fl[0].storage.writes if MP else 0, "blk": cur["j"].dev[1] if cur["j"].dev else -1}
+    out = {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take(),
+           "w": fl[0].storage.writes if MP else 0,
+           "blk": j.dev[1] if j.dev is not None and j.page is not None else -1}
+    if j.dev is not None and len(j.dev) > 2 and j.dev[2] >= 0:
+        out["prep"] = j.dev[2]      # the block of the file prepared for the next game
+    return out
 
 
 fresh_engines()
