@@ -7,6 +7,7 @@ from boardsim.testing import Table
 from ref_bowling import check_bowling_events
 
 HEADER, OUT = 17, 5         # journal record sizes (docs/persistence.md)
+PREP = 14                   # the P record a file prepared at boot begins with (a game started after a boot)
 
 
 def strike(t):
@@ -67,8 +68,9 @@ def test_a_damaged_journal_restores_up_to_the_damage_with_a_fault():
     strike(t)
     strike(t)
     t.power_cut()
-    # the first game on an empty flash has serial 1: zj1.zj; its third record's type byte
-    t.steps.append({"flash": {"damage": "zj1.zj", "offset": HEADER + 2 * OUT}})
+    # the first game on an empty flash has serial 1: zj1.zj (prepared at boot: its P record
+    # first); its third record's type byte
+    t.steps.append({"flash": {"damage": "zj1.zj", "offset": PREP + HEADER + 2 * OUT}})
     t.power_on()
     t.checkpoint("on")
     strike(t)

@@ -312,41 +312,35 @@ class Journal:
         d = self.dev
         size = self.size
         blk = -1
-        nonce = 0
+        # (no game's file is written over: boot found none newer than serial s - 1)
+        b = bytearray(_P_LEN)
+        b[0] = _T_PREP
+        b[1] = _P_PAYLOAD
+        b[2:6] = MAGIC
+        b[6] = VERSION
+        for i in range(4):
+            b[7 + i] = (s >> (8 * i)) & 0xFF
         try:
             for k in range(3):          # as it is, written, written again (another nonce)
                 data = _read(name, _PRE + 1)
-                if (data is not None and len(data) == _PRE and data[0] == _T_PREP
-                        and record_at(data, 0)[0] == _T_PREP and data[2:7] == MAGIC + b"\x01"
-                        and data[7] | data[8] << 8 | data[9] << 16 | data[10] << 24 == s):
-                    nonce = data[11] + 1
-                    if erased(data, _P_LEN) and self._in_place(data, _P_LEN, bd):
+                if data is not None and len(data) == _PRE and data[:11] == b[:11]:
+                    b[11] = (data[11] + 1) & 0xFF
+                    if erased(data, _P_LEN) and record_at(data, 0)[0] == _T_PREP and \
+                            self._in_place(data, _P_LEN, bd):
                         blk = self.dev[1]   # prepared already (an earlier boot): found
                         break
-                elif data is not None and data and data[0] != 0xFF:
-                    h = header(data[:_P_LEN + _HDR_LEN + 1])
-                    if h is not None and h != -1 and h[0] >= s:
-                        break           # (cannot be: the newest game has serial s - 1)
                 if k == 2:
                     break               # not found: the next game's start writes its file
+                c = crc16(b, 0, 2 + _P_PAYLOAD)
+                b[12] = c & 0xFF
+                b[13] = c >> 8
+                ff = b"\xff" * _PAGE
                 f = open(name, "wb")
                 try:
-                    b = bytearray(b"\xff" * _PAGE)
-                    b[0] = _T_PREP
-                    b[1] = _P_PAYLOAD
-                    b[2:6] = MAGIC
-                    b[6] = VERSION
-                    for i in range(4):
-                        b[7 + i] = (s >> (8 * i)) & 0xFF
-                    b[11] = nonce & 0xFF
-                    c = crc16(b, 0, 2 + _P_PAYLOAD)
-                    b[12] = c & 0xFF
-                    b[13] = c >> 8
-                    _fwrite(f, b, _PAGE)
-                    for i in range(_P_LEN):
-                        b[i] = 0xFF
+                    _fwrite(f, b, _P_LEN)
+                    _fwrite(f, ff, _PAGE - _P_LEN)
                     for i in range(_PRE // _PAGE - 1):
-                        _fwrite(f, b, _PAGE)
+                        _fwrite(f, ff, _PAGE)
                     f.flush()
                 except OSError:
                     try:
@@ -634,8 +628,7 @@ class Journal:
                 bd, _, blk = pad
                 pg = bytearray(_PAGE)
                 bd.readblocks(blk, pg, 0)
-                if (pg[0] != _T_PREP or pg[7:11] != h[7:11] or record_at(pg, 0)[0] != _T_PREP
-                        or not erased(pg, _P_LEN)):
+                if pg[0] != _T_PREP or pg[7:11] != h[7:11] or not erased(pg, _P_LEN):
                     return False        # not (or no longer) the file prepared for this game
                 pg[_P_LEN:_P_LEN + _HDR_LEN] = h
                 if bd.writeblocks(blk, pg, 0):
