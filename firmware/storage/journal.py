@@ -270,9 +270,10 @@ class Journal:
         self.split = -1                     # rec[:split] belongs to the file before a new game
         self.f = None                       # the current game's file, open for appending
         self.size = 0                       # its length (written in place: the records' end)
-        # the flash's block device when at hand: (it, the current game's block when written in
-        # place (self.page set), the block of the file prepared for the next game or -1), else
-        # None. (One attribute: a 20th would grow the object's table by 144 B of heap.)
+        # written in place (self.page set): (the flash's block device, the game's block in it,
+        # the block of the file prepared for the next game or -1); else the prepared file's
+        # block alone (a small int: no heap kept after boot while no game goes on), or None.
+        # (One attribute: a 20th would grow the object's table by 144 B of heap.)
         self.dev = None
         self.page = None                    # written in place: its page the next record goes in
         self.serial = 0                     # the current (or last) game's serial
@@ -354,7 +355,10 @@ class Journal:
         # _in_place() set what it found as the current game's: the current game's back
         self.page = pg
         self.size = size
-        self.dev = (bd, d[1] if d is not None and pg is not None else -1, blk)
+        if pg is not None:
+            self.dev = (d[0], d[1], blk)
+        else:
+            self.dev = blk if blk >= 0 else None
         return g
 
     def _boot(self, engines):
@@ -581,9 +585,11 @@ class Journal:
             self._fault(F_FULL, -1)     # Trap Zenn: the oldest entries are no longer in the log
             return False
         d = self.dev
-        if d is not None and d[2] >= 0:
+        p = d if type(d) is int else -1 if d is None else d[2]
+        if p >= 0:
             self.dev = None             # prepared for this start only, whatever comes of it
-            if engine.nlog == 0 and self._rewrite(engine, d):
+            bd = _raw_device()
+            if engine.nlog == 0 and bd is not None and self._rewrite(engine, (bd, p)):
                 return True
             # (a log to write, not one page's program all or nothing: through littlefs, which
             # writes the prepared file's name over)
@@ -602,8 +608,8 @@ class Journal:
         return self._rewrite(engine, False)
 
     def _rewrite(self, engine, pad):
-        # pad: True written in place (erased to _PRE), False appended to, or self.dev with the
-        # prepared file's block: the header programmed after its P record
+        # pad: True written in place (erased to _PRE), False appended to, or (the block device,
+        # the prepared file's block): the header programmed after its P record
         s = (self.serial + 1) & 0x3FFFFFFF
         name = FILES[s % _N_FILES]
         f = None
@@ -625,7 +631,7 @@ class Journal:
             h[15] = c & 0xFF
             h[16] = c >> 8
             if pad is not True and pad is not False:
-                bd, _, blk = pad
+                bd, blk = pad
                 pg = bytearray(_PAGE)
                 bd.readblocks(blk, pg, 0)
                 if pg[0] != _T_PREP or pg[7:11] != h[7:11] or not erased(pg, _P_LEN):

@@ -316,8 +316,10 @@ def run_op(op):
     out = {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take(),
            "w": fl[0].storage.writes if MP else 0,
            "blk": j.dev[1] if j.dev is not None and j.page is not None else -1}
-    if j.dev is not None and len(j.dev) > 2 and j.dev[2] >= 0:
-        out["prep"] = j.dev[2]      # the block of the file prepared for the next game
+    # the block of the file prepared for the next game (journal.py: dev's third item, or dev)
+    prep = j.dev if type(j.dev) is int else j.dev[2] if j.dev is not None and len(j.dev) > 2 else -1
+    if prep >= 0:
+        out["prep"] = prep
     return out
 
 
