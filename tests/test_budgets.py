@@ -28,7 +28,12 @@ ONE_WORKER = ("mem", "host_mpy")
 # (202.6 KB with the hall pads after issue 13's bounded fault monitor, issue 14's held results and
 # best/buzzer hooks and issue 12's fitted readings and anchor frame: about +14 KB in all; the Pico
 # itself, measured on the emulated chip, leaves 236 KB free at main.py)
-FIRMWARE_HEAP_MAX = {"hall": 221_500,       # held after boot, code and objects (measured 189 KB;
+FIRMWARE_HEAP_MAX = {"hall": 222_000,       # held after boot, code and objects (measured 189 KB;
+                                            # 221,664 B with issue 13's game start prepared at
+                                            # boot, gamestart: journal.py's code +768 B on this
+                                            # port (main 0c602ca 220,896 B), objects the same;
+                                            # frozen on the chip the code is in flash: 184,576 B
+                                            # free after boot there as on main
                                             # 220,512 B on main 8f184ca, the first figure the
                                             # same in every checkout (bench/_target.py's fixed
                                             # paths; it had moved by up to 1 KB with the folder);
@@ -37,7 +42,10 @@ FIRMWARE_HEAP_MAX = {"hall": 221_500,       # held after boot, code and objects 
                                             # main 708f553, 220,096 B with issue 13's second
                                             # anchor in the tracker: +96 B code, +64 B its
                                             # entries; on the chip, frozen, 80 B less free)
-                     "shift": 221_000}      # (220,224 B with issue 13's still searches resumed,
+                     "shift": 221_500}      # (221,344 B with gamestart's journal, +800 B of
+                                            # code, main 0c602ca 220,544 B; the chip keeps
+                                            # 184,400 B free after boot as on main)
+                                            # (220,224 B with issue 13's still searches resumed,
                                             # presbound: code +1,536 B, objects -64 B; main
                                             # 2a8a68b 218,752 B; frozen on the chip 184,368 B
                                             # free, code in flash; then +288 B of app.py's
@@ -53,7 +61,9 @@ FIRMWARE_HEAP_MAX = {"hall": 221_500,       # held after boot, code and objects 
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 169_000}           # (168,544 B with the still searches resumed,
+                "shift": 169_800}           # (169,664 B with gamestart's journal: +800 B,
+                                            # main 0c602ca 168,864 B; hall 174,784 B, +768 B)
+                                            # (168,544 B with the still searches resumed,
                                             # presbound: presence_locate 15,808 -> 17,344 B)
                                             # (165.5 KB on 2026-12-02: the register scan, the
                                             # 167,040 B with the journal written in place, the
