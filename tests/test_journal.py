@@ -641,3 +641,34 @@ def test_a_prepared_file_written_in_place_restores_and_a_foreign_serial_is_refus
         assert boot["fault"] == F_FOREIGN and boot["r"]["g"] == 0
     finally:
         rt.steps([RAW_OFF, WIPE])
+
+
+def test_a_prepared_file_whose_block_is_not_unique_is_written_again_and_a_missing_one_falls_back(rt):
+    """The prepared file's block is found by its first page: a copy of it elsewhere on the flash
+    (here another file with the same bytes) makes two alike, so the boot writes it again with the
+    next nonce and finds that one. A prepared file gone (emptied while the scoreboard was off) is
+    written again at the next boot. And with no block device at the start, the game's file goes
+    through littlefs (today's path: correct, slower)."""
+    _raw_only(rt)
+    try:
+        steps = rt.steps([RAW_ON, WIPE, BOOT])
+        first = read_file(rt, "zj1.zj")
+        assert first == prep_record(1, 0) + b"\xff" * (PRE - P_REC)
+        steps = rt.steps([{"op": "put", "name": "copy.bin", "hex": first.hex()}, BOOT])
+        assert steps[-1].get("prep", -1) >= 0
+        assert read_file(rt, "zj1.zj") == prep_record(1, 1) + b"\xff" * (PRE - P_REC)
+        steps = rt.steps([{"op": "counts"}, new(), {"op": "counts"}, out(ZENN), BOOT])
+        assert steps[2]["r"][:2] == [1, 0] and steps[-1]["st"] == steps[-2]["st"]
+        # emptied while off: the boot prepares it again (with another nonce when the copy left
+        # in its old block, not yet erased, matches)
+        steps = rt.steps([{"op": "put", "name": "zj2.zj", "hex": ""}, BOOT])
+        data = read_file(rt, "zj2.zj")
+        assert steps[-1].get("prep", -1) >= 0 and data[:11] == prep_record(2)[:11]
+        assert data == prep_record(2, data[11]) + b"\xff" * (PRE - P_REC)
+        # the block device gone between boot and start: the old path
+        steps = rt.steps([END, RAW_OFF, new(G_TRAP1, 2, 1, 0), out(1 << 4), FILES_OP, BOOT])
+        assert steps[2]["blk"] < 0 and steps[-2]["r"]["zj2.zj"] == HEADER + 5    # appended to
+        assert steps[-1]["r"]["g"] == G_TRAP1
+        assert steps[-1]["st"] == steps[-2]["st"] and steps[-1]["r"]["serial"] == 2
+    finally:
+        rt.steps([RAW_OFF, WIPE])
