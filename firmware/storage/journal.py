@@ -16,6 +16,9 @@
 #   _T_UNDO  'U'  -: undo()
 #   _T_SET   'S'  code: a manual correction of the last entry: undo(), then apply_outcome(code)
 #   _T_END   'E'  -: the players left this game for a new one (it is not restored)
+#   _T_PREP  'P'  "ZNJ1", version, serial, nonce: a file prepared at boot for the next game, its
+#                header (same serial) after it once the game starts (below, at _T_PREP); so one
+#                of the _N_FILES names is the next game's where the flash's block device is at hand
 #
 # Each append is one write and one flush: a littlefs commit, all or nothing. A file written from
 # scratch (a new game, or the game written again from the rules' log: rewrite()) is flushed
