@@ -85,8 +85,11 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 184_000,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 184_500}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+PICO_ESTIMATE_MAX = {"hall": 184_500,      # (171.6 KB after the app split and issues 12-13's
+                     "shift": 185_300}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# hall 184,397 B, shift 185,139 B with issue 13's game start prepared at boot (gamestart: the
+# journal's code, +769 / +785 B over main 0c602ca's 183,628 / 184,354 B; a stock .mpy deployment
+# only: frozen, the chip keeps 184,560 / 184,400 B free after boot, main's 184,576 / 184,400)
 # shift 184,065 B with presbound's still searches resumed (2026-12-03, +1.5 KB of code, a stock
 # .mpy deployment only: frozen, the chip keeps 184,368 B free after boot)
 # shift 177.2 KB on 2026-12-02: the RP2040 register scan (shift_scan), the viper hole search
