@@ -77,6 +77,14 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
         # (the firmware's directory too: the OLED model reads the firmware's font to decode text)
         env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "boardsim", "target"), ROOT,
                                              os.path.join(ROOT, "firmware")])
+        if env.get("ZENN_PICO_WARM") == "1" and not env.get("ZENN_PICO_SERVER"):
+            # the chip in a session of this process's warm emulator (boardsim/rp2040/chip.py
+            # WarmNode: one node process kept for every chip run, each from a new process's
+            # state; docs/rp2040.md "The warm emulator"), not in a node process of its own
+            from boardsim.rp2040 import chip
+            warm = chip.shared_warm_node(images.node())
+            if warm is not None:
+                env["ZENN_PICO_SERVER"] = warm.path
         return ([sys.executable, PICO_RUNNER, timeline_path] + (["--display"] if display else [])
                 + list(runner_args)), env
     else:

@@ -114,6 +114,67 @@ def test_the_chip_side_pad_models_give_the_same_readings_as_the_worlds(tmp_path)
     assert all(v & 15 == v >> 12 for v in want_hall)    # read_u16 of a 12-bit conversion
 
 
+# -- the warm emulator: the tests' chip runs are sessions of one node process per test process
+# (boardsim/rp2040/chip.py WarmNode, ZENN_PICO_WARM=1 in tests/conftest.py); each must start
+# from the state a node process of its own starts from, whatever the session before it did -------
+def _fresh_chip_answers(pico):
+    """What a chip shows of its state in its first 60 ms from power-on: MicroPython formats the
+    blank filesystem from 3 ms (an erase, at 48 ms a program and an erase), then the flash, the
+    instruction count, the pad tables (none: `sample` fails) and the table time."""
+    from boardsim.rp2040.chip import ChipError
+    got = [pico.power(True), pico.run(60000), pico.read_flash(0xA0000, 8192).hex(), pico.stats()]
+    try:
+        got.append(pico.call(cmd="sample", pads=[0], rows=[]))
+    except ChipError as e:
+        got.append(str(e).splitlines()[0])
+    got.append(pico.power(False))
+    for a in got:
+        if isinstance(a, dict):
+            a.pop("cpu_us", None)
+    return got
+
+
+@needs_chip
+def test_a_warm_emulators_session_starts_as_a_new_node_process_does():
+    """A session of the warm emulator after one that left everything it could changed (a
+    filesystem with a file on the flash, a torn erase armed, pad tables, a button held, the chip
+    on and running, time gone by) gives, answer for answer, what a node process of its own gives;
+    the session's answers show that the dirty session's state would have changed them (the tear
+    cuts the power at 3 ms, the file's filesystem is mounted instead of formatted, the tables
+    answer `sample`)."""
+    from boardsim.rp2040.chip import Pico, WarmNode
+    image, bootrom = images.find_image(), images.find_bootrom()
+    with Pico(image, bootrom, node=images.node(), server="") as pico:
+        cold = _fresh_chip_answers(pico)
+    warm = WarmNode(images.node())
+    try:
+        leak = images.make_fs({"leak.txt": b"left by the session before"})
+        assert b"leak.txt" in leak[:8192]
+        with Pico(image, bootrom, server=warm.path) as dirty:
+            assert dirty.session is not None, "the warm emulator did not take the session"
+            dirty.write_flash(leak)
+            dirty.flash_tear(0)
+            dirty.table({"csPin": 17}, {"pad_at": [0] * 16, "n_adc": 1, "banks": 1, "channels": 16,
+                                        "adc_zero": 0, "sel": [0, 1, 2, 3], "bank": [],
+                                        "noise_lsb": 0, "seed": 1, "clean": [5] * 16,
+                                        "base": [0] * 16, "fault": [-1] * 16}, None)
+            dirty.run(1000, inputs=[[2, 1]])
+            dirty.power(True)
+            dirty.run(2500)
+            assert dirty.on and dirty.call(cmd="sample", pads=[0], rows=[])["hall"]
+            # (the session ends with its socket closed, the chip still on: no quit)
+        with Pico(image, bootrom, server=warm.path) as pico:
+            assert pico.session is not None and pico.session["session"] == 2
+            again = _fresh_chip_answers(pico)
+    finally:
+        warm.close()
+    assert again == cold
+    # what the answers would show of a leak: the erase at 3 ms, the formatted flash, the table
+    assert cold[1]["flash_ops"] >= 3 and cold[1]["on"] and not cold[1]["lost"], cold[1]
+    assert b"leak.txt" not in bytes.fromhex(cold[2])
+    assert cold[4].startswith("pico.mjs:"), cold[4]
+
+
 # -- the emulator's decoder: pico.mjs runs rp2040js's instructions through fastcore.mjs's table,
 # rp2040js's own bodies dispatched without its chain of tests; both must step alike -----------
 CORE_CHECK = os.path.join(ROOT, "boardsim", "rp2040", "corecheck.mjs")

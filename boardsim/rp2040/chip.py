@@ -22,41 +22,104 @@ class ChipError(RuntimeError):
 
 
 class Pico:
-    def __init__(self, image, bootrom, fs_image=None, node="node", stderr=None):
-        argv = [node, PICO_JS, "--image", image, "--bootrom", bootrom]
+    """One chip process: a node process of its own (pico.mjs), or a session of a warm one
+    (`server`, else $ZENN_PICO_SERVER: the Unix socket of `pico.mjs --serve`, WarmNode below),
+    which starts from the same state a new process does; where the server cannot take it (gone,
+    busy with another session, another decoder asked for), a process of its own."""
+
+    def __init__(self, image, bootrom, fs_image=None, node="node", stderr=None, server=None):
         self._fs_path = None
         if fs_image is not None:
             import tempfile
             fd, self._fs_path = tempfile.mkstemp(prefix="pico-fs-", suffix=".bin")
             with os.fdopen(fd, "wb") as f:
                 f.write(fs_image)
+        self.p = None
+        self.sock = None
+        self.session = None         # the warm server's answer to `open` (None: a process of its own)
+        self._stderr = stderr
+        self.t_us = 0
+        self.on = False
+        self.last = None
+        server = os.environ.get("ZENN_PICO_SERVER") if server is None else server
+        if server and self._open_session(server, image, bootrom):
+            return
+        argv = [node, PICO_JS, "--image", image, "--bootrom", bootrom]
+        if self._fs_path:
             argv += ["--fs", self._fs_path]
         try:
             self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=stderr if stderr is not None else sys.stderr, cwd=HERE)
         except OSError as e:
             raise ChipError(f"cannot start node: {e.strerror or e}") from None
-        self.t_us = 0
-        self.on = False
-        self.last = None
+        self._w, self._r = self.p.stdin, self.p.stdout
+
+    def _open_session(self, server, image, bootrom):
+        import socket
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(server)
+        except OSError:
+            return False
+        self.sock = sock
+        self._w, self._r = sock.makefile("wb"), sock.makefile("rb")
+        env = {k: v for k, v in os.environ.items() if k.startswith("ZENN_PICO_")}
+        try:
+            a = self.call(cmd="open", image=os.path.abspath(image), bootrom=os.path.abspath(bootrom),
+                          fs=self._fs_path, env=env)
+        except ChipError as e:
+            self._close_session()
+            if str(e).startswith("pico.mjs: busy"):
+                return False
+            raise
+        self.session = a
+        return True
+
+    def _close_session(self):
+        for f in (getattr(self, "_w", None), getattr(self, "_r", None), self.sock):
+            try:
+                if f is not None:
+                    f.close()
+            except OSError:
+                pass
+        self.sock = None
 
     def call(self, **cmd):
         try:
-            self.p.stdin.write((json.dumps(cmd, separators=(",", ":")) + "\n").encode())
-            self.p.stdin.flush()
-        except BrokenPipeError:
+            self._w.write((json.dumps(cmd, separators=(",", ":")) + "\n").encode())
+            self._w.flush()
+        except (BrokenPipeError, ConnectionError):
             raise ChipError("the emulated Pico (node) has stopped") from None
-        line = self.p.stdout.readline()
+        line = self._r.readline()
         if not line:
-            self.p.wait()
-            raise ChipError(f"the emulated Pico (node) stopped (status {self.p.returncode})")
+            if self.p is not None:
+                self.p.wait()
+                raise ChipError(f"the emulated Pico (node) stopped (status {self.p.returncode})")
+            raise ChipError("the warm emulator (node) closed the session")
         a = json.loads(line)
+        if "stderr" in a:       # (a session's: what its own process would have written there)
+            self._write_stderr(a.pop("stderr"))
         if "error" in a:
             raise ChipError("pico.mjs: " + a["error"].splitlines()[0] + "\n" + a["error"])
         self.t_us = a["t"]
         self.on = a["on"]
         self.last = a
         return a
+
+    def _write_stderr(self, text):
+        err = self._stderr
+        if err is None:
+            err = sys.stderr
+        elif isinstance(err, int):
+            if err == subprocess.DEVNULL:
+                return
+            os.write(err if err >= 0 else 2, text.encode())
+            return
+        try:
+            err.write(text)
+        except TypeError:
+            err.write(text.encode())
+        err.flush()
 
     # -- what the host says -----------------------------------------------------------------
     def table(self, wiring, hall=None, pres=None):
@@ -96,7 +159,9 @@ class Pico:
         return self.call(cmd="flash_write", offset=offset, data=base64.b64encode(data).decode())
 
     def close(self):
-        if self.p.poll() is None:
+        if self.sock is not None:
+            self._close_session()
+        if self.p is not None and self.p.poll() is None:
             try:
                 self.p.stdin.close()
             except OSError:
@@ -118,3 +183,79 @@ class Pico:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class WarmNode:
+    """A warm emulator: `node pico.mjs --serve SOCKET`, which serves chip sessions (Pico with
+    server=...) one at a time, each from a new process's state, keeping only V8's compiled code
+    between them. Ends with close(), or when the process that started it ends (its stdin
+    closes). cpu_s(): its CPU so far (user + system, /proc), for the tests' CPU records."""
+
+    def __init__(self, node="node"):
+        import tempfile
+        self.dir = tempfile.mkdtemp(prefix="pico-warm-")
+        self.path = os.path.join(self.dir, "pico.sock")
+        try:
+            self.p = subprocess.Popen([node, PICO_JS, "--serve", self.path], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, cwd=HERE)
+        except OSError as e:
+            raise ChipError(f"cannot start node: {e.strerror or e}") from None
+        line = self.p.stdout.readline()
+        if not line or json.loads(line).get("serving") != self.path:
+            self.close()
+            raise ChipError("the warm emulator did not start")
+
+    def cpu_s(self):
+        try:
+            with open(f"/proc/{self.p.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def close(self):
+        if self.p.poll() is None:
+            try:
+                self.p.stdin.close()
+            except OSError:
+                pass
+            try:
+                self.p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        import shutil
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+_WARM = {}
+
+
+def shared_warm_node(node="node"):
+    """This process's warm emulator (started at the first call, closed when the process ends):
+    what boardsim/runtime.py hands the chip processes it starts when ZENN_PICO_WARM=1 (the tests'
+    default, tests/conftest.py). None where it cannot be started (the processes then start node
+    each, as without it)."""
+    w = _WARM.get(node)
+    if w is not None and w.p.poll() is None:
+        return w
+    try:
+        w = _WARM[node] = WarmNode(node)
+    except (ChipError, OSError, ValueError):
+        _WARM.pop(node, None)
+        return None
+    if len(_WARM) == 1:
+        import atexit
+        atexit.register(close_warm_nodes)
+    return w
+
+
+def close_warm_nodes():
+    for w in list(_WARM.values()):
+        w.close()
+    _WARM.clear()
+
+
+def warm_cpu_s():
+    """The CPU seconds of this process's warm emulators so far (0 when there is none)."""
+    return sum(w.cpu_s() or 0 for w in _WARM.values())

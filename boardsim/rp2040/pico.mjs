@@ -2,9 +2,18 @@
 // simulated table that runs on the host (boardsim/rp2040/chip.py, docs/rp2040.md).
 //
 //   node pico.mjs --image FIRMWARE.uf2|.elf --bootrom BOOTROM.bin [--fs FS.bin]
+//   node pico.mjs --serve SOCKET        (a warm emulator: one chip session per connection)
 //
 // One JSON command per line on stdin, one JSON answer per line on stdout (the host waits for
-// each answer before it sends the next command). Time is the table's: microseconds since the
+// each answer before it sends the next command). With --serve the same commands come over a
+// Unix socket, each connection a session of its own that begins with an `open` command (the
+// image, the boot ROM, the flash filesystem, the console's USB mode): every session starts from
+// the state a new process starts from (no chip, the image's flash, no tables, time 0), only the
+// JavaScript engine's compiled code is kept from one session to the next (the first ~12 M
+// instructions of a new node process cost about three times what they cost warm: V8's warm-up;
+// docs/rp2040.md, "The warm emulator"). One session at a time: another connection while one
+// is open is told `busy` (the host then starts a node process of its own). The server ends when
+// its stdin closes (the process that started it has gone). Time is the table's: microseconds since the
 // run began; the chip's own clock restarts at every power-on or reset, and `base` maps it.
 //
 // What this side does, and why here rather than on the host: everything the chip asks for
@@ -21,6 +30,7 @@
 // ROM's flash functions drive an SSI the emulator does not model) are done when the CPU
 // enters those ROM functions; a sleeping CPU with no alarm pending jumps to the slice's end.
 import fs from 'fs';
+import net from 'net';
 import readline from 'readline';
 import { RP2040, USBCDC } from 'rp2040js';
 import { install as installFastCore } from './fastcore.mjs';
@@ -63,13 +73,8 @@ function loadImage(path) {
   return flash;
 }
 
-const image = loadImage(arg('image'));
-const bootrom = fs.readFileSync(arg('bootrom'));
-if (bootrom.length !== 16384) throw new Error('the boot ROM must be 16384 bytes');
-const romWords = new Uint32Array(bootrom.buffer, bootrom.byteOffset, 4096);
-
 // The boot ROM's public functions, by their two-letter codes (RP2040 datasheet 2.8.3)
-function romFunctions() {
+function romFunctions(bootrom) {
   const table = bootrom.readUInt16LE(0x14);
   const out = {};
   for (let p = table; ; p += 4) {
@@ -79,25 +84,37 @@ function romFunctions() {
   }
   return out;
 }
-const ROM = romFunctions();
 
-// the chip's flash survives power cuts and resets: one copy, lent to each new chip
-const flash = new Uint8Array(2 * 1024 * 1024);
-flash.set(image);
-const fsImage = arg('fs');
-if (fsImage) {
-  const f = fs.readFileSync(fsImage);
-  flash.set(f.subarray(0, flash.length - Number(arg('fs-base', 0xa0000))), Number(arg('fs-base', 0xa0000)));
+// The image and the boot ROM (a warm server keeps the last ones read, by path, size and mtime:
+// never written to, each session's flash is a copy)
+let image, romWords, ROM, ROM_HOOKS, ROM_LO, ROM_HI;
+const loaded = { image: null, bootrom: null };
+function fileKey(path) {
+  const st = fs.statSync(path);
+  return `${path}\0${st.size}\0${st.mtimeMs}`;
+}
+function useImage(imagePath, bootromPath) {
+  const ik = fileKey(imagePath), bk = fileKey(bootromPath);
+  if (!loaded.image || loaded.image[0] !== ik) loaded.image = [ik, loadImage(imagePath)];
+  if (!loaded.bootrom || loaded.bootrom[0] !== bk) {
+    const bootrom = fs.readFileSync(bootromPath);
+    if (bootrom.length !== 16384) throw new Error('the boot ROM must be 16384 bytes');
+    loaded.bootrom = [bk, bootrom];
+  }
+  image = loaded.image[1];
+  const bootrom = loaded.bootrom[1];
+  romWords = new Uint32Array(bootrom.buffer, bootrom.byteOffset, 4096);
+  ROM = romFunctions(bootrom);
+  ROM_HOOKS = new Set([ROM.RP, ROM.RE, ROM.IF, ROM.EX, ROM.FC, ROM.CX].filter((x) => x));
+  ROM_LO = Math.min(...ROM_HOOKS);
+  ROM_HI = Math.max(...ROM_HOOKS);
 }
 
-// -- the table's side of the pins (tables from the host) --------------------------------------
-const W = {
-  inputs: new Map(),        // GPIO -> level the table drives
-  hall: null,               // {padAt, nAdc, banks, channels, adcZero, sel, bank, clean, base, fault, noise, state}
-  pres: null,               // {rows, cols, nsr, state, ragged, fault, srFault, nfault, rng, rowSel, latched, index}
-  spiBus: 0, csPin: -1, shiftBus: 1, loadPin: -1,
-  oledBus: 0, oledAddr: 0x3c, i2cHz: 400000,
-};
+// -- a session's state: everything below is set afresh by newSession() ---------------------------
+// the chip's flash survives power cuts and resets: one copy, lent to each new chip
+let flash;
+// the table's side of the pins (tables from the host)
+let W;
 const MASK32 = 0xffffffff;
 
 function hallNoise(h) {
@@ -202,18 +219,78 @@ function presLatchRow(s) {
 }
 
 // -- the chip -------------------------------------------------------------------------------
-let chip = null;            // the RP2040 while powered
-let cdc = null;
-let base = 0;               // table time (ns) at the chip clock's zero
-let offNs = 0;              // table time while unpowered
-const out = [];             // bus writes and watched pin edges, in order, for the host
-let serial = [];            // bytes from USB CDC
-let i2cTx = null;           // the I2C transaction under way: [bus, addr, bytes]
-let spiRun = null;          // consecutive SPI bytes written: [bus, bytes]
-const wdt = { enabled: false, load: 0, fedNs: 0, reason: 0, scratch: new Uint32Array(8) };
-let resets = [];            // [table time us, 'watchdog' | 'reset'] since the last answer
-let instructions = 0;
+let chip;                   // the RP2040 while powered
+let cdc;
+let base;                   // table time (ns) at the chip clock's zero
+let offNs;                  // table time while unpowered
+let out;                    // bus writes and watched pin edges, in order, for the host
+let serial;                 // bytes from USB CDC
+let i2cTx;                  // the I2C transaction under way: [bus, addr, bytes]
+let spiRun;                 // consecutive SPI bytes written: [bus, bytes]
+let wdt;
+let resets;                 // [table time us, 'watchdog' | 'reset'] since the last answer
+let instructions;
 let coreWhy;                // undefined until the first power-on, then null (the table decoder) or why not
+let errText;                // a session's stderr, sent with the next answer (a warm server's host reads it)
+let cpu0;                   // the process's user CPU (us) when the session began
+let TRACE, WDT_TRACE, USB_IDLE_ZLP;
+
+// the state of a new process: a session's (opts: the image, the boot ROM, the flash filesystem,
+// its offset, and the environment's ZENN_PICO_* settings, as a process reads them)
+function newSession(opts) {
+  useImage(opts.image, opts.bootrom);
+  flash = new Uint8Array(2 * 1024 * 1024);
+  flash.set(image);
+  if (opts.fs) {
+    const f = fs.readFileSync(opts.fs);
+    const at = Number(opts.fsBase === undefined ? 0xa0000 : opts.fsBase);
+    flash.set(f.subarray(0, flash.length - at), at);
+  }
+  W = {
+    inputs: new Map(),        // GPIO -> level the table drives
+    hall: null,               // {padAt, nAdc, banks, channels, adcZero, sel, bank, clean, base, fault, noise, state}
+    pres: null,               // {rows, cols, nsr, state, ragged, fault, srFault, nfault, rng, rowSel, latched, index}
+    spiBus: 0, csPin: -1, shiftBus: 1, loadPin: -1,
+    oledBus: 0, oledAddr: 0x3c, i2cHz: 400000,
+  };
+  chip = null;
+  cdc = null;
+  base = 0;
+  offNs = 0;
+  out = [];
+  serial = [];
+  i2cTx = null;
+  spiRun = null;
+  wdt = { enabled: false, load: 0, fedNs: 0, reason: 0, scratch: new Uint32Array(8) };
+  resets = [];
+  instructions = 0;
+  coreWhy = undefined;
+  fault = { tearAt: -1, tearKeep: null };
+  flashOps = 0;
+  lost = [];
+  errText = '';
+  cpu0 = opts.cpu0 === undefined ? process.cpuUsage().user : opts.cpu0;
+  const env = opts.env || {};
+  TRACE = !!env.ZENN_PICO_TRACE;
+  WDT_TRACE = env.ZENN_PICO_WDT_TRACE || '';
+  // The console's OUT endpoint while the host has no bytes (wire(), below): the host NAKs it, as
+  // a real one does (the default since 2026-12-03: the chip runs 24 - 37 % fewer instructions than
+  // with rp2040js's empty packets, and its frame and turn times are a Pico's on a quiet host);
+  // ZENN_PICO_USB=zlp answers it with empty packets, as rp2040js does (the chip's figures before
+  // 2026-12-03; docs/performance.md, "The idle USB console NAKed by default"). Any other value is
+  // refused, so that a misspelt one does not measure the default unawares.
+  const usb = env.ZENN_PICO_USB || 'nak';
+  if (usb !== 'nak' && usb !== 'zlp') throw new Error(`ZENN_PICO_USB=${usb}: nak (the default) or zlp`);
+  USB_IDLE_ZLP = usb === 'zlp';
+}
+
+// what the process would write on its stderr: to the host with the next answer in a session
+// of a warm server, else on stderr
+let toHost = null;          // a session's writer of answer lines (null: stdout)
+function warn(text) {
+  if (toHost) errText += text;
+  else process.stderr.write(text);
+}
 
 function nowNs() {
   return chip ? base + chip.clock.nanos : offNs;
@@ -227,7 +304,7 @@ function powerOn(reason) {
   const t = nowNs();
   const mcu = new RP2040();
   coreWhy = installFastCore(mcu.core);      // (fastcore.mjs: the decoder; once, and this chip's flash view)
-  mcu.logger = { debug() {}, info() {}, warn() {}, error(c, m) { process.stderr.write(`rp2040js: ${c}: ${m}\n`); } };
+  mcu.logger = { debug() {}, info() {}, warn() {}, error(c, m) { warn(`rp2040js: ${c}: ${m}\n`); } };
   mcu.loadBootrom(romWords);
   mcu.flash.set(flash, 0);
   // from now on the chip's flash is the shared copy's: writes land in mcu.flash, copied back
@@ -385,16 +462,6 @@ function wire(mcu) {
 
 // Flash program / erase: the ROM functions done here (the emulator has no flash chip behind its
 // SSI). NOR flash: programming only clears bits; an erase sets a 4 KB sector to 0xFF.
-const TRACE = !!process.env.ZENN_PICO_TRACE;
-// The console's OUT endpoint while the host has no bytes (wire(), above): the host NAKs it, as
-// a real one does (the default since 2026-12-03: the chip runs 24 - 37 % fewer instructions than
-// with rp2040js's empty packets, and its frame and turn times are a Pico's on a quiet host);
-// ZENN_PICO_USB=zlp answers it with empty packets, as rp2040js does (the chip's figures before
-// 2026-12-03; docs/performance.md, "The idle USB console NAKed by default"). Any other value is
-// refused, so that a misspelt one does not measure the default unawares.
-const USB_MODE = process.env.ZENN_PICO_USB || 'nak';
-if (USB_MODE !== 'nak' && USB_MODE !== 'zlp') throw new Error(`ZENN_PICO_USB=${USB_MODE}: nak (the default) or zlp`);
-const USB_IDLE_ZLP = USB_MODE === 'zlp';
 
 //
 // The host may tear a write (the runner's {"op": "flash", "tear_after": N}, as boardsim/target/
@@ -403,15 +470,15 @@ const USB_IDLE_ZLP = USB_MODE === 'zlp';
 // `tearKeep` bytes reach the cells (n + tearKeep when negative, half of them when null; a program
 // leaves the rest as they were, erased 0xFF on a littlefs block; an erase sets only those bytes
 // to 0xFF), and the power is gone at that moment.
-const fault = { tearAt: -1, tearKeep: null };
-let flashOps = 0;
-let lost = [];              // [table time us, operation number] of each tear since the last answer
+let fault;                  // { tearAt, tearKeep }
+let flashOps;
+let lost;                   // [table time us, operation number] of each tear since the last answer
 
 // returns false when the power went in the middle of it
 function romCall(mcu, pc) {
   const r = mcu.core.registers;
   if (TRACE && (pc === ROM.RP || pc === ROM.RE)) {
-    process.stderr.write(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} #${flashOps} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms\n`);
+    warn(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} #${flashOps} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms\n`);
   }
   if (pc === ROM.RP || pc === ROM.RE) {
     const k = flashOps++;
@@ -439,8 +506,6 @@ function romCall(mcu, pc) {
   mcu.core.PC = mcu.core.LR & ~1;
   return true;
 }
-const ROM_HOOKS = new Set([ROM.RP, ROM.RE, ROM.IF, ROM.EX, ROM.FC, ROM.CX].filter((x) => x));
-const ROM_LO = Math.min(...ROM_HOOKS), ROM_HI = Math.max(...ROM_HOOKS);
 
 // Run the chip until table time tEnd (ns). Returns when it is reached.
 function runUntil(tEnd) {
@@ -470,19 +535,19 @@ function runUntil(tEnd) {
     if (!chip) { offNs = Math.max(offNs, tEnd); break; }    // (a torn write cut the power)
     if (wdt.forced) { wdt.forced = false; reset('reset'); mcu = chip; continue; }
     if (wdt.enabled && clock.nanos >= wdt.fedNs + wdt.load * 500) {
-      if (process.env.ZENN_PICO_WDT_TRACE) {
+      if (WDT_TRACE) {
         const r = core.registers;
-        fs.appendFileSync(process.env.ZENN_PICO_WDT_TRACE, `watchdog: pc ${core.PC.toString(16)} lr ${r[14].toString(16)} sp ${r[13].toString(16)} r0-7 ${Array.from(r.slice(0, 8)).map((x) => x.toString(16)).join(' ')}\n`);
+        fs.appendFileSync(WDT_TRACE, `watchdog: pc ${core.PC.toString(16)} lr ${r[14].toString(16)} sp ${r[13].toString(16)} r0-7 ${Array.from(r.slice(0, 8)).map((x) => x.toString(16)).join(' ')}\n`);
         const words = [];
         for (let a = r[13]; a < r[13] + 96; a += 4) words.push(mcu.readUint32(a).toString(16));
-        fs.appendFileSync(process.env.ZENN_PICO_WDT_TRACE, `watchdog: stack ${words.join(' ')} vtor ${core.VTOR.toString(16)} xpsr ${core.xPSR.toString(16)}\n`);
+        fs.appendFileSync(WDT_TRACE, `watchdog: stack ${words.join(' ')} vtor ${core.VTOR.toString(16)} xpsr ${core.xPSR.toString(16)}\n`);
         const seen = new Map();
         for (let k = 0; k < 20000 && !core.waiting; k++) {
           const pc = core.PC;
           seen.set(pc, (seen.get(pc) || 0) + 1);
           clock.tick(core.executeInstruction() * NS_PER_CYCLE);
         }
-        fs.appendFileSync(process.env.ZENN_PICO_WDT_TRACE, 'watchdog: pcs ' + [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40).map(([a, n]) => a.toString(16) + ':' + n).join(' ') + '\n');
+        fs.appendFileSync(WDT_TRACE, 'watchdog: pcs ' + [...seen.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40).map(([a, n]) => a.toString(16) + ':' + n).join(' ') + '\n');
       }
       reset('watchdog'); mcu = chip; continue;
     }
@@ -497,10 +562,16 @@ function answer(extra) {
     out: out.splice(0), serial: Buffer.from(serial).toString('latin1'), resets, lost, flash_ops: flashOps,
     wdt: !!chip && wdt.enabled,       // the firmware started its watchdog (boot() done: probe.py)
   }, extra || {});
+  if (errText) { a.stderr = errText; errText = ''; }
   serial = [];
   resets = [];
   lost = [];
-  process.stdout.write(JSON.stringify(a) + '\n');
+  send(JSON.stringify(a) + '\n');
+}
+
+function send(line) {
+  if (toHost) toHost(line);
+  else process.stdout.write(line);
 }
 
 function hexBytes(h) { return Uint8Array.from(Buffer.from(h, 'hex')); }
@@ -587,24 +658,93 @@ function command(c) {
         pres: (c.rows || []).map((row) => { presLatchRow(row); return Array.from(W.pres.latched); }),
       });
     case 'stats':
-      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user,
+      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user - cpu0,
                       core: coreWhy === null ? 'table' : `plain (${coreWhy})` });
     case 'quit':
       answer();
-      process.exit(0);
+      if (!toHost) process.exit(0);
       break;
     default:
       throw new Error('unknown command ' + c.cmd);
   }
 }
 
-const rl = readline.createInterface({ input: process.stdin });
-rl.on('line', (line) => {
+function commandLine(line) {
   if (!line.trim()) return;
   try {
     command(JSON.parse(line));
   } catch (e) {
-    process.stdout.write(JSON.stringify({ error: String(e && e.stack || e) }) + '\n');
+    send(JSON.stringify({ error: String(e && e.stack || e) }) + '\n');
   }
-});
-rl.on('close', () => process.exit(0));
+}
+
+const SERVE = arg('serve');
+if (!SERVE) {
+  // one chip, this process's (its CPU counted from the process's start, as before)
+  newSession({ image: arg('image'), bootrom: arg('bootrom'), fs: arg('fs'), fsBase: arg('fs-base'),
+               env: process.env, cpu0: 0 });
+  const rl = readline.createInterface({ input: process.stdin });
+  rl.on('line', commandLine);
+  rl.on('close', () => process.exit(0));
+} else {
+  serve(SERVE);
+}
+
+// The warm emulator: sessions over a Unix socket, one at a time (chip.py's Pico opens one for
+// each chip process when ZENN_PICO_SERVER names the socket; tests/support/runtimes.py starts it)
+function serve(path) {
+  let active = null;          // the connection whose session is open
+  let sessions = 0;
+  const server = net.createServer((sock) => {
+    const write = (line) => sock.write(line);
+    const rl = readline.createInterface({ input: sock });
+    let mine = false;
+    rl.on('line', (line) => {
+      if (!line.trim()) return;
+      if (!mine) {
+        // the first line opens the session: {"cmd": "open", image, bootrom, fs, fsBase, env}
+        let c;
+        try {
+          c = JSON.parse(line);
+          if (c.cmd !== 'open') throw new Error('a session begins with open');
+          if (active) { write(JSON.stringify({ error: 'busy' }) + '\n'); sock.end(); return; }
+          // (fastcore.mjs's decoder is the process's: a session asking for another is refused)
+          if ((c.env && c.env.ZENN_PICO_CORE || '') !== (process.env.ZENN_PICO_CORE || '')) {
+            write(JSON.stringify({ error: 'busy: ZENN_PICO_CORE differs from the server\'s' }) + '\n');
+            sock.end();
+            return;
+          }
+          toHost = write;
+          newSession(c);
+        } catch (e) {
+          toHost = null;
+          write(JSON.stringify({ error: String(e && e.stack || e) }) + '\n');
+          sock.end();
+          return;
+        }
+        active = sock;
+        mine = true;
+        sessions++;
+        return answer({ session: sessions, pid: process.pid });
+      }
+      commandLine(line);
+    });
+    const done = () => {
+      if (mine && active === sock) {
+        // nothing of the session is kept: the next one is begun by newSession()
+        active = null;
+        toHost = null;
+        chip = null;
+        cdc = null;
+      }
+      mine = false;
+    };
+    sock.on('close', done);
+    sock.on('error', done);
+  });
+  try { fs.unlinkSync(path); } catch (e) { /* none there */ }
+  server.listen(path, () => process.stdout.write(JSON.stringify({ serving: path, pid: process.pid }) + '\n'));
+  // the process that started the server has gone (or closed its pipe): so does the server
+  process.stdin.on('data', () => {});
+  process.stdin.on('end', () => { try { fs.unlinkSync(path); } catch (e) { /* gone */ } process.exit(0); });
+}
