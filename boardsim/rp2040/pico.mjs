@@ -511,20 +511,23 @@ function romCall(mcu, pc) {
 function runUntil(tEnd) {
   if (!chip) { offNs = Math.max(offNs, tEnd); return; }
   let mcu = chip;
+  // (the session's objects as constants of the loop below, which tests them every instruction:
+  // a session sets them anew, never while the chip runs)
+  const wdt_ = wdt, hooks = ROM_HOOKS, romLo = ROM_LO, romHi = ROM_HI;
   while (chip && base + mcu.clock.nanos < tEnd) {
     const core = mcu.core, clock = mcu.clock;
     const stop = tEnd - base;
-    const wdDue = wdt.enabled ? wdt.fedNs + wdt.load * 500 : Infinity;
+    const wdDue = wdt_.enabled ? wdt_.fedNs + wdt_.load * 500 : Infinity;
     const limit = Math.min(stop, wdDue);
-    wdt.changed = false;
-    while (clock.nanos < limit && !wdt.forced && !wdt.changed) {
+    wdt_.changed = false;
+    while (clock.nanos < limit && !wdt_.forced && !wdt_.changed) {
       if (core.waiting) {
         const next = clock.nanosToNextAlarm;
         const left = limit - clock.nanos;
         clock.tick(next > 0 && next < left ? next : left);
       } else {
         const pc = core.PC;
-        if (pc <= ROM_HI && pc >= ROM_LO && ROM_HOOKS.has(pc)) {
+        if (pc <= romHi && pc >= romLo && hooks.has(pc)) {
           if (!romCall(mcu, pc)) break;       // the power went in a torn flash write
           continue;
         }
