@@ -77,6 +77,11 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
         # (the firmware's directory too: the OLED model reads the firmware's font to decode text)
         env["PYTHONPATH"] = os.pathsep.join([os.path.join(ROOT, "boardsim", "target"), ROOT,
                                              os.path.join(ROOT, "firmware")])
+        # (the runner's bytecode cached in build/, as the cpython runtime's above: with
+        # PYTHONDONTWRITEBYTECODE each chip run compiled the runner, the world and their models
+        # again)
+        env["PYTHONPYCACHEPREFIX"] = PYC_CACHE
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         if env.get("ZENN_PICO_WARM") == "1" and not env.get("ZENN_PICO_SERVER"):
             # the chip in a session of this process's warm emulator (boardsim/rp2040/chip.py
             # WarmNode: one node process kept for every chip run, each from a new process's
