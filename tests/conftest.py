@@ -197,7 +197,8 @@ def runtime(request):
 
 # Each test's CPU, for docs/performance.md's figures: ZENN_TEST_CPU=FILE appends one JSON line
 # per test (its node id, the worker, CPU seconds of this process and of the children it waited
-# for during the test, wall seconds). A module fixture's processes count where they are ended.
+# for during the test, the warm emulator's among them and apart, wall seconds). A module
+# fixture's processes count where they are ended.
 CPU_RECORD = os.environ.get("ZENN_TEST_CPU")
 
 
