@@ -27,6 +27,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from boardsim import mpycache  # noqa: E402
+from boardsim.runtime import PYC_CACHE  # noqa: E402
 
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 PYTHON = sys.executable
@@ -47,6 +48,11 @@ def env_for(runtime, dirs=TARGET_DIRS):
         env["MICROPYPATH"] = mpycache.micropypath(full)
     else:
         env["PYTHONPATH"] = os.pathsep.join(full)
+        # the bytecode of what it imports cached in build/host-pyc as the runner's is
+        # (boardsim/runtime.py): with PYTHONDONTWRITEBYTECODE (as on these machines and in CI)
+        # every driver and one-shot script compiled the firmware it imports at every start
+        env["PYTHONPYCACHEPREFIX"] = PYC_CACHE
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
