@@ -258,11 +258,10 @@ def test_every_module_compiles_for_the_rp2040_within_the_size_budget():
 
 
 @pytest.fixture(scope="module")
-def host_mpy(tmp_path_factory):
-    # the firmware's .mpy for the unix port, built once for the boots below
-    fw = str(tmp_path_factory.mktemp("mpy"))
-    memory.build_host_mpy(fw, [n[:-3] for n in memory.firmware_sources() if n != "main.py"])
-    return fw
+def host_mpy():
+    # the firmware's .mpy for the unix port, built once for the boots below (and for the
+    # measurements above when they ran in this process: memory.host_mpy())
+    return memory.host_mpy()
 
 
 @pytest.mark.parametrize("display,front_end", memory.configurations())
