@@ -28,60 +28,22 @@ from boardsim.testing import Table
 TARGET = r"""
 import sys
 import json
-from array import array
 import runner as R
 from sensing import presence_locate as LP
+from find_counter import FindCounter
 
 job = json.loads(sys.stdin.readline())
-US = job["us_per_move"]
-BASE = job["base"]
-BUDGET = job["budget"]
 with open(job["config"], "w") as f:
     f.write(json.dumps({"front_end": "shift"}))
 r = R.Runner(config=job["config"])
-N = 2000
-tried = array("i", [0] * N)        # per find() that tried moves: how many, cut, chips, settled
-cut = bytearray(N)
-found = bytearray(N)
-settled = bytearray(N)
-nrow = [0]
-loc = None
-
-
-def clock():                    # the chip's clock as the moves tried would run it (small ints)
-    return (BASE + loc.tried * US) & 0x3FFFFFFF
-
-
-def install():
-    global loc
-    loc = r.sb.loc
-    find = loc.find
-    if US:
-        loc.clock = clock
-    loc.BUDGET_US = BUDGET
-
-    def counted(grid):          # (under the runner's heap lock: allocates nothing)
-        t0 = loc.tried
-        n = find(grid)
-        k = nrow[0]
-        if loc.tried != t0 and k < N:
-            tried[k] = loc.tried - t0
-            cut[k] = loc.cut
-            found[k] = n
-            settled[k] = loc.settled
-            nrow[0] = k + 1
-        return n
-    loc.find = counted
-
-
+fc = FindCounter(job["us_per_move"], job["budget"], base=job["base"])
 for o in job["tl"]:
     r.op(o)
-    if loc is None and r.sb is not None:
-        install()
+    if fc.loc is None and r.sb is not None:
+        fc.install(r.sb.loc)
 r.run_ms(200)
-k = nrow[0]
-print("RESULT " + json.dumps({"rows": [[tried[i], cut[i], found[i], settled[i]] for i in range(k)],
-                              "budget": loc.BUDGET_US,
+print("RESULT " + json.dumps({"rows": [row[:4] for row in fc.rows()],
+                              "budget": fc.loc.BUDGET_US,
                               "slice": LP.PresenceLocator.SLICE}))
 """
 

@@ -24,62 +24,23 @@ from boardsim.testing import Table
 TARGET = r"""
 import sys
 import json
-from array import array
 import runner as R
 from sensing import presence_locate as LP
+from find_counter import FindCounter
 
 job = json.loads(sys.stdin.readline())
-US = job["us_per_move"]
-BUDGET = job["budget"]
-READ_US = job["read_us"]
-SV = 192                        # presence_locate._SV: where a still search is kept
 with open(job["config"], "w") as f:
     f.write(json.dumps({"front_end": "shift"}))
 r = R.Runner(config=job["config"])
-N = 3000
-tried = array("i", [0] * N)     # per find() that tried moves: how many, cut, kept, settled
-flags = bytearray(N)
-nrow = [0]
-loc = None
-
-
-reads = array("i", [0])
-
-
-def clock():                    # the chip's clock as the moves tried would run it (small ints),
-    reads[0] += 1               # and READ_US more at each reading (so that a search also stops
-    return (loc.tried * US + reads[0] * READ_US) & 0x3FFFFFFF   # between k-means rounds)
-
-
-def install():
-    global loc
-    loc = r.sb.loc
-    find = loc.find
-    if US:
-        loc.clock = clock
-    loc.BUDGET_US = BUDGET
-
-    def counted(grid):          # (under the runner's heap lock: allocates nothing)
-        t0 = loc.tried
-        n = find(grid)
-        k = nrow[0]
-        if loc.tried != t0 and k < N:
-            tried[k] = loc.tried - t0
-            flags[k] = ((loc.cut & 1) | (2 if loc.seeds[SV] else 0) | (loc.settled << 2) |
-                        (8 if loc.seeds[SV] == 3 and loc.seeds[SV + 11] >= 8 else 0))
-            nrow[0] = k + 1
-        return n
-    loc.find = counted
-
-
+fc = FindCounter(job["us_per_move"], job["budget"], read_us=job["read_us"])
 for o in job["tl"]:
     r.op(o)
-    if loc is None and r.sb is not None:
-        install()
+    if fc.loc is None and r.sb is not None:
+        fc.install(r.sb.loc)
 r.run_ms(200)
-k = nrow[0]
+loc = fc.loc
 n = loc.n
-print("RESULT " + json.dumps({"rows": [[tried[i], flags[i]] for i in range(k)],
+print("RESULT " + json.dumps({"rows": fc.rows(), "centre_most": fc.centre_most,
                               "chips": sorted([loc.kind[i], loc.x[i], loc.y[i], loc.unc[i],
                                                loc.wander[i], loc.err[i]] for i in range(n)),
                               "slice": LP.PresenceLocator.SLICE}))
@@ -112,6 +73,11 @@ def run(runtime, tmp_path, tl, us_per_move, budget=BUDGET):
                                           "config": str(tmp_path / "config.json")},
                         name="presence_still_budget_target.py", tmp_path=tmp_path, timeout=900,
                         marker="RESULT ")
+    # per frame (FindCounter's rows): its moves, and flags: 1 a search cut, 2 a still search
+    # kept after it, 4 settled, 8 kept between k-means rounds (phase 3, sub 8 + its round),
+    # 16 kept in _hold (phase 6)
+    res["rows"] = [[t, (c & 1) | (2 if ph else 0) | (s << 2) | (8 if ph == 3 and sub >= 8 else 0) |
+                    (16 if ph == 6 else 0)] for t, c, n, s, ph, sub in res["rows"]]
     return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
 
 
@@ -145,3 +111,4 @@ def test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits(ru
     if budget:
         assert [e for e in events if '"shot"' in e], events
     assert events == whole_events                    # the same event lines
+
