@@ -112,3 +112,46 @@ def test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits(ru
         assert [e for e in events if '"shot"' in e], events
     assert events == whole_events                    # the same event lines
 
+
+THREE = {c: TOUCHING[c] for c in ("big1", "big2", "big3")}
+
+
+def nudged(spots):
+    """The chips put down touching, at rest until their still search is done, then big3 nudged
+    6 mm along the group: the others are held at their rest fits (_hold) and it is fitted again
+    around them, the group's held fits tried one chip at a time (up to 2 m + 2 fits of the
+    chips not held, then each moved chip centred: on the chip 89.6 ms after the frame's
+    budget was spent, four chips)."""
+    t = Table("bowling", players=1)
+    t.place_all(spots).advance_time_and_run(4000)
+    t.shoot("big3", {"x": 21.25, "y": 193}).advance_time_and_run(3000)
+    return t.timeline()
+
+
+# (three chips at budget 0: their first still search, a unit a frame, is not done before the
+# nudge, so they have no rest fits to hold: nothing of _hold's to cut)
+@pytest.mark.parametrize("chips,budget", [(4, BUDGET), (4, 0), (3, BUDGET)])
+def test_a_touching_groups_held_fits_are_cut_at_the_chips_time_and_resumed(runtime, tmp_path,
+                                                                          chips, budget):
+    tl = nudged(TOUCHING if chips == 4 else THREE)
+    res, events = run(runtime, tmp_path, tl, US_PER_MOVE, budget)
+    whole, whole_events = run(runtime, tmp_path, tl, 0)
+    rows = res["rows"]
+    held = [t for t, f in rows if f & 16]
+    # a frame's moves: the budget's worth, the unit under way when it ran out (a slice of
+    # moves, SLICE and a chip's last 8, or one chip's centring) and a kept search's first unit
+    # (done whatever the clock); a centring here tried at most centre_most (the run's own)
+    unit = max(res["slice"] + 8, res["centre_most"])
+    most = budget // US_PER_MOVE + 2 * unit
+    print(f"{runtime}, {chips} chips, budget {budget}: {len(rows)} frames searched, {len(held)} with"
+          f" the held fits kept, most moves a frame {max(t for t, f in rows)} (bound {most}, a"
+          f" centring at most {res['centre_most']}); without the clock most"
+          f" {max(t for t, f in whole['rows'])}")
+    assert max(t for t, f in rows) <= most, rows     # each frame within the budget ...
+    assert held, rows                                # ... the held fits cut and kept ...
+    assert not any(f & 2 for t, f in whole["rows"])  # (never without the clock)
+    assert max(t for t, f in whole["rows"]) > most
+    assert not rows[-1][1] & 2 and rows[-1][1] & 4  # ... and each search finished
+    assert res["chips"] == whole["chips"]            # the same fits, to the 0.1 mm
+    assert len(res["chips"]) == chips
+    assert events == whole_events                    # the same event lines

@@ -990,6 +990,7 @@ class PresenceLocator:
                 self._hand(j, False)
                 continue
             m = 0
+            rh = 0              # 6: _hold's held fits kept (_park), going on
             still = prev >= 0 or sc is None
             kept = prev >= 0 and self.pfine[prev]
             if not kept and prev >= 0 and sc is not None and js >= 0 and (j != js or sus):
@@ -998,7 +999,18 @@ class PresenceLocator:
                 else:
                     # the search kept (_park), resumed where it stopped; its window made again
                     sus = 0
-                    if sv[_SV] == 5:
+                    if sv[_SV] == 6:
+                        # the group's joint fit as it was (results again from it), then _hold
+                        self._window(j)
+                        self._park(0, 0, 0, 0, 0, 0, 0)
+                        m = self.bk
+                        if n + m > MAX_FOUND:
+                            m = 0       # (no room for it now: searched afresh)
+                        for i in range(m):
+                            self.cnt[i] = 100 * sv[_SV + 14]
+                            self.sw[i] = self.BLIND if (sv[_SV + 15] >> i) & 1 else 0
+                        rh = 6 if m else 0
+                    elif sv[_SV] == 5:
                         self._window(j)
                         m = self._done(0, 2)
                     elif sv[_SV] >= 3:
@@ -1037,6 +1049,23 @@ class PresenceLocator:
                         m = self._fit(j, still, MAX_FOUND - n, cnt)
                 else:
                     m = self._fit(j, still, MAX_FOUND - n, 0)
+            if m > 0 and not kept:
+                if m >= MAX_K and not still:
+                    self.crowd = 1
+                for i in range(m):
+                    self.kind[n + i] = KIND_SMALL if self.br[i] == self.r_small else KIND_BIG
+                    self.x[n + i] = self.bx[i]
+                    self.y[n + i] = self.by[i]
+                    self.err[n + i] = self.cnt[i]
+                    self.unc[n + i] = self.sx[i] if still else self.COARSE
+                    self.wander[n + i] = self.sw[i] if still else self.COARSE
+                    self.src[n + i] = self._rest_of(n + i, n)
+                if still and sc is not None:
+                    if m == 1:
+                        self._steady(j, n)
+                    elif m > 1:
+                        # (on the chip it may stop at the budget: kept, -2, as a search)
+                        m = self._hold(j, n, m, rh)
             if kept or m == -2:
                 # as in the frame before: fine, kept; or coarse, looked at again next frame,
                 # while its still search, cut at the budget, is kept (_park), or waits (cut |
@@ -1064,21 +1093,6 @@ class PresenceLocator:
             if m < 0:
                 self._hand(j, True)
                 continue
-            if m >= MAX_K and not still:
-                self.crowd = 1
-            for i in range(m):
-                self.kind[n + i] = KIND_SMALL if self.br[i] == self.r_small else KIND_BIG
-                self.x[n + i] = self.bx[i]
-                self.y[n + i] = self.by[i]
-                self.err[n + i] = self.cnt[i]
-                self.unc[n + i] = self.sx[i] if still else self.COARSE
-                self.wander[n + i] = self.sw[i] if still else self.COARSE
-                self.src[n + i] = self._rest_of(n + i, n)
-            if still and sc is not None:
-                if m == 1:
-                    self._steady(j, n)
-                elif m > 1:
-                    self._hold(j, n, m)
             self.resn[j] = m
             self.fine[j] = 1 if still else 0
             n += m
@@ -1204,52 +1218,135 @@ class PresenceLocator:
         self.wander[i] = fit[6 * q + 4]
         self.err[i] = fit[6 * q + 5]
 
-    def _hold(self, j, n, m):
+    def _hold(self, j, n, m, rs):
         """Group j's m chips (results n .. n + m - 1), fitted jointly at rest (hx, hy, hr):
         the chips whose rest fit (their entry, src) explains the pads as well as the joint fit,
         to FLICKER level steps, with the others fitted around them, stay at their rest fits
         (all of them first: nothing moved but a flicker; else one by one, the one that costs
-        least first); the others are fitted again around those and become new entries."""
+        least first); the others are fitted again around those and become new entries. Returns
+        m. On the chip it stops once the frame's time is spent, before one of its fits (_held:
+        the others' moves around the chips held, themselves in slices) or a moved chip's
+        centring, and is kept (_park phase 6: -2, find() gives the frame before's chips
+        meanwhile); rs 6: resumed where it stopped, one unit first whatever the clock (issue 13:
+        a group of four with one nudged held in 9 fits of up to 48 moves, 320 moves in all,
+        after the frame's budget was spent). Its state: st (0 all held, 1 each alone, 2 one
+        more held, 3 the fit around those held, 4 the moved ones centred; | 8: stopped inside a
+        fit's moves), held, base, cand, e (the chip), err; hc and hu in the k-means seeds'
+        arrays (free now), the joint fit in cx, cy, cr."""
         fit = self.st_fit
         src = self.src
         hx = self.hx
         hy = self.hy
-        hc = self.kx        # each chip's cost held alone (the k-means seeds' array, free now)
-        lim = self.HOLD_NEAR * self.HOLD_NEAR
-        self._keep(self.cx, self.cy, self.cr, m, False)      # the joint fit
-        base = self._mismatch() + self.FLICKER
-        cand = 0
-        for e in range(m):
-            q = src[n + e]
-            if q < 0:
+        hc = self.kx        # each chip's cost held alone
+        hu = self.ky        # each moved chip's uncertainty (its centring)
+        sv = self.seeds
+        clock = self.clock
+        if rs:
+            st = sv[_SV + 4]
+            held = sv[_SV + 5]
+            base = sv[_SV + 6]
+            cand = sv[_SV + 7]
+            e = sv[_SV + 11]
+            err = sv[_SV + 12]
+        else:
+            lim = self.HOLD_NEAR * self.HOLD_NEAR
+            self._keep(self.cx, self.cy, self.cr, m, False)      # the joint fit
+            base = self._mismatch() + self.FLICKER
+            cand = 0
+            for e in range(m):
+                q = src[n + e]
+                if q < 0:
+                    continue
+                dx = fit[6 * q + 1] - hx[e]
+                dy = fit[6 * q + 2] - hy[e]
+                if dx * dx + dy * dy <= lim:
+                    cand |= 1 << e
+            held = 0
+            st = 0 if cand else 3
+            e = 0
+            err = 0
+        while True:
+            s = st & 7
+            # what is left (none: done): a fit (_held) or a chip's centring
+            if s == 1:
+                while e < m and not (cand >> e) & 1:
+                    hc[e] = 0x7FFF          # (no rest fit near: never held)
+                    e += 1
+                if e == m:
+                    st = 2
+                    continue
+            elif s == 2 and not st & 8:
+                b = -1
+                for q in range(m):
+                    if not (held >> q) & 1 and hc[q] <= base and (b < 0 or hc[q] < hc[b]):
+                        b = q
+                if b < 0:
+                    st = 3
+                    continue
+                e = b
+            elif s == 3 and held == 0:
+                break
+            elif s == 4:
+                while e < m and (held >> e) & 1:
+                    e += 1
+                if e == m:
+                    break
+            if (not rs and clock is not None and
+                    (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
+                # the frame's time is spent: kept, with the joint fit's cost and its chips'
+                # wander (find() gives its results again from them)
+                self.win[10 + _LEVELS] = 0
+                rs = -1
+                break
+            go = (3 if st & 8 else 2) if rs else 1 if clock is not None else 0
+            rs = 0
+            if s == 4:
+                hu[e] = self._centre(e)
+                e += 1
                 continue
-            dx = fit[6 * q + 1] - hx[e]
-            dy = fit[6 * q + 2] - hy[e]
-            if dx * dx + dy * dy <= lim:
-                cand |= 1 << e
-        held = 0
-        if cand:
-            if self._held(cand, n, m) <= base:
-                held = cand
+            if s == 2 and not st & 8:
+                hc[e] = 0x7FFF          # tried
+            r = self._held(cand if s == 0 else 1 << e if s == 1 else held | (1 << e) if s == 2
+                           else held, n, m, go)
+            if r < 0:
+                # its moves stopped at the budget (a slice at least): kept, resumed in them
+                st = s | 8
+                rs = -1
+                break
+            st = s
+            if s == 0:
+                if r <= base:
+                    held = cand
+                    st = 3
+                else:
+                    st = 1
+                    e = 0
+            elif s == 1:
+                hc[e] = r
+                e += 1
+            elif s == 2:
+                if r <= base:
+                    held |= 1 << e
             else:
-                for e in range(m):
-                    hc[e] = self._held(1 << e, n, m) if (cand >> e) & 1 else 0x3FFFFFFF
-                while True:
-                    b = -1
-                    for e in range(m):
-                        if not (held >> e) & 1 and hc[e] <= base and (b < 0 or hc[e] < hc[b]):
-                            b = e
-                    if b < 0:
-                        break
-                    hc[b] = 0x3FFFFFFF          # tried
-                    if self._held(held | (1 << b), n, m) <= base:
-                        held |= 1 << b
+                err = r
+                st = 4
+                e = 0
+        if rs < 0:
+            # kept, with the joint fit's cost and its chips' wander (find() gives its results
+            # again from them when it goes on)
+            sv[_SV + 14] = self.cnt[0] // 100
+            b = 0
+            for q in range(m):
+                if self.sw[q]:
+                    b |= 1 << q
+            sv[_SV + 15] = b
+            return self._park(6, st, held, base, cand, e, err)
         if held == 0:
             for e in range(m):
                 src[n + e] = 200 + j
             self._keep(self.cx, self.cy, self.cr, m, True)
-            return
-        err = 100 * self._held(held, n, m)
+            return m
+        err *= 100
         for e in range(m):
             i = n + e
             if (held >> e) & 1:
@@ -1257,7 +1354,7 @@ class PresenceLocator:
                 self._from_rest(i, q)
                 continue
             # moved: fitted again around the chips held, centred in its region of equal fits
-            u = self._centre(e) + self.TOUCHING
+            u = hu[e] + self.TOUCHING
             if self.blind(hx[e], hy[e], self.r_big + self.RIM):
                 u += self.BLIND
             self.x[i] = hx[e]
@@ -1265,20 +1362,24 @@ class PresenceLocator:
             self.unc[i] = u
             self.err[i] = err
             src[i] = 200 + j
+        return m
 
-    def _held(self, held, n, m):
+    def _held(self, held, n, m, go):
         """The joint fit (cx, cy, cr) with the chips of the mask held at their rest fits and
-        the others moved to fit around them, into hx, hy, hr; returns its mismatch."""
-        fit = self.st_fit
-        self._keep(self.cx, self.cy, self.cr, m, True)
-        for e in range(m):
-            if (held >> e) & 1:
-                q = self.src[n + e]
-                self.hx[e] = fit[6 * q + 1]
-                self.hy[e] = fit[6 * q + 2]
-        self.hk = m
-        if held != (1 << m) - 1:
-            self._moves(10, 5, held)
+        the others moved to fit around them, into hx, hy, hr; returns its mismatch. go: as
+        _moves' budget (0 none; 1 the frame's; 2 a slice first, whatever the clock), 3: its
+        moves kept by _park, resumed where they stopped; -1 if they stopped at the budget."""
+        if go != 3:
+            fit = self.st_fit
+            self._keep(self.cx, self.cy, self.cr, m, True)
+            for e in range(m):
+                if (held >> e) & 1:
+                    q = self.src[n + e]
+                    self.hx[e] = fit[6 * q + 1]
+                    self.hy[e] = fit[6 * q + 2]
+            self.hk = m
+        if held != (1 << m) - 1 and self._moves(10, 5, held, 2 if go == 3 else go):
+            return -1
         return self._mismatch()
 
     def _keep_rest(self, n):
