@@ -601,9 +601,26 @@ SHOTS = {
     # four chips searched at rest), or apart (four still searches in one frame), then one nudged
     "touching": lambda t: t.place_all(TOUCHING).advance_time_and_run(4000),
     "apart": lambda t: t.place_all(APART).advance_time_and_run(4000),
+    # touching groups' held fits (_hold, issue 13): two, three or four chips touching, at rest,
+    # then one of them nudged 5 - 6 mm along (the others held at their rest fits, the nudged one
+    # fitted again around them), a chip put down by hand against three (join4), or taken from
+    # four by hand (take4)
+    "nudge2": lambda t: t.place_all(TOUCH2).advance_time_and_run(2500)
+    .shoot("big2", {"x": 48, "y": 150}).advance_time_and_run(3000),
+    "nudge3": lambda t: t.place_all(TOUCH3).advance_time_and_run(2500)
+    .shoot("big3", {"x": 21.25, "y": 193}).advance_time_and_run(3000),
+    "nudge4": lambda t: t.place_all(TOUCHING).advance_time_and_run(4000)
+    .shoot("big3", {"x": 21.25, "y": 193}).advance_time_and_run(3000),
+    "join4": lambda t: t.place_all(TOUCH3).place("small", {"x": -80, "y": 150})
+    .advance_time_and_run(3000).shoot("small", {"x": -37.5, "y": 150}).advance_time_and_run(3000),
+    "take4": lambda t: t.place_all(TOUCHING).advance_time_and_run(4000).take("small")
+    .advance_time_and_run(3000),
 }
+HELD = ("touching", "apart", "nudge2", "nudge3", "nudge4", "join4", "take4")
 TOUCHING = {"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150},
             "big3": {"x": 21.25, "y": 187}, "small": {"x": -37.5, "y": 150}}
+TOUCH2 = {"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150}}
+TOUCH3 = dict(TOUCH2, big3={"x": 21.25, "y": 187})
 APART = {"big1": {"x": -120, "y": 150}, "big2": {"x": 120, "y": 150},
          "big3": {"x": -120, "y": -150}, "small": {"x": 120, "y": -150}}
 
@@ -993,7 +1010,7 @@ loc = sb.loc
 gc.collect()
 PN = ("find", "frame", "faults", "on_board", "redraw", "service", "_groups", "_follow", "_fit",
       "_done", "_centre", "check_chips", "_seed", "journal", "flush", "finish", "hand", "cut",
-      "loc_n")
+      "loc_n", "_hold", "_held")
 NP = len(PN)
 rows = array('i', [0] * (N * (NP + 3)))
 nr = 0
@@ -1023,6 +1040,8 @@ wrap(loc, "_seed", 12)
 wrap(sb.journal, "write", 13)
 wrap(sb.ui, "flush", 14)
 wrap(tr, "_finish", 15)
+wrap(loc, "_hold", 19)
+wrap(loc, "_held", 20)
 end = time.ticks_add(time.ticks_ms(), MS)
 while time.ticks_diff(end, time.ticks_ms()) > 0:
     for j in range(NP):
@@ -1059,8 +1078,9 @@ def slow_steps(config, name, thresh_ms=20):
     tl = t.timeline()
     menu = [o for o in tl[1:] if o["op"] in ("press", "wait")][:4]
     play = tl[1 + len(menu):]
-    ms = 8000 if name in ("touching", "apart") else 4000     # (the chips put down one by one)
-    r = probe.run_module("MS = %d\nN = 200\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
+    # (the chips put down one by one; the held cases' moves after them)
+    ms = 4000 if name not in HELD else 8000 if name in ("touching", "apart") else 13000
+    r = probe.run_module("MS = %d\nN = 160\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
                          config=config, before=menu,
                          after=play, await_ms=20000, await_ev="slow_steps", wait_ms=200)
     return r.last("slow_steps")
