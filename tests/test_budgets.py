@@ -42,9 +42,10 @@ FIRMWARE_HEAP_MAX = {"hall": 222_000,       # held after boot, code and objects 
                                             # main 708f553, 220,096 B with issue 13's second
                                             # anchor in the tracker: +96 B code, +64 B its
                                             # entries; on the chip, frozen, 80 B less free)
-                     "shift": 221_500}      # (221,344 B with gamestart's journal, +800 B of
-                                            # code, main 0c602ca 220,544 B; the chip keeps
-                                            # 184,400 B free after boot as on main)
+                     "shift": 222_500}      # (222,144 B est. with gamestart's journal, +800 B
+                                            # of code, and preshold's held fits resumed, +672 B;
+                                            # main 0c602ca 220,544 B; frozen, the code is in
+                                            # flash: the chip keeps 184,400 B free after boot)
                                             # (220,224 B with issue 13's still searches resumed,
                                             # presbound: code +1,536 B, objects -64 B; main
                                             # 2a8a68b 218,752 B; frozen on the chip 184,368 B
@@ -61,8 +62,9 @@ FIRMWARE_HEAP_MAX = {"hall": 222_000,       # held after boot, code and objects 
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
 CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 169_800}           # (169,664 B with gamestart's journal: +800 B,
-                                            # main 0c602ca 168,864 B; hall 174,784 B, +768 B)
+                "shift": 170_800}           # (gamestart's journal +800 B and preshold's held
+                                            # fits, presence_locate 17,376 -> 18,016 B; main
+                                            # 0c602ca 168,864 B; hall 174,784 B, +768 B)
                                             # (168,544 B with the still searches resumed,
                                             # presbound: presence_locate 15,808 -> 17,344 B)
                                             # (165.5 KB on 2026-12-02: the register scan, the
@@ -86,10 +88,11 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
 PICO_ESTIMATE_MAX = {"hall": 184_500,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 185_300}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
-# hall 184,397 B, shift 185,139 B with issue 13's game start prepared at boot (gamestart: the
-# journal's code, +769 / +785 B over main 0c602ca's 183,628 / 184,354 B; a stock .mpy deployment
-# only: frozen, the chip keeps 184,560 / 184,400 B free after boot, main's 184,576 / 184,400)
+                     "shift": 186_300}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# hall 184,397 B with issue 13's game start prepared at boot (gamestart: the journal's code, +769 B
+# over main 0c602ca's 183,628 B); shift with it and preshold's held fits resumed (+785 and +651 B
+# of code over main's 184,354 B): a stock .mpy deployment only; frozen, the chip's heap after
+# boot is measured by tests/test_rp2040.py -k heap_free
 # shift 184,065 B with presbound's still searches resumed (2026-12-03, +1.5 KB of code, a stock
 # .mpy deployment only: frozen, the chip keeps 184,368 B free after boot)
 # shift 177.2 KB on 2026-12-02: the RP2040 register scan (shift_scan), the viper hole search
@@ -120,7 +123,8 @@ PICO_ESTIMATE_MAX = {"hall": 184_500,      # (171.6 KB after the app split and i
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
 MPY_TOTAL_MAX = 162_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
 # 160,810 B with presbound's still searches resumed: presence_locate.mpy 23,508 -> 25,060 B;
-# 161,069 B merged with turnrest's loop turn spread over turns: app.mpy's step())
+# 161,069 B merged with turnrest's loop turn spread over turns: app.mpy's step(); 161,698 B with
+# preshold's held fits resumed: presence_locate.mpy 25,067 -> 25,696 B)
 # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
 # when frozen) (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
