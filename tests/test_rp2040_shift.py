@@ -186,6 +186,40 @@ def test_a_still_search_cut_and_resumed_allocates_nothing_on_the_chip():
     assert kept > 0, loop
 
 
+@needs_chip
+def test_a_touching_groups_held_fits_cut_and_resumed_allocate_nothing_on_the_chip():
+    """The locked loop with three big chips put down touching, at rest, then one nudged 6 mm
+    along the group, the locator's budget at 10 ms: the group's held fits (presence_locate._hold:
+    the two at rest kept at their rest fits, the nudged one fitted around them) are cut on the
+    chip's clock, kept (_park phase 6) and resumed frames later, every turn under heap_lock;
+    some turns kept them. (The loop runs its whole time: the bowling game's big-chip fault line
+    is no verdict to end it on.)"""
+    from boardsim.rp2040 import probe
+    from boardsim.testing import Table
+    from tests.test_rp2040 import locked_loop, strike_menu_and_play
+    t = Table("bowling", players=1)
+    t.place_all({"big1": {"x": 0, "y": 150}, "big2": {"x": 42.5, "y": 150},
+                 "big3": {"x": 21.25, "y": 187}}).advance_time_and_run(3000)
+    t.shoot("big3", {"x": 21.25, "y": 193}).advance_time_and_run(1500)
+    menu, play = strike_menu_and_play(t)
+    src = locked_loop(9000, 9000)
+    src = src.replace("micropython.heap_lock()\ntry:", "held = 0\nsb.loc.BUDGET_US = 10000\n"
+                      "micropython.heap_lock()\ntry:", 1)
+    src = src.replace("        n += 1\n", "        n += 1\n        if sb.loc.seeds[192] == 6:\n"
+                      "            held += 1\n", 1)
+    src += 'print(\'{"ev":"held","held":%d,"n":%d}\' % (held, sb.loc.n))\n'
+    assert "held += 1" in src and "BUDGET_US = 10000" in src
+    r = probe.run_module(src, config={"front_end": "shift"}, before=menu, after=play,
+                         await_ms=20000, await_ev="held", wait_ms=20, settle_ms=probe.READY)
+    loop = r.last("loop")
+    held = r.last("held")
+    print("presence loop on the chip, budget 10 ms, a touching group nudged:", loop, held)
+    # (every turn under heap_lock: an allocation would have ended the run with a MemoryError)
+    assert loop["steps"] > 300, loop
+    assert held["held"] > 0, (loop, held)           # the held fits were cut and kept ...
+    assert held["n"] == 3, (loop, held)             # ... and the three chips found at the end
+
+
 # One script, two runs: on the chip (CHIP = 1) it calls faults._toggled and prints what it
 # gave each trial; under CPython (CHIP = 0) the same random windows, drawn by the same LCG in the
 # same order, go through the plain cell-by-cell pass it replaced, whose answers the test compares
