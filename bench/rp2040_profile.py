@@ -999,7 +999,10 @@ print(json.dumps({"ev": "verdict_parts", "parts": PN, "verdict_k": verdict_k, "s
 
 # --slow-steps: the loop as main.py runs it while a shot is played, the Scoreboard's parts wrapped
 # as for --verdict-parts (and the locator's groups, follow and fit); every step over 20 ms is
-# kept with its parts (us), and whether the tracker was at rest before it
+# kept with its parts (us), and whether the tracker was at rest before it; with the locator's
+# crowd and hand pads after it, and the frame before's (the last turn that ran find()): its
+# hand, hand pads and chips, and how many ms before (a hand's frames around a put-down). Rows of
+# 30 ints: N of them in one array (200 of 24, 19,200 B, failed to allocate once after boot)
 SLOW = r"""
 import time
 import json
@@ -1010,12 +1013,13 @@ loc = sb.loc
 gc.collect()
 PN = ("find", "frame", "faults", "on_board", "redraw", "service", "_groups", "_follow", "_fit",
       "_done", "_centre", "check_chips", "_seed", "journal", "flush", "finish", "hand", "cut",
-      "loc_n", "_hold", "_held")
+      "loc_n", "_hold", "_held", "crowd", "hcells", "p_hand", "p_hcells", "p_n", "p_ago")
 NP = len(PN)
 rows = array('i', [0] * (N * (NP + 3)))
 nr = 0
 cur = array('i', [0] * NP)
 tried0 = array('i', [0])
+pv = array('i', [0] * 4)         # the last frame's (a turn with find): hand, its pads, chips, when
 T0 = time.ticks_ms()
 def wrap(obj, name, k):
     if not hasattr(obj, name):
@@ -1054,6 +1058,17 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     cur[16] = loc.hand
     cur[17] = getattr(loc, "cut", 0)
     cur[18] = loc.n
+    cur[21] = loc.crowd
+    cur[22] = loc.hand_cells
+    cur[23] = pv[0]
+    cur[24] = pv[1]
+    cur[25] = pv[2]
+    cur[26] = time.ticks_diff(time.ticks_ms(), T0) - pv[3]
+    if cur[0]:
+        pv[0] = loc.hand
+        pv[1] = loc.hand_cells
+        pv[2] = loc.n
+        pv[3] = time.ticks_diff(time.ticks_ms(), T0)
     if d > THRESH and nr < N:
         b = nr * (NP + 3)
         rows[b] = time.ticks_diff(time.ticks_ms(), T0)
@@ -1080,7 +1095,7 @@ def slow_steps(config, name, thresh_ms=20):
     play = tl[1 + len(menu):]
     # (the chips put down one by one; the held cases' moves after them)
     ms = 4000 if name not in HELD else 8000 if name in ("touching", "apart") else 13000
-    r = probe.run_module("MS = %d\nN = 160\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
+    r = probe.run_module("MS = %d\nN = 120\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
                          config=config, before=menu,
                          after=play, await_ms=20000, await_ev="slow_steps", wait_ms=200)
     return r.last("slow_steps")
@@ -1093,7 +1108,7 @@ def slow_series(config, name, phases, thresh_ms=20):
     from boardsim.rp2040 import probe
     menu, play = series_ops(name, phases)
     ms = 5000 * len(phases) + 2000
-    r = probe.run_module("MS = %d\nN = 200\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
+    r = probe.run_module("MS = %d\nN = 130\nTHRESH = %d\n" % (ms, thresh_ms * 1000) + SLOW,
                          config=config, before=menu, after=play, await_ms=ms + 20000,
                          await_ev="slow_steps", wait_ms=200)
     return r.last("slow_steps")
