@@ -1232,7 +1232,8 @@ class PresenceLocator:
         after the frame's budget was spent). Its state: st (0 all held, 1 each alone, 2 one
         more held, 3 the fit around those held, 4 the moved ones centred; | 8: stopped inside a
         fit's moves), held, base, cand, e (the chip), err; hc and hu in the k-means seeds'
-        arrays (free now), the joint fit in cx, cy, cr."""
+        arrays (free now), the joint fit in cx, cy, cr; the candidates' rest entries (if one is
+        not its chip's when it goes on, it begins again from the joint fit)."""
         fit = self.st_fit
         src = self.src
         hx = self.hx
@@ -1241,6 +1242,7 @@ class PresenceLocator:
         hu = self.ky        # each moved chip's uncertainty (its centring)
         sv = self.seeds
         clock = self.clock
+        f1 = rs           # a unit first, whatever the clock
         if rs:
             st = sv[_SV + 4]
             held = sv[_SV + 5]
@@ -1248,7 +1250,15 @@ class PresenceLocator:
             cand = sv[_SV + 7]
             e = sv[_SV + 11]
             err = sv[_SV + 12]
-        else:
+            for q in range(m):
+                if (cand >> q) & 1 and src[n + q] != (sv[_SV + 15] >> (4 + 3 * q)) & 7:
+                    # a chip's rest entry is not the one its costs were of (entries are
+                    # matched to the results again each frame): begun again, from the joint fit
+                    rs = 0
+            if not rs:
+                sv[_SV + 10] = 0
+                self._keep(self.cx, self.cy, self.cr, m, True)
+        if not rs:
             lim = self.HOLD_NEAR * self.HOLD_NEAR
             self._keep(self.cx, self.cy, self.cr, m, False)      # the joint fit
             base = self._mismatch() + self.FLICKER
@@ -1291,15 +1301,15 @@ class PresenceLocator:
                     e += 1
                 if e == m:
                     break
-            if (not rs and clock is not None and
+            if (not f1 and clock is not None and
                     (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
                 # the frame's time is spent: kept, with the joint fit's cost and its chips'
                 # wander (find() gives its results again from them)
                 self.win[10 + _LEVELS] = 0
-                rs = -1
+                f1 = -1
                 break
-            go = (3 if st & 8 else 2) if rs else 1 if clock is not None else 0
-            rs = 0
+            go = (3 if st & 8 else 2) if f1 else 1 if clock is not None else 0
+            f1 = 0
             if s == 4:
                 hu[e] = self._centre(e)
                 e += 1
@@ -1311,7 +1321,7 @@ class PresenceLocator:
             if r < 0:
                 # its moves stopped at the budget (a slice at least): kept, resumed in them
                 st = s | 8
-                rs = -1
+                f1 = -1
                 break
             st = s
             if s == 0:
@@ -1331,14 +1341,16 @@ class PresenceLocator:
                 err = r
                 st = 4
                 e = 0
-        if rs < 0:
-            # kept, with the joint fit's cost and its chips' wander (find() gives its results
-            # again from them when it goes on)
+        if f1 < 0:
+            # kept, with the joint fit's cost, its chips' wander (find() gives its results
+            # again from them when it goes on) and the candidates' rest entries (3 bits each)
             sv[_SV + 14] = self.cnt[0] // 100
             b = 0
             for q in range(m):
                 if self.sw[q]:
                     b |= 1 << q
+                if (cand >> q) & 1:
+                    b |= (src[n + q] & 7) << (4 + 3 * q)
             sv[_SV + 15] = b
             return self._park(6, st, held, base, cand, e, err)
         if held == 0:
