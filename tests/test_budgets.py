@@ -121,10 +121,11 @@ PICO_ESTIMATE_MAX = {"hall": 184_500,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 162_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
+MPY_TOTAL_MAX = 163_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
 # 160,810 B with presbound's still searches resumed: presence_locate.mpy 23,508 -> 25,060 B;
 # 161,069 B merged with turnrest's loop turn spread over turns: app.mpy's step(); 161,814 B with
-# preshold's held fits resumed: presence_locate.mpy 25,067 -> 25,812 B)
+# preshold's held fits resumed: presence_locate.mpy 25,067 -> 25,812 B; 162,583 B merged with
+# gamestart's next game's file prepared at boot: journal.mpy +769 B)
 # (149.9 KB on 2026-12-02 with the same three: flash, not heap,
 # when frozen) (126.7 KB after issue 15's folders, the app split and issues 12-13;
 # 137.0 KB with issue 13's hall fit in viper: hall_fit.mpy 3.7 -> 12.6 KB of armv6m code;
