@@ -69,3 +69,39 @@ def test_a_run_with_no_still_frame_or_no_rows_is_printed_not_a_crash(capsys):
     out = capsys.readouterr().out
     assert "phase 15: shown +431; no settle rows kept" in out
     assert "phase 12: shown +440; still first none" in out
+
+
+def test_the_series_command_with_frames_prints_every_run_after_its_summary(monkeypatch, capsys):
+    # the whole command (`--series --frames`) after the chip's series: its summary line, then each
+    # run's settle account and rows, a run whose rows LOOP's ring had no room for (a long series'
+    # last) and one never seen still among them. Before 4c0e6db the command ended here with a
+    # TypeError after the summary (print_settle formatted still_ms None: halllag's series)
+    import bench.rp2040_profile as rp
+    from boardsim.rp2040 import images
+
+    def fake_series(config, name, phases):
+        runs = []
+        for i, ph in enumerate(phases):
+            run = {"phase_ms": ph, "result": "pins", "pins": 8,
+                   "rest_to_verdict_ms": 476 + i, "rest_to_shown_ms": 470 + i}
+            if i == 0:
+                run.update(settle_of(rows(*sliding(), (2002, 2002), (2024, 2024), (2044, 2024),
+                                          (2400, 2024, 1), (2440, 2024, 1), (2470, -1, 0, 1)),
+                                     T_MOVE, T_REST, 2476, 2470))
+            elif i == 1:
+                run.update(settle_of(rows((2100, 2100)), 2200, 2300, 2777, 2771))
+            else:
+                run.update(settle_of(rows(*sliding()), T_MOVE, T_REST, 2478, 2472))
+            runs.append(run)
+        return {"shot": name, "worst_moving_ms": 22.0, "worst_step_us": 17000, "runs": runs}
+
+    monkeypatch.setattr(images, "missing", lambda: None)
+    monkeypatch.setattr(rp, "series", fake_series)
+    assert rp.main(["--series", "--frames", "--shots", "8 pins", "--phases", "0,3,6"]) == 0
+    out = capsys.readouterr().out
+    assert "shown min / median / max 470 / 471 / 472 ms" in out
+    assert "phase 0: shown +470; still first +2, begun again: at +24: from +24 (again)" in out
+    assert "phase 3: shown +471; no settle rows kept" in out
+    assert "phase 6: shown +472; still first none" in out
+    # --frames: the first run's rows from 60 ms before the rest, the verdict's frame the last
+    assert out.count("\n     ") >= 8 and "        470          -1" in out
