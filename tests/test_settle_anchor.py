@@ -200,3 +200,29 @@ def test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_still
     frame = 16 + FIT_MS             # a frame while the chip moves: 16 steps and the fit
     late = [s for s in shots if s["since"] - s["rest"] > frame or s["verdict"] - s["rest"] > 400 + frame]
     assert not late, late
+
+
+FIT_MS_MISSED = (0, 12)     # the unix runner's frames, and frames 12 ms longer while pads change
+
+
+@pytest.mark.parametrize("fit_ms", FIT_MS_MISSED)
+def test_the_last_moving_fit_missed_by_the_next_frame_does_not_begin_the_stillness_again(fit_ms):
+    # The second form of the lagging last moving fit (issue 13): the frame after it, read with
+    # the chip at rest, misses it by more than FOLLOW_ERR, so the locator fits the chip as a
+    # moving one (no correction, no wider wander) 2.3 - 3.1 mm on, past STILL_TOL + wander of
+    # the anchor: the stillness began again there, a frame after it began (main: at fit 0
+    # phases 1 - 9 and 13 - 15 from +2 - +8 ms, the verdict +402 - +408; at fit 12 every phase
+    # from +5 - +18, the verdict +397 - +410; on the chip, bench.rp2040_profile --series, the
+    # score shown 447 - 450 ms after the stop where the other runs took 422 - 443). Now the
+    # frame right after the one the stillness began at may be _LAG_TOL (1.5 mm) further from
+    # it (tracking/tracker.py): the stillness holds from the last moving frame, the verdict
+    # within SETTLE_MS of the stop
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
+                        "--shots", "8 pins", "--phases", ",".join(map(str, PHASES)),
+                        "--fit-ms", str(fit_ms), "--json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    assert len(shots) == len(PHASES), r.stdout[-2000:]
+    late = [s for s in shots if s["verdict"] - s["rest"] > 400]
+    assert not late, late
