@@ -278,6 +278,7 @@ class Tracker:
         ok = self.still and edges == self.edges and not loc.hand
         wait = loc.cut & 2
         if ok and not same:
+            mark = 1
             if not self._near_anchor(n, self.ao, self.an, 0):
                 # The stillness begins again, but not always now: the anchor may be a fit that
                 # lagged the chip (the hall pads' smoothed readings still catching up when the
@@ -299,25 +300,35 @@ class Tracker:
                     # are near the anchor, not known to be near this one)
                     self.bn = self._set_anchor(n, 8 - self.ao)
                     self.bt = now
-                elif not (self.graded and self.bn < 0 and time.ticks_diff(now, self.still_since) == dt
-                          and self._near_anchor(n, self.ao, self.an, _LAG_TOL)):
-                    # The stillness began at the frame before (its anchor: that frame's fits,
-                    # none since differed) and this frame's chips are within _LAG_TOL more of
-                    # it: it holds. On the hall pads the last moving frame's fit is of a frame
-                    # read while the chip slid (its banks read 10 - 20 ms before the stop) and
-                    # lags where it came to rest by 2.0 - 2.8 mm on the chip (3.1 mm on the
-                    # desktop with 40 ms frames); the next frame, read at rest, fits it there.
-                    # When that frame's pads fit the lagging fit within FOLLOW_ERR the locator
-                    # corrects it (hall_follow: its wander widened); when they miss it by more
-                    # (the chip fitted as a moving one) the stillness began again here, a frame
-                    # (20 - 23 ms) after the stop: rest -> score shown up to 450 ms on the chip
-                    # where the other runs took 422 - 443 (docs/performance.md). This frame
-                    # becomes the second anchor (below), so the frames after must stay near it,
-                    # as for a corrected fit. Once: the frame after this one is no longer the
-                    # one right after the anchor's. A chip still sliding more than 3.5 mm a
-                    # frame begins it again as before; one that slid less is credited at most
-                    # this frame (a stillness already began up to a frame before the stop
-                    # whenever the last moving fit lagged less: -9 to -5 ms on the desktop)
+                    mark = 2
+                # Hall pads: the frame before's fits, this frame's chips within _LAG_TOL more
+                # of them: the stillness is counted from the frame before. The last moving
+                # frame's fit is of a frame read while the chip slid (its banks read 10 - 20 ms
+                # before the stop) and lags where it came to rest by 2.0 - 2.8 mm on the chip
+                # (2.3 - 3.1 mm on the desktop); the next frame, read at rest, fits it there.
+                # When that frame's pads fit the lagging fit within FOLLOW_ERR the locator
+                # corrects it (hall_follow: its wander widened); when they miss it by more (the
+                # chip fitted as a moving one) the stillness began again here, a frame (17 - 23
+                # ms) after the stop: rest -> score shown up to 450 ms on the chip where the
+                # other runs took 422 - 443 (docs/performance.md, "The last moving fit missed
+                # by the next frame"). This frame becomes the second anchor (below), so the
+                # frames after must stay near it. Never more than a frame: a chip still sliding
+                # up to 3.5 mm a frame has its stillness counted from the frame before at each
+                # frame, as a stillness already began up to a frame before the stop whenever
+                # the last moving fit lagged less than the tolerance; one sliding more begins it
+                # again as before.
+                elif (self.graded and self.bn < 0 and time.ticks_diff(now, self.still_since) == dt
+                      and self._near_anchor(n, self.ao, self.an, _LAG_TOL)):
+                    pass        # the frame before's fits are the anchor: the stillness holds
+                elif self.graded and self.still == 2 and self._near_anchor(n, 8 - self.ao, self.bn, _LAG_TOL):
+                    # the frame before's fits are the second anchor (still 2, below; a frame
+                    # held so, above, among them): counted from the frame before, against them
+                    self.still_since = time.ticks_add(now, -dt)
+                    self.confirm = 0
+                    self.ao = 8 - self.ao
+                    self.an = self.bn
+                    self.bn = -1        # (this frame the second anchor, below)
+                else:
                     ok = False
             if ok and not self._near_anchor(n, 8 - self.ao, self.bn, 0):
                 # the second anchor: the first frame since which every one stays near it.
@@ -330,6 +341,9 @@ class Tracker:
                 # the score shown 456 ms after the chip stopped where it was 430)
                 self.bt = self.still_since if self.bn < 0 else now
                 self.bn = self._set_anchor(n, 8 - self.ao)
+                mark = 2
+            if ok:
+                self.still = mark       # 2: the second anchor holds this frame's fits
         if ok:
             # el + f: when the next frame will end (SETTLE_MS and SETTLE_FRAME: above)
             el = time.ticks_diff(now, self.still_since)
