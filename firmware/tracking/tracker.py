@@ -301,8 +301,9 @@ class Tracker:
                     self.bn = self._set_anchor(n, 8 - self.ao)
                     self.bt = now
                     mark = 2
-                # Hall pads: the frame before's fits, this frame's chips within _LAG_TOL more
-                # of them: the stillness is counted from the frame before. The last moving
+                # Hall pads: this frame's chips within _LAG_TOL more of the frame before's fits
+                # (still 3: the anchor holds them, 2: the second anchor, below): the stillness
+                # begins again here but is counted from the frame before. The last moving
                 # frame's fit is of a frame read while the chip slid (its banks read 10 - 20 ms
                 # before the stop) and lags where it came to rest by 2.0 - 2.8 mm on the chip
                 # (2.3 - 3.1 mm on the desktop); the next frame, read at rest, fits it there.
@@ -311,26 +312,24 @@ class Tracker:
                 # chip fitted as a moving one) the stillness began again here, a frame (17 - 23
                 # ms) after the stop: rest -> score shown up to 450 ms on the chip where the
                 # other runs took 422 - 443 (docs/performance.md, "The last moving fit missed
-                # by the next frame"). This frame becomes the second anchor (below), so the
-                # frames after must stay near it. Never more than a frame: a chip still sliding
-                # up to 3.5 mm a frame has its stillness counted from the frame before at each
-                # frame, as a stillness already began up to a frame before the stop whenever
-                # the last moving fit lagged less than the tolerance; one sliding more begins it
-                # again as before.
-                elif (self.graded and self.bn < 0 and time.ticks_diff(now, self.still_since) == dt
-                      and self._near_anchor(n, self.ao, self.an, _LAG_TOL)):
-                    pass        # the frame before's fits are the anchor: the stillness holds
-                elif self.graded and self.still == 2 and self._near_anchor(n, 8 - self.ao, self.bn, _LAG_TOL):
-                    # the frame before's fits are the second anchor (still 2, below; a frame
-                    # held so, above, among them): counted from the frame before, against them
+                # by the next frame"). Anchored at this frame's fits, no second anchor yet, as a
+                # stillness begun again: the locator's correction of it at the next frame, if
+                # any, becomes the second anchor from the frame before. Never more than a frame:
+                # a chip still sliding up to 3.5 mm a frame has its stillness counted from the
+                # frame before at each frame, as a stillness already began up to a frame before
+                # the stop whenever the last moving fit lagged less than the tolerance; one
+                # sliding more begins it again as before.
+                elif self.graded and self.still > 1 and (
+                        self._near_anchor(n, self.ao, self.an, _LAG_TOL) if self.still == 3
+                        else self._near_anchor(n, 8 - self.ao, self.bn, _LAG_TOL)):
                     self.still_since = time.ticks_add(now, -dt)
                     self.confirm = 0
-                    self.ao = 8 - self.ao
-                    self.an = self.bn
-                    self.bn = -1        # (this frame the second anchor, below)
+                    self.an = self._set_anchor(n, self.ao)
+                    self.bn = -1
+                    mark = 3
                 else:
                     ok = False
-            if ok and not self._near_anchor(n, 8 - self.ao, self.bn, 0):
+            if ok and mark != 3 and not self._near_anchor(n, 8 - self.ao, self.bn, 0):
                 # the second anchor: the first frame since which every one stays near it.
                 # The first frame since the anchor's that differs from it (bn -1): the frames
                 # before it were the anchor's own fit, which this one is near (above), so
@@ -343,7 +342,7 @@ class Tracker:
                 self.bn = self._set_anchor(n, 8 - self.ao)
                 mark = 2
             if ok:
-                self.still = mark       # 2: the second anchor holds this frame's fits
+                self.still = mark       # 3: the anchor holds this frame's fits, 2: the second
         if ok:
             # el + f: when the next frame will end (SETTLE_MS and SETTLE_FRAME: above)
             el = time.ticks_diff(now, self.still_since)
@@ -361,7 +360,7 @@ class Tracker:
             elif el + f > self.SETTLE_MS:
                 self._finish(n, now)
         else:
-            self.still = 1
+            self.still = 3          # (the anchor: this frame's fits)
             self.still_since = now
             self.confirm = 0
             self.an = self._set_anchor(n, self.ao)
