@@ -161,16 +161,8 @@ class Pico:
     def close(self):
         if self.sock is not None:
             self._close_session()
-        if self.p is not None and self.p.poll() is None:
-            try:
-                self.p.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
+        if self.p is not None:
+            _end(self.p)
         if self._fs_path:
             try:
                 os.unlink(self._fs_path)
@@ -183,6 +175,21 @@ class Pico:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _end(p):
+    """A node process ended as pico.mjs expects: its stdin closed (it ends at EOF), then killed
+    if it has not ended within 10 s."""
+    if p.poll() is None:
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 class WarmNode:
@@ -214,16 +221,7 @@ class WarmNode:
             return None
 
     def close(self):
-        if self.p.poll() is None:
-            try:
-                self.p.stdin.close()
-            except OSError:
-                pass
-            try:
-                self.p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
+        _end(self.p)
         import shutil
         shutil.rmtree(self.dir, ignore_errors=True)
 
