@@ -30,18 +30,11 @@ import sys
 import json
 import runner as R
 from sensing import presence_locate as LP
-from find_counter import FindCounter
+from find_counter import FindCounter, play_shift
 
 job = json.loads(sys.stdin.readline())
-with open(job["config"], "w") as f:
-    f.write(json.dumps({"front_end": "shift"}))
-r = R.Runner(config=job["config"])
 fc = FindCounter(job["us_per_move"], job["budget"], base=job["base"])
-for o in job["tl"]:
-    r.op(o)
-    if fc.loc is None and r.sb is not None:
-        fc.install(r.sb.loc)
-r.run_ms(200)
+r = play_shift(R, job, fc)
 print("RESULT " + json.dumps({"rows": [row[:4] for row in fc.rows()],
                               "budget": fc.loc.BUDGET_US,
                               "slice": LP.PresenceLocator.SLICE}))

@@ -14,9 +14,13 @@ still search kept after it (the phase at _SV, 0: none) and that search's sub (_S
     ... fc.install(r.sb.loc) once the runner has its Scoreboard ...
     fc.rows()      # [[tried, cut, found, settled, phase, sub], ...]
 
+or, for a job's timeline on the presence pads, `r = play_shift(R, job, fc)` (R: the runner
+module) does the three steps.
+
 Nothing is allocated per frame (find() runs under the runner's heap lock): the rows are
 preallocated arrays, the counts small ints.
 """
+import json
 from array import array
 
 SV = 192            # presence_locate._SV: where a still search is kept
@@ -83,3 +87,18 @@ class FindCounter:
     def rows(self):
         return [[self.tried[i], self.cut[i], self.found[i], self.settled[i], self.phase[i],
                  self.sub[i]] for i in range(self.n)]
+
+
+def play_shift(R, job, fc):
+    """job["tl"] played on a runner (module R) with the presence pads (config written to
+    job["config"]), fc installed on the locator once the runner has its Scoreboard; then 200 ms
+    more of the table. Returns the runner."""
+    with open(job["config"], "w") as f:
+        f.write(json.dumps({"front_end": "shift"}))
+    r = R.Runner(config=job["config"])
+    for o in job["tl"]:
+        r.op(o)
+        if fc.loc is None and r.sb is not None:
+            fc.install(r.sb.loc)
+    r.run_ms(200)
+    return r
