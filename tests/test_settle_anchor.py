@@ -186,17 +186,27 @@ def test_a_chip_sliding_3_mm_a_frame_is_credited_one_frame_at_most(runtime, tmp_
 STEPS = (0, 2, 4, 6, 8, 10, 12, 14)
 
 
+def _settle_trace(phases, fit_ms=None):
+    """bench/settle_trace.py's 8-pin first ball, one run per phase (ms waited before the shot),
+    the firmware under CPython on the simulated table: each run's JSON row (rest, since,
+    verdict ... ms), one per phase."""
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
+           "--shots", "8 pins", "--phases", ",".join(map(str, phases)), "--json"]
+    if fit_ms is not None:
+        cmd[-1:-1] = ["--fit-ms", str(fit_ms)]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    assert len(shots) == len(phases), r.stdout[-2000:]
+    return shots
+
+
 def test_the_8_pin_ball_is_judged_on_a_stillness_begun_at_its_stop():
     # bench.rp2040_profile's 8-pin first ball (the chip rests in b.e2), shot 0 - 14 ms later
     # each time (where it stops against the 16 ms frames), the firmware under CPython on the
     # simulated table. main: at 0 ms the refresh fit 2.2 mm from the lagging anchor began the
     # stillness again, the verdict 793 ms after the chip stopped
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
-                        "--shots", "8 pins", "--phases", ",".join(map(str, STEPS)), "--json"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
-    assert len(shots) == len(STEPS), r.stdout[-2000:]
+    shots = _settle_trace(STEPS)
     for s in shots:
         # the stillness the verdict was judged on began within a frame of the stop (its first
         # still frame: at 0 ms that frame's fit lagged the chip 2.2 mm, and the refresh fit
@@ -224,13 +234,7 @@ def test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_still
     # again at the next frame (the correction), its wander that frame widened by the correction
     # (hall_follow): the stillness holds from the last moving frame, the verdict at SETTLE_MS
     # and at most a frame after the stop, as in the runs whose last fit lagged less
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
-                        "--shots", "8 pins", "--phases", ",".join(map(str, PHASES)),
-                        "--fit-ms", str(FIT_MS), "--json"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
-    assert len(shots) == len(PHASES), r.stdout[-2000:]
+    shots = _settle_trace(PHASES, fit_ms=FIT_MS)
     frame = 16 + FIT_MS             # a frame while the chip moves: 16 steps and the fit
     late = [s for s in shots if s["since"] - s["rest"] > frame or s["verdict"] - s["rest"] > 400 + frame]
     assert not late, late
@@ -251,12 +255,6 @@ def test_the_last_moving_fit_missed_by_the_next_frame_does_not_begin_the_stillne
     # within _LAG_TOL (1.5 mm) more of the frame before's fits counts the stillness from the
     # frame before (tracking/tracker.py): from the last moving frame, the verdict within
     # SETTLE_MS of the stop
-    r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
-                        "--shots", "8 pins", "--phases", ",".join(map(str, PHASES)),
-                        "--fit-ms", str(fit_ms), "--json"],
-                       capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert r.returncode == 0, r.stderr[-2000:]
-    shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
-    assert len(shots) == len(PHASES), r.stdout[-2000:]
+    shots = _settle_trace(PHASES, fit_ms=fit_ms)
     late = [s for s in shots if s["verdict"] - s["rest"] > 400]
     assert not late, late
