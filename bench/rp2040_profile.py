@@ -170,7 +170,8 @@ pending = 0
 # here (issue 13: which of a run's frames decided its rest -> shown). Kept in the bench's
 # module, not in the firmware.
 NS = NSETTLE
-SK = 11
+SK = 12
+fw = 0                               # the frame's sb.step() time (us): the firmware's, not the bench's
 srow = array('i', [0] * (NS * SK)) if NS else None
 ns = 0
 end = time.ticks_add(time.ticks_ms(), MS)
@@ -181,6 +182,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     idle = sb.step()
     t1 = time.ticks_us()
     d = time.ticks_diff(t1, t0)
+    fw += d
     if d > worst_step:
         worst_step = d
     if getattr(sc, POS) == 0:
@@ -198,6 +200,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
             srow[b + 8] = getattr(tr, "ao", 0)
             srow[b + 9] = time.ticks_diff(t1, t_frame) // 100
             srow[b + 10] = 1 if tr.at_rest() else 0
+            srow[b + 11] = fw // 100
             ns += 1
         if moving and nf < N:
             f = time.ticks_diff(t1, t_frame) // 100
@@ -205,6 +208,7 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
             dur[2 * nf + 1] = (f >> 8) & 255
             nf += 1
         moving = 0
+        fw = 0
         t_frame = t1
     if ev.lines != lines:
         lines = ev.lines
@@ -523,6 +527,134 @@ def print_fault_table(rows):
               + f" | {x.get('first_report_ms', -1)} / {x.get('first_report_frames', -1)} |", flush=True)
 
 
+# --settle: the frames while a stillness is counted (issue 13), beside the frames at rest, in one
+# boot: the board at rest (as PARTS), then the tracker's activity begun by hand (_begin: the chips
+# where they lie, the stillness counted for SETTLE_MS until its verdict, the locator's fits kept,
+# as in a shot's settle window once the chip has stopped); every frame's sb.step() time, by its
+# state. Then the same twice more with the frame's parts wrapped (find, the tracker's frame and
+# its parts, the fault monitor's frame and its parts, the chips check; a wrapper costs a few us):
+# what a frame in the window spends that a frame at rest does not
+SETTLE = r"""
+import time
+import json
+from array import array
+sb = __main__.sb
+sc = sb.scan
+tr = sb.tracker
+fa = sb.faults
+HALL = hasattr(sc, "pos")
+POS = "pos" if HALL else "row"
+gc.collect()
+def frame():
+    t = 0
+    while True:
+        t0 = time.ticks_us()
+        sb.step()
+        t += time.ticks_diff(time.ticks_us(), t0)
+        if getattr(sc, POS) == 0:
+            return t
+n_wait = 0
+while getattr(sc, POS) != 0:
+    sb.step()
+for _ in range(12):
+    frame()
+while not tr.at_rest() and n_wait < 400:
+    frame()
+    n_wait += 1
+def run(nrest):
+    # (frames at rest, then the window: frames until the tracker rests again)
+    rest = [frame() for _ in range(nrest)]
+    tr._begin(time.ticks_ms())
+    win = []
+    while not tr.at_rest() and len(win) < 200:
+        win.append(frame())
+    return rest, win
+rest, win = run(24)
+PN = ("find", "tr.frame", "tr._track", "tr._unchanged", "tr._near_anchor", "tr._keep_prev",
+      "tr._set_anchor", "tr._matches_snapshot", "fa.frame", "fa._chatter", "fa._hall", "fa._presence",
+      "fa._work", "fa._unread", "fa._numb", "check_chips", "ui.service", "buttons.poll",
+      "journal.write", "redraw", "tr._finish", "on_board")
+NP = len(PN)
+cur = array('i', [0] * NP)
+cnt = array('i', [0] * NP)
+def wrap(obj, name, k):
+    if not hasattr(obj, name):
+        return
+    f = getattr(obj, name)
+    def w(*a):
+        t0 = time.ticks_us()
+        r = f(*a)
+        cur[k] += time.ticks_diff(time.ticks_us(), t0)
+        cnt[k] += 1
+        return r
+    setattr(obj, name, w)
+OBJ = {"tr": tr, "fa": fa, "ui": sb.ui, "buttons": sb.buttons, "journal": sb.journal}
+for k, n in enumerate(PN):
+    if "." in n:
+        o, m = n.split(".")
+        wrap(OBJ[o], m, k)
+    elif n == "find":
+        wrap(sb.loc, n, k)
+    else:
+        wrap(sb, n, k)
+def parts(frames):
+    for j in range(NP):
+        cur[j] = 0
+        cnt[j] = 0
+    t = 0
+    for f in frames:
+        t += f
+    return t
+wr = []
+for _ in range(2):
+    while getattr(sc, POS) != 0:
+        sb.step()
+    for j in range(NP):
+        cur[j] = 0
+        cnt[j] = 0
+    r2 = [frame() for _ in range(24)]
+    pr = [cur[j] for j in range(NP)]
+    pc = [cnt[j] for j in range(NP)]
+    for j in range(NP):
+        cur[j] = 0
+        cnt[j] = 0
+    tr._begin(time.ticks_ms())
+    w2 = []
+    while not tr.at_rest() and len(w2) < 200:
+        w2.append(frame())
+    pw = [cur[j] for j in range(NP)]
+    pwc = [cnt[j] for j in range(NP)]
+    wr.append({"rest": r2, "win": w2, "rest_parts": pr, "rest_calls": pc, "win_parts": pw, "win_calls": pwc})
+print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win,
+                  "parts": PN, "wrapped": wr}))
+"""
+
+
+def settle_parts(config, chips):
+    from boardsim.rp2040 import probe
+    before = [{"op": "put", "chip": c, "x": x, "y": y} for c, (x, y) in chips]
+    before += [{"op": "wait", "ms": 1200}] if chips else []
+    r = probe.run_module(SETTLE, config=config, before=before, await_ms=90000,
+                         await_ev="settle_parts", wait_ms=50)
+    return r.last("settle_parts")
+
+
+def print_settle_parts(r):
+    def ms(v):
+        return f"{statistics.mean(v) / 1000:.2f} (max {max(v) / 1000:.2f})" if v else "-"
+    print(f"  frames at rest (sb.step() per frame, ms, {len(r['rest'])}): {ms(r['rest'])}")
+    print(f"  frames while the stillness is counted ({len(r['win'])}, the verdict's last): "
+          f"{ms(r['win'][:-1])}; the verdict's frame {r['win'][-1] / 1000 if r['win'] else '-'}")
+    for k, w in enumerate(r["wrapped"]):
+        nr, nw = len(w["rest"]), max(1, len(w["win"]) - 1)
+        print(f"  wrapped pass {k}: rest {ms(w['rest'])}, window {ms(w['win'][:-1])} (parts: us a frame,"
+              " rest / window incl. the verdict's, calls a frame)")
+        for j, name in enumerate(r["parts"]):
+            a, b = w["rest_parts"][j] / nr, w["win_parts"][j] / (nw + 1)
+            if a or b:
+                print(f"    {name:22} {a:8.0f} {b:8.0f}   {w['rest_calls'][j] / nr:5.2f} {w['win_calls'][j] / (nw + 1):5.2f}")
+
+
 def parts(config, chips):
     from boardsim.rp2040 import probe
     before = [{"op": "put", "chip": c, "x": x, "y": y} for c, (x, y) in chips]
@@ -763,7 +895,7 @@ def series(config, name, phases):
 
 
 SETTLE_COLS = ("ms", "still_since", "confirm", "n", "x", "y", "wander", "bt", "ao", "frame_ms10",
-               "rest")
+               "rest", "steps_ms10")
 
 
 def settle_of(srows, t_move, t_rest, t_written, t_shown):
@@ -814,6 +946,8 @@ def settle_of(srows, t_move, t_rest, t_written, t_shown):
             out["stillness_at_verdict_ms"] = verdict[0] - since
         k = rows.index(verdict)
         out["last_frames_ms"] = [r[9] / 10 for r in rows[max(0, k - 3):k + 1]]
+        if len(verdict) > 11:       # (the frames' sb.step() time alone: the bench's own left out)
+            out["last_steps_ms"] = [r[11] / 10 for r in rows[max(0, k - 3):k + 1]]
         if t_shown >= 0:
             out["verdict_to_shown_ms"] = t_shown - verdict[0]
     return out
@@ -833,7 +967,8 @@ def print_settle(run, frames=False):
           f", begun again: {rs}; refresh asked at {', '.join('+%d' % x for x in run['refresh_ms'])}"
           f"; the verdict's frame ended +{run.get('verdict_frame_ms')} (the stillness it ended from "
           f"{run.get('judged_since_ms', 0):+d}, {run.get('stillness_at_verdict_ms')} ms to that frame end), "
-          f"last frames {run.get('last_frames_ms')} ms (the verdict's own last: its turn)")
+          f"last frames {run.get('last_frames_ms')} ms (the verdict's own last: its turn)"
+          + (f", of them sb.step() {run['last_steps_ms']} ms" if "last_steps_ms" in run else ""))
     if frames:
         print("     " + " ".join(f"{c:>11}" for c in SETTLE_COLS))
         for r in run["settle_rows"]:
@@ -1179,6 +1314,9 @@ def main(argv=None):
     ap.add_argument("--chips", type=int, default=0)
     ap.add_argument("--config", default=None, help="config.json as JSON text")
     ap.add_argument("--shot", action="store_true")
+    ap.add_argument("--settle", action="store_true", help="--chips N at rest, then the tracker's "
+                    "activity begun by hand: the frames while the stillness is counted, beside "
+                    "those at rest, and part by part (issue 13)")
     ap.add_argument("--find-parts", action="store_true", help="the locator's methods timed "
                     "while a strike is played (wrapped: each call costs a wrapper's too)")
     ap.add_argument("--faults", metavar="CASE", help="what fails (FAULT_CASES: supply_dead, "
@@ -1296,6 +1434,11 @@ def main(argv=None):
                       + ", ".join(f"{v} -> {w}" for v, w in got)
                       + f"; shown min / median / max {shown[0]} / {statistics.median(shown)} / "
                       f"{shown[-1]} ms", flush=True)
+        return 0
+    if a.settle:
+        r = settle_parts(cfg, spot_xy(a.chips))
+        print(json.dumps(r))
+        print_settle_parts(r)
         return 0
     r = parts(cfg, spot_xy(a.chips))
     print(json.dumps(r))
