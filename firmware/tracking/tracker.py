@@ -44,6 +44,12 @@ _HAND_HIDES = const(300)
 # last moving frame's fit lags the chip at rest, issue 13). The same 1.5 mm as the locator's
 # correction of a lagging fit (sensing/hall_follow.py, _CORRECT_MAX): 3.5 mm in all, alone
 _LAG_TOL = const(15)
+# claimed[_TIDY] (a ninth byte, in the 16 B the bytearray of 8 takes on the heap anyway): 1 when
+# _track's last frame matched every chip it tracks in its first pass, each to a locator chip of
+# its own, no other chip, no hand, none weak; a frame exactly that one's then matches them again
+# as it did, and changes nothing but the uncertainty it copies (issue 13: _track was 0.9 of a
+# settle window frame's 1.1 ms more than a frame at rest on the chip)
+_TIDY = const(8)
 
 
 class Tracker:
@@ -178,8 +184,8 @@ class Tracker:
         self.tw = array('i', (0,) * MAX)     # how far its still fit may wander (locator.wander)
         self.grazed = bytearray(MAX)         # a moving chip came within GRAZE of it (presence)
         self.last_t = 0                      # ticks_ms of the frame before
-        self.claimed = bytearray(8)
-        self.claimed_by = bytearray(MAX)     # (_track) kept its place in the first pass
+        self.claimed = bytearray(9)          # (and [_TIDY])
+        self.claimed_by = bytearray(MAX)     # (_track) kept its place in the first pass: j + 1
         self.cupped = bytearray(MAX)         # (_finish) FATE_CUP_* of the vanished chips a cup took
         # the previous frame, to tell stillness
         self.pn = 0
@@ -264,7 +270,7 @@ class Tracker:
             self._begin(now)
         if self.afr < 255:
             self.afr += 1
-        self._track(n, now, dt)
+        self._track(n, now, dt, same)
         # Still: every chip within STILL_TOL (+ wander) of where it was when the stillness
         # began (the anchor), not of the frame before: a chip creeping to rest moves less than
         # that from frame to frame, and was taken for still while it moved (issue 12). A frame
@@ -490,6 +496,7 @@ class Tracker:
 
     def _begin(self, now):
         self.state = ACTIVE
+        self.claimed[_TIDY] = 0
         self.still = 0
         self.confirm = 0
         self.edges = self.fast.total
@@ -552,25 +559,41 @@ class Tracker:
             if hand_n[i] >= self.HAND_FRAMES:
                 self.handed[i] = 1
 
-    def _track(self, n, now, dt):
+    def _track(self, n, now, dt, same):
         loc = self.loc
+        claimed = self.claimed
+        seen = self.seen
+        if same and claimed[_TIDY] and not loc.hand:
+            # the frame before's chips exactly, and that frame matched every tracked chip to
+            # its own in the first pass (_TIDY): each is at its chip's fit now (distance 0), so
+            # the passes below would match each to the same chip and write what they wrote
+            # then; only the uncertainty is not part of "exactly" (_unchanged)
+            unc = loc.unc
+            cb = self.claimed_by
+            for i in range(MAX):
+                if seen[i]:
+                    self.tunc[i] = unc[cb[i] - 1]
+            return
         lk = loc.kind
         lx = loc.x
         ly = loc.y
         lw = loc.wander
-        claimed = self.claimed
-        seen = self.seen
         kind = self.kind
         tx = self.tx
         ty = self.ty
         for j in range(8):
             claimed[j] = 0
+        tidy = 1 if n <= 8 and not loc.hand else 0
+        k = 0                             # chips matched in the first pass
         # first the chips that are still where they were seen last: each keeps the chip of its
         # kind nearest to it within MOVE_TOL (+ wander), so that a chip that moved far since the
         # frame before (a long frame) cannot take the place of one that did not
         tol = self.MOVE_TOL
         for i in range(MAX):
             if not seen[i]:
+                self.claimed_by[i] = 0
+                if self.present[i]:
+                    tidy = 0
                 continue
             best = -1
             bd = 0
@@ -589,9 +612,13 @@ class Tracker:
                     best = j
             if best >= 0:
                 self._follow(i, best)
-                self.claimed_by[i] = 1
+                self.claimed_by[i] = best + 1
+                k += 1
+                if self.weak[i]:
+                    tidy = 0
             else:
                 self.claimed_by[i] = 0
+                tidy = 0
         # then the others: the nearest left within the reach of the time since the frame before
         jump = self.MAX_JUMP
         if dt > self.JUMP_MS:
@@ -635,6 +662,7 @@ class Tracker:
         for i in range(MAX):
             if not present[i] or seen[i]:
                 continue
+            tidy = 0
             best = -1
             bd = 0x3fffffff
             ki = kind[i]
@@ -661,6 +689,7 @@ class Tracker:
             if best >= 0:
                 seen[i] = 1
                 self._follow(i, best)
+        claimed[_TIDY] = 1 if tidy and k == n else 0
         if loc.hand:
             self._hand_at(now, dt)
         if not self.graded:
