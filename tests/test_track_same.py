@@ -177,4 +177,5 @@ def test_a_frame_exactly_the_one_before_is_matched_again_without_the_passes(runt
     # single _follow once that one was matched whole (the tracker before: one per chip each)
     assert r["repeats"] > 40, r
     assert r["repeat_follows"] == 0, r
-    assert r["follows"][1] > r["follows"][0] + r["repeats"], r
+    # (and the passes skipped in most of them: one _follow a chip each frame before)
+    assert r["follows"][1] - r["follows"][0] >= r["repeats"] // 2, r
