@@ -372,8 +372,9 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         return 0
 
     def service(self):
-        # outside the loop turn (allocates): the journal opens the current game's new file; a
-        # calibration step scans and measures
+        # outside the loop turn (allocates): the journal opens the current game's new file, or
+        # prepares the next game's, a step an iteration, once a game has ended; a calibration
+        # step scans and measures
         self.need_service = 0
         if self.tool_pending:
             self.tool_service()
@@ -383,7 +384,9 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             if self.verdict & _PUT_LINES:
                 self.need_service = 1   # the game's end: its best line after its shot's lines
             else:
-                self.best_service()
+                self.best_service()     # (a littlefs commit): the journal's work, the next
+                self.need_service = 1   # game's file prepared, from the next iteration on
+                return
         self.journal.service(self.game)
 
     def mode_of_game(self):

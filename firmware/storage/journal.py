@@ -58,6 +58,24 @@ _HDR_LEN = const(17)         # the whole header record
 _T_PREP = const(0x50)
 _P_PAYLOAD = const(10)
 _P_LEN = const(14)           # the whole P record
+# After boot the next file is prepared again when a game ends (or is left): service(), a step a
+# call, outside the loop turn (_prepare: at most one 4 KB erase a step).
+_SEARCH = const(32)          # blocks whose first page one step of the block search compares
+
+# Journal.need_open: what service() is wanted for (0: nothing)
+_N_OPEN = const(1)           # the current game into a new file (its start; a full or failed file)
+_N_PREP = const(2)           # a step of the next game's file's preparation
+
+# Journal.dev: while the current game is written in place, a tuple (no object of a class of its
+# own: its instance and dict would take heap after boot), its fields
+_D_BD = const(0)             # the flash's block device
+_D_BLK = const(1)            # the game's block in it
+_D_NEXT = const(2)           # the next game's file, as below
+# else the next game's file alone (small ints: no heap while no game goes on):
+_NEXT_NONE = const(-1)       # not prepared
+_NEXT_FAILED = const(-2)     # its preparation failed: not tried again before the next game's start
+# >= 0: prepared, nonce << 16 | its block (the start checks the block's P record, nonce included);
+# a generator (_prepare): its preparation under way
 
 # the game in the header: a registry ID (games/registry.py), 0 for none
 G_NONE = const(0)
@@ -274,17 +292,17 @@ class Journal:
         self.f = None                       # the current game's file, open for appending
         self.size = 0                       # its length (written in place: the records' end)
         # written in place (self.page set): (the flash's block device, the game's block in it,
-        # the block of the file prepared for the next game or -1); else the prepared file's
-        # block alone (a small int: no heap kept after boot while no game goes on), or None.
-        # (One attribute: a 20th would grow the object's table by 144 B of heap.)
-        self.dev = None
+        # the next game's file) (_D_*); else the next game's file alone (_NEXT_*: a small int, no
+        # heap kept after boot while no game goes on). (One attribute: a 20th would grow the
+        # object's table by 144 B of heap.)
+        self.dev = _NEXT_NONE
         self.page = None                    # written in place: its page the next record goes in
         self.serial = 0                     # the current (or last) game's serial
         self.game = G_NONE                  # the current game's header
         self.players = 0
         self.o1 = 0
         self.o2 = 0
-        self.need_open = False              # service() must write the game into a new file
+        self.need_open = 0                  # service() wanted: _N_OPEN, _N_PREP
         self.fault = F_NONE
         self.fault_file = -1
         # what boot() found
@@ -303,65 +321,20 @@ class Journal:
         except Exception:               # a filesystem gone wrong must not stop the scoreboard
             self.f = None
             self._fault(F_IO, -1)
-            return G_NONE               # (and nothing prepared: the newest game is not known)
+            self.dev = _NEXT_FAILED     # nothing prepared (the newest game is not known), nor
+            return G_NONE               # after a game's end before the next game's start
         if g == G_NONE:
             self.game = G_NONE          # no game goes on (the journal still has the newest)
-        # (here, not in a method of its own: a 21st name would grow the class's dict on the heap)
         bd = _raw_device()
         if bd is None:
             return g                    # no block device: nothing is written in place
-        s = (self.serial + 1) & 0x3FFFFFFF
-        name = FILES[s % _N_FILES]      # the next game's: the oldest kept game's file until now
-        pg = self.page
-        d = self.dev
-        size = self.size
-        blk = -1
         # (no game's file is written over: boot found none newer than serial s - 1)
-        b = bytearray(_P_LEN)
-        b[0] = _T_PREP
-        b[1] = _P_PAYLOAD
-        b[2:6] = MAGIC
-        b[6] = VERSION
-        for i in range(4):
-            b[7 + i] = (s >> (8 * i)) & 0xFF
-        try:
-            for k in range(3):          # as it is, written, written again (another nonce)
-                data = _read(name, _PRE + 1)
-                if data is not None and len(data) == _PRE and data[:11] == b[:11]:
-                    b[11] = (data[11] + 1) & 0xFF
-                    if erased(data, _P_LEN) and record_at(data, 0)[0] == _T_PREP and \
-                            self._in_place(data, _P_LEN, bd):
-                        blk = self.dev[1]   # prepared already (an earlier boot): found
-                        break
-                if k == 2:
-                    break               # not found: the next game's start writes its file
-                c = crc16(b, 0, 2 + _P_PAYLOAD)
-                b[12] = c & 0xFF
-                b[13] = c >> 8
-                ff = b"\xff" * _PAGE
-                f = open(name, "wb")
-                try:
-                    _fwrite(f, b, _P_LEN)
-                    _fwrite(f, ff, _PAGE - _P_LEN)
-                    for i in range(_PRE // _PAGE - 1):
-                        _fwrite(f, ff, _PAGE)
-                    f.flush()
-                except OSError:
-                    try:
-                        f.close()       # (not left to the garbage collector: see _close)
-                    except OSError:
-                        pass
-                    raise
-                f.close()
-        except Exception:
-            blk = -1                    # not prepared: the next game's start writes its file
-        # _in_place() set what it found as the current game's: the current game's back
-        self.page = pg
-        self.size = size
-        if pg is not None:
-            self.dev = (d[0], d[1], blk)
-        else:
-            self.dev = blk if blk >= 0 else None
+        w = _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
+        r = next(w)
+        while r is None:
+            r = next(w)                 # all its steps: boot is no loop turn
+        d = self.dev
+        self.dev = (d[_D_BD], d[_D_BLK], r) if self.page is not None else r
         return g
 
     def _boot(self, engines):
@@ -436,7 +409,7 @@ class Journal:
             return False
         k = keep - keep % _PAGE
         self.page = bytearray(data[k:k + _PAGE])
-        self.dev = (bd, found, -1)
+        self.dev = (bd, found, _NEXT_NONE)
         self.size = keep
         return True
 
@@ -448,7 +421,7 @@ class Journal:
         self.players = players
         self.o1 = o1
         self.o2 = o2
-        self.need_open = True
+        self.need_open = _N_OPEN
 
     def out(self, code):
         self._put(_T_OUT, code, 1)
@@ -462,6 +435,8 @@ class Journal:
     def end(self):
         self._put(_T_END, 0, 0)
         self.game = G_NONE
+        if not self.need_open:
+            self.need_open = _N_PREP    # the next game's file, prepared in the turns after
 
     def _put(self, t, code, ln):
         if self.game == G_NONE and t != _T_END:
@@ -469,7 +444,7 @@ class Journal:
         i = self.np
         if i + 4 + ln > _PEND:
             self.np = self.split if self.split >= 0 else 0
-            self.need_open = True       # no room: write the game again from the rules' log
+            self.need_open = _N_OPEN    # no room: write the game again from the rules' log
             return
         r = self.rec
         r[i] = t
@@ -482,12 +457,12 @@ class Journal:
         self.np = i + 4 + ln
 
     def pending(self):
-        return self.np > 0 and not self.need_open
+        return self.np > 0 and self.need_open != _N_OPEN
 
     def write(self):
         """Append what waits (call it between shots, the board at rest). No allocation."""
         n = self.np
-        if n == 0 or self.need_open:
+        if n == 0 or self.need_open == _N_OPEN:
             return
         f = self.f
         raw = self.page is not None     # written in place
@@ -495,16 +470,16 @@ class Journal:
             f = self.dev
             if self.size + n > _PRE:
                 self.np = 0
-                self.need_open = True   # full: the game again from the rules' log, a new file
+                self.need_open = _N_OPEN   # full: the game again from the rules' log, a new file
                 return
         if f is None:
             self.np = 0                 # no file: a fault says so already
             if self.fault == F_IO:
-                self.need_open = True   # try a new file again, the game from the rules' log
+                self.need_open = _N_OPEN   # try a new file again, the game from the rules' log
             return
         if self.size + n > MAX_FILE:
             self.np = 0
-            self.need_open = True       # compact: the game again from the rules' log
+            self.need_open = _N_OPEN       # compact: the game again from the rules' log
             return
         self.np = 0
         try:
@@ -518,7 +493,7 @@ class Journal:
             f = None
         if f is None:
             self._close()               # this file is given up; the game goes into a new one
-            self.need_open = True
+            self.need_open = _N_OPEN
             self._fault(F_IO, -1)
             return
         self.size += n
@@ -532,7 +507,9 @@ class Journal:
         reports an error)."""
         r = self.rec
         pg = self.page
-        bd, blk, _ = self.dev
+        d = self.dev
+        bd = d[_D_BD]
+        blk = d[_D_BLK]
         off = self.size
         k = 0
         while k < n:
@@ -555,10 +532,25 @@ class Journal:
     def service(self, engine):
         """Open the current game's new file and write the game into it from `engine` (the rules
         engine playing it): a new game's header, or the whole game again after a failed write,
-        a full file or a damaged one."""
-        if not self.need_open:
+        a full file or a damaged one. Else, once a game has ended (`engine` over, or left) and
+        the next game's file is not prepared: one step of its preparation (need_open _N_PREP
+        while more are to come: the app calls again in its next loop iteration)."""
+        if self.need_open != _N_OPEN:
+            self.need_open = 0
+            d = self.dev
+            w = d[_D_NEXT] if type(d) is tuple else d
+            if type(w) is int:
+                if w != _NEXT_NONE or not (self.game == G_NONE or engine is None or engine.over):
+                    return              # prepared, failed, or a game goes on
+                bd = _raw_device()
+                w = _NEXT_FAILED if bd is None else _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
+            r = w if type(w) is int else next(w)
+            if r is None:
+                r = w                   # under way
+                self.need_open = _N_PREP
+            self.dev = (d[_D_BD], d[_D_BLK], r) if type(d) is tuple else r
             return
-        self.need_open = False
+        self.need_open = 0
         if self.split > 0 and (self.f is not None or self.page is not None):
             # what the game before still had waiting (its end record) goes to its own file
             try:
@@ -588,9 +580,14 @@ class Journal:
             self._fault(F_FULL, -1)     # Trap Zenn: the oldest entries are no longer in the log
             return False
         d = self.dev
-        p = d if type(d) is int else -1 if d is None else d[2]
+        p = d[_D_NEXT] if type(d) is tuple else d
+        while type(p) is not int:
+            r = next(p)                 # under way: finished first (it has the next file's name)
+            if r is not None:
+                p = r
+        self.dev = _NEXT_NONE           # for this start only, whatever comes of it (a failed
+        # preparation is tried again after this game)
         if p >= 0:
-            self.dev = None             # prepared for this start only, whatever comes of it
             bd = _raw_device()
             if engine.nlog == 0 and bd is not None and self._rewrite(engine, (bd, p)):
                 return True
@@ -634,17 +631,23 @@ class Journal:
             h[15] = c & 0xFF
             h[16] = c >> 8
             if pad is not True and pad is not False:
-                bd, blk = pad
+                bd, p = pad
+                blk = p & 0xFFFF
                 pg = bytearray(_PAGE)
                 bd.readblocks(blk, pg, 0)
-                if pg[0] != _T_PREP or pg[7:11] != h[7:11] or not erased(pg, _P_LEN):
-                    return False        # not (or no longer) the file prepared for this game
+                # still the file prepared for this game: its P record whole (its CRC), this
+                # serial, the nonce it was prepared with, erased after it
+                t, q, ln, _ = record_at(pg, 0)
+                if t != _T_PREP or ln != _P_PAYLOAD or pg[2:6] != MAGIC or pg[6] != VERSION or \
+                        pg[7:11] != h[7:11] or pg[11] != p >> 16 or not erased(pg, _P_LEN):
+                    self._fault(F_FOREIGN, s % _N_FILES)    # not what was prepared: said,
+                    return False        # and the game's file written through littlefs
                 pg[_P_LEN:_P_LEN + _HDR_LEN] = h
                 if bd.writeblocks(blk, pg, 0):
                     raise OSError(5)    # the flash's error (the chip's returns None)
                 self.serial = s
                 self.page = pg
-                self.dev = (bd, blk, -1)
+                self.dev = (bd, blk, _NEXT_NONE)
                 self.size = _P_LEN + _HDR_LEN
                 if self.fault == F_IO:
                     self.fault = F_NONE
@@ -706,6 +709,80 @@ class Journal:
         if i >= 0:
             ev.str_(b"file", FILE_NAMES[i])
         ev.end()
+
+
+def _prepare(bd, s):
+    """The file of serial s, FILES[s % _N_FILES], prepared for its game (_T_PREP) through
+    littlefs, its block found on the block device bd: a generator of its steps, each yielding
+    None, then its result: nonce << 16 | the block, or _NEXT_FAILED (never raises but for a power
+    cut). boot() runs them all; service() one a call, outside the loop turn. A step is the file
+    read back and checked, or its opening and a write of 256 bytes (littlefs keeps the first
+    512 in its directory entry; the write past them moves the file to a data block: its 4 KB
+    erase, 45 ms on the chip; every 1 KB after that a program), or the commit (flush), or
+    _SEARCH blocks' first pages compared. The file is the P record, then erased bytes to _PRE;
+    found if exactly one block's first page is its own (the nonce tells an earlier attempt's
+    copy apart). A power cut before the commit leaves littlefs's old file (the oldest game's,
+    kept no longer than this); after it, the file prepared and the block search to do again.
+    Allocates."""
+    r = _NEXT_FAILED
+    try:
+        name = FILES[s % _N_FILES]
+        b = bytearray(_P_LEN)
+        b[0] = _T_PREP
+        b[1] = _P_PAYLOAD
+        b[2:6] = MAGIC
+        b[6] = VERSION
+        for i in range(4):
+            b[7 + i] = (s >> (8 * i)) & 0xFF
+        for k in range(3):              # as it is, written, written again (another nonce)
+            data = _read(name, _PRE + 1)
+            if data is not None and len(data) == _PRE and data[:11] == b[:11]:
+                b[11] = (data[11] + 1) & 0xFF
+                if erased(data, _P_LEN) and record_at(data, 0)[0] == _T_PREP:
+                    first = data[:_PAGE]
+                    data = None
+                    buf = bytearray(_PAGE)
+                    found = -1
+                    for blk in range(bd.ioctl(4, 0)):
+                        if blk % _SEARCH == _SEARCH - 1:
+                            yield None
+                        bd.readblocks(blk, buf, 0)
+                        if buf == first:
+                            if found >= 0:
+                                found = -1      # two alike (a copy left by a cut): again
+                                break
+                            found = blk
+                    if found >= 0:
+                        r = first[11] << 16 | found
+                        break
+            data = None
+            if k == 2:
+                break                   # not found: the next game's start writes its file
+            c = crc16(b, 0, 2 + _P_PAYLOAD)
+            b[12] = c & 0xFF
+            b[13] = c >> 8
+            ff = b"\xff" * _PAGE
+            yield None
+            f = open(name, "wb")
+            try:
+                _fwrite(f, b, _P_LEN)
+                _fwrite(f, ff, _PAGE - _P_LEN)
+                for i in range(_PRE // _PAGE - 1):
+                    yield None
+                    _fwrite(f, ff, _PAGE)
+                yield None
+                f.flush()
+            except OSError:
+                try:
+                    f.close()           # (not left to the garbage collector: see _close)
+                except OSError:
+                    pass
+                raise
+            f.close()
+            yield None
+    except Exception:
+        r = _NEXT_FAILED                # not prepared: the next game's start writes its file
+    yield r
 
 
 def _raw_device():

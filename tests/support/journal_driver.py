@@ -10,6 +10,10 @@
 #   {"op": "new", "game": G, "players": P, "o1": A, "o2": B}   a game started (+ service)
 #   {"op": "out", "code": C}  {"op": "undo"}  {"op": "set", "pins": N}  {"op": "end"}
 #   {"op": "service"}                              service() when the journal asks for it
+#   {"op": "prep", "max": K}                       service(), then again while the journal asks
+#                                                  (the next game's file prepared after a game;
+#                                                  at most K calls)
+#   {"op": "rawflip", "block": B, "at": I, "xor": X}   a byte of a block changed, littlefs bypassed
 #   {"op": "boot"}                                 a new Journal and engines: boot() (r "lost"
 #                                                  when a tear cut it: the power off and on)
 #   {"op": "files"}                                {name: size}
@@ -245,8 +249,26 @@ def run_op(op):
         r = j.need_open
         if j.need_open:
             j.service(engine())
+    elif k == "prep":
+        # the app's loop after a game's end: service() called, then again while the journal
+        # asks for it (the next game's file prepared a step a call); r: the block writes of
+        # each call (programs, erases)
+        r = []
+        try:
+            while len(r) != op.get("max", -1):
+                c0, c1 = counts[0], counts[1]
+                j.service(engine())
+                r.append([counts[0] - c0, counts[1] - c1])
+                if j.need_open != 2:
+                    break
+        except flash.PowerLost:
+            r.append("lost")
+            cycle()
+            fresh_engines()
     elif k == "boot":
-        if j is not None and j.f is not None:
+        if j is not None and type(j.dev if type(j.dev) is not tuple else j.dev[2]) is not int:
+            cycle()                 # a preparation under way: the power goes (its file not closed)
+        elif j is not None and j.f is not None:
             j.f.close()
         fresh_engines()
         try:
@@ -285,6 +307,13 @@ def run_op(op):
         d = bytearray(read(op["name"]))
         d[op["at"]] ^= op.get("xor", 0xFF)
         put(op["name"], d)
+    elif k == "rawflip":
+        # a byte of a block changed under littlefs (damage: no program, no count)
+        st = fl[0].storage
+        st.bio.seek(op["block"] * st.bs + op["at"])
+        c = st.bio.read(1)[0]
+        st.bio.seek(op["block"] * st.bs + op["at"])
+        st.bio.write(bytes([c ^ op["xor"]]))
     elif k == "break":
         j.f = Broken(j.f)
     elif k == "fail":
@@ -315,11 +344,14 @@ def run_op(op):
     j = cur["j"]
     out = {"r": r, "st": state(), "fault": j.fault, "need": j.need_open, "ev": sink.take(),
            "w": fl[0].storage.writes if MP else 0,
-           "blk": j.dev[1] if j.dev is not None and j.page is not None else -1}
-    # the block of the file prepared for the next game (journal.py: dev's third item, or dev)
-    prep = j.dev if type(j.dev) is int else j.dev[2] if j.dev is not None and len(j.dev) > 2 else -1
-    if prep >= 0:
-        out["prep"] = prep
+           "blk": j.dev[1] if type(j.dev) is tuple and j.page is not None else -1}
+    # the block of the file prepared for the next game (journal.py: dev's third item, or dev:
+    # nonce << 16 | block; -1, -2 none; a generator: under way)
+    prep = j.dev[2] if type(j.dev) is tuple else j.dev
+    if type(prep) is not int:
+        out["prep_busy"] = True
+    elif prep >= 0:
+        out["prep"] = prep & 0xFFFF
     return out
 
 
