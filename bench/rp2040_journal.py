@@ -7,7 +7,10 @@ fell in: what each save costs, in which turn an erase comes and how many pages i
     ZENN_CACHE=... .venv/bin/python -m bench.rp2040_journal [--entries N] [--game-starts K]
 
 --game-starts K: before the entries, K more games started through the journal (new_game,
-service(): the file a new game writes), each timed too.
+service(): the file a new game writes), each timed too. Between two of them the game before is
+left (end(), its record saved) and service() is called as the loop does while the journal asks
+for it (the next game's file prepared, a step a call): each call timed ("prep"). --no-end: the
+starts back to back (no game left between them).
 
 --boot [N]: before those starts, the journal's boot() run again (N times, 1 by default; each
 timed: "boot"), as at a power-on:
@@ -42,8 +45,23 @@ for k in range(BOOT):
     t0 = time.ticks_us()
     j.boot(sb.engines)
     mark("boot", k, t, time.ticks_diff(time.ticks_us(), t0), j.size)
+g0 = (j.game, j.players, j.o1, j.o2)
 for k in range(STARTS):
-    j.new_game(j.game, j.players, j.o1, j.o2)
+    if k and PREP:
+        # the game before left ("New game?"), its end record saved; then the loop's service()
+        # calls while the journal asks (the next game's file prepared, a step a call), each timed
+        j.end()
+        j.write()
+        p = 0
+        while True:
+            t = time.ticks_ms()
+            t0 = time.ticks_us()
+            sb.service()
+            mark("prep", p, t, time.ticks_diff(time.ticks_us(), t0), j.size)
+            p += 1
+            if j.need_open != 2:
+                break
+    j.new_game(g0[0], g0[1], g0[2], g0[3])
     t = time.ticks_ms()
     t0 = time.ticks_us()
     sb.service()
@@ -61,12 +79,12 @@ print('{"ev":"jsave_done"}')
 '''
 
 
-def run(n, starts, code=1, boot=False):
+def run(n, starts, code=1, boot=False, prep=True):
     from boardsim import runtime
     from boardsim.rp2040 import probe
     from bench.rp2040_profile import shot_ops
     menu, _ = shot_ops("8 pins")
-    tl = probe.module_timeline("N = %d\nSTARTS = %d\nCODE = %d\nBOOT = %d\n" % (n, starts, code, boot) + JOB,
+    tl = probe.module_timeline("N = %d\nSTARTS = %d\nCODE = %d\nBOOT = %d\nPREP = %d\n" % (n, starts, code, boot, prep) + JOB,
                                before=menu, await_ms=60000 + 200 * n, await_ev="jsave_done",
                                wait_ms=100)
     out, err = io.StringIO(), io.StringIO()
@@ -94,8 +112,11 @@ def main(argv=None):
     ap.add_argument("--boot", type=int, nargs="?", const=1, default=0,
                     help="the journal's boot() again (N times) before the starts (the next file "
                          "prepared by the first; a second finds it prepared)")
+    ap.add_argument("--no-end", action="store_true",
+                    help="starts back to back, as before issue 13's second start (no game left "
+                         "between them, nothing prepared)")
     a = ap.parse_args(argv)
-    saves, ops = run(a.entries, a.game_starts, a.code, a.boot)
+    saves, ops = run(a.entries, a.game_starts, a.code, a.boot, prep=not a.no_end)
     print("save        chip ms      us   bytes  pages  erases  blocks (p: programmed, e: erased)")
     ends = [s["t"] + s["us"] // 1000 + 1 for s in saves]
     for i, s in enumerate(saves):
@@ -107,6 +128,11 @@ def main(argv=None):
         print(json.dumps(s))
         print(f"{s['what']:5} {s['k']:4d} {s['t']:9d} {s['us']:7d} {s['size']:6d} {s['pages']:6d} "
               f"{s['erases']:6d}  {blocks}")
+    for what in ("start", "prep"):
+        us = [s["us"] for s in saves if s["what"] == what]
+        if us:
+            print(f"{what}: {len(us)}, worst {max(us)} us, over 10 ms: {sum(1 for u in us if u > 10000)}, "
+                  f"over 50 ms: {sum(1 for u in us if u > 50000)}")
     us = [s["us"] for s in saves if s["what"] == "entry"]
     if us:
         print(f"entries: {len(us)}, worst {max(us)} us, mean {sum(us) // len(us)} us, "
