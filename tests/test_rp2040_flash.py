@@ -337,17 +337,21 @@ def test_no_save_on_the_chip_erases_or_takes_a_loop_turn_over_10_ms():
 
 
 @needs_chip
-def test_a_game_start_after_a_boot_on_the_chip_is_one_page_program_under_10_ms():
+def test_every_game_start_on_the_chip_is_one_page_program_under_10_ms_and_its_preparation_in_turns_under_50_ms():
     """Issue 13: a game's start wrote its 4 KB file through littlefs in service(): a sector
-    erase (45 ms of flash time) and a commit, 70 - 134 ms in one turn at the menu. The boot now
+    erase (45 ms of flash time) and a commit, 70 - 134 ms in one turn at the menu. The boot
     prepares the next game's file (bench/rp2040_journal.py --boot runs the journal's boot()
     again, timed, as at a power-on), and the start after it programs its header in place: one
-    page, no erase, under the 10 ms of a loop turn at rest (chip time). A second start in the
-    same power-on has nothing prepared: the littlefs path, with its erase (correct, slower)."""
+    page, no erase, under the 10 ms of a loop turn at rest (chip time). Once that game is left,
+    the journal prepares the next file again, service() a step a call (the bench calls it as the
+    loop does while the journal asks): one call has the erase, none is over the 50 ms of a loop
+    turn, every other one within 10 ms; the second start is one page too (on main: the littlefs
+    path, an erase, 70 - 78 ms)."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     from bench.rp2040_journal import run
     saves, ops = run(2, 2, boot=True)
-    assert [s["what"] for s in saves] == ["boot", "start", "start", "entry", "entry"], saves
+    kinds = [s["what"] for s in saves]
+    assert kinds[:2] == ["boot", "start"] and kinds[-3:] == ["start", "entry", "entry"], kinds
     assert not any(s["fault"] for s in saves)
 
     def under(s):
@@ -355,13 +359,18 @@ def test_a_game_start_after_a_boot_on_the_chip_is_one_page_program_under_10_ms()
         mine = [o for o in ops if s["t"] <= o[3] <= end]
         return ([o for o in mine if o[0] == "erase"],
                 sum((o[2] + 255) // 256 for o in mine if o[0] == "program"))
-    boot, first, second = saves[:3]
+    boot, first, second = saves[0], saves[1], saves[-3]
     assert under(boot)[0], ("the boot prepared no file", boot)
-    erases, pages = under(first)
-    assert not erases and pages == 1 and first["us"] <= 10000, (first, erases, pages)
-    assert first["size"] == PREP + HEADER
-    assert under(second)[0] and second["size"] == HEADER, second
-    for s in saves[3:]:
+    for s in (first, second):
+        erases, pages = under(s)
+        assert not erases and pages == 1 and s["us"] <= 10000, (s, erases, pages)
+        assert s["size"] == PREP + HEADER
+    prep = saves[2:-3]
+    assert len(prep) > 4 and all(s["what"] == "prep" for s in prep), kinds
+    erasing = [s for s in prep if under(s)[0]]
+    assert len(erasing) == 1 and all(s["us"] <= 50000 for s in prep), prep
+    assert all(s["us"] <= 10000 for s in prep if s is not erasing[0]), prep
+    for s in saves[-2:]:
         erases, pages = under(s)
         assert not erases and pages == 1 and s["us"] <= 10000, s
-    print("boot / starts / saves on the chip (us):", [s["us"] for s in saves])
+    print("boot / start / preparation's calls / start / saves on the chip (us):", [s["us"] for s in saves])
