@@ -10,7 +10,9 @@ fell in: what each save costs, in which turn an erase comes and how many pages i
 service(): the file a new game writes), each timed too. Between two of them the game before is
 left (end(), its record saved) and service() is called as the loop does while the journal asks
 for it (the next game's file prepared, a step a call): each call timed ("prep"). --no-end: the
-starts back to back (no game left between them).
+starts back to back (no game left between them). --loop: that preparation through the
+firmware's own loop instead (step(), service() when asked, the idle), each iteration that called
+service() timed whole ("turn").
 
 --boot [N]: before those starts, the journal's boot() run again (N times, 1 by default; each
 timed: "boot"), as at a power-on:
@@ -53,7 +55,26 @@ for k in range(STARTS):
         j.end()
         j.write()
         p = 0
-        while True:
+        while LOOP:
+            # the firmware's own loop (main.py: step(), service() when asked, the idle) until the
+            # file is prepared: each iteration that called service() timed whole, its step() apart
+            t = time.ticks_ms()
+            t0 = time.ticks_us()
+            idle = sb.step()
+            t1 = time.ticks_us()
+            asked = sb.need_service
+            if asked:
+                sb.service()
+            t2 = time.ticks_us()
+            if asked:
+                print('{"ev":"jsave","what":"turn","k":%d,"t":%d,"us":%d,"size":%d,"fault":%d,"step_us":%d}'
+                      % (p, t, time.ticks_diff(t2, t0), j.size, j.fault, time.ticks_diff(t1, t0)))
+                p += 1
+            if asked and j.need_open != 2:
+                break
+            if idle:
+                time.sleep_ms(idle)
+        while not LOOP:
             t = time.ticks_ms()
             t0 = time.ticks_us()
             sb.service()
@@ -79,12 +100,12 @@ print('{"ev":"jsave_done"}')
 '''
 
 
-def run(n, starts, code=1, boot=False, prep=True):
+def run(n, starts, code=1, boot=False, prep=True, loop=False):
     from boardsim import runtime
     from boardsim.rp2040 import probe
     from bench.rp2040_profile import shot_ops
     menu, _ = shot_ops("8 pins")
-    tl = probe.module_timeline("N = %d\nSTARTS = %d\nCODE = %d\nBOOT = %d\nPREP = %d\n" % (n, starts, code, boot, prep) + JOB,
+    tl = probe.module_timeline("N = %d\nSTARTS = %d\nCODE = %d\nBOOT = %d\nPREP = %d\nLOOP = %d\n" % (n, starts, code, boot, prep, loop) + JOB,
                                before=menu, await_ms=60000 + 200 * n, await_ev="jsave_done",
                                wait_ms=100)
     out, err = io.StringIO(), io.StringIO()
@@ -115,8 +136,12 @@ def main(argv=None):
     ap.add_argument("--no-end", action="store_true",
                     help="starts back to back, as before issue 13's second start (no game left "
                          "between them, nothing prepared)")
+    ap.add_argument("--loop", action="store_true",
+                    help="the preparation between starts through the firmware's own loop (step(), "
+                         "service() when asked, the idle): each iteration that called service() "
+                         "timed whole ('turn', its step() apart: step_us)")
     a = ap.parse_args(argv)
-    saves, ops = run(a.entries, a.game_starts, a.code, a.boot, prep=not a.no_end)
+    saves, ops = run(a.entries, a.game_starts, a.code, a.boot, prep=not a.no_end, loop=a.loop)
     print("save        chip ms      us   bytes  pages  erases  blocks (p: programmed, e: erased)")
     ends = [s["t"] + s["us"] // 1000 + 1 for s in saves]
     for i, s in enumerate(saves):
@@ -127,8 +152,8 @@ def main(argv=None):
         s["erases"] = sum(1 for o in mine if o[0] == "erase")
         print(json.dumps(s))
         print(f"{s['what']:5} {s['k']:4d} {s['t']:9d} {s['us']:7d} {s['size']:6d} {s['pages']:6d} "
-              f"{s['erases']:6d}  {blocks}")
-    for what in ("start", "prep"):
+              f"{s['erases']:6d}  {blocks}" + (f"  (step() {s['step_us']} us)" if "step_us" in s else ""))
+    for what in ("start", "prep", "turn"):
         us = [s["us"] for s in saves if s["what"] == what]
         if us:
             print(f"{what}: {len(us)}, worst {max(us)} us, over 10 ms: {sum(1 for u in us if u > 10000)}, "

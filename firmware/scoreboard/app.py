@@ -82,6 +82,10 @@ _BTN_TURN = const(3)
 
 
 _IDLE_MS_AT_REST = const(2)
+# the journal's need_open (journal.py's _N_OPEN, _N_PREP)
+_J_OPEN = const(1)          # its current game into a new file: service() in this iteration
+_J_PREP = const(2)          # the next game's file prepared: a step in an iteration whose turn was
+                            # light and at rest (one step is a 4 KB erase, 45 ms on the chip)
 
 # work step() puts off to the turns after (Scoreboard.verdict, bits; issue 13: no loop turn at
 # rest over 10 ms on the chip)
@@ -338,7 +342,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                     busy |= d.dirty
                 save = not busy         # the screen's last page sent: the save may follow
             else:
-                save = 1
+                save = 2                # (nothing else in this turn: light)
         # the journal after the screen: a save written in place is about 1 ms on the chip, but a
         # file appended to (no block device at hand, or its block not found) is a littlefs commit,
         # one in 16 of them compacting the directory (a 4 KB erase, 64 - 69 ms; docs/persistence),
@@ -346,8 +350,10 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         j = self.journal
         if save and j.np and not self.dirty and not (self.verdict & _PUT_LINES) and self.tracker.at_rest():
             j.write()                   # between shots: a flash write stalls the chip
-        if j.need_open:
-            self.need_service = 1
+        elif save == 2 and j.need_open == _J_PREP and self.tracker.at_rest():
+            self.need_service |= 2      # service(): a step of the journal's preparation may follow
+        if j.need_open == _J_OPEN:
+            self.need_service |= 1
         if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
             self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
             self.dirty = 1              # the status row: drawn next turn
@@ -375,6 +381,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         # outside the loop turn (allocates): the journal opens the current game's new file, or
         # prepares the next game's, a step an iteration, once a game has ended; a calibration
         # step scans and measures
+        ns = self.need_service
         self.need_service = 0
         if self.tool_pending:
             self.tool_service()
@@ -387,7 +394,8 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 self.best_service()     # (a littlefs commit): the journal's work, the next
                 self.need_service = 1   # game's file prepared, from the next iteration on
                 return
-        self.journal.service(self.game)
+        if ns & 2 or self.journal.need_open != _J_PREP:
+            self.journal.service(self.game)     # (a preparation's step: after a light turn)
 
     def mode_of_game(self):
         return self.mode_before if self.mode == MENU else self.mode

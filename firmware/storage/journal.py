@@ -533,8 +533,9 @@ class Journal:
         """Open the current game's new file and write the game into it from `engine` (the rules
         engine playing it): a new game's header, or the whole game again after a failed write,
         a full file or a damaged one. Else, once a game has ended (`engine` over, or left) and
-        the next game's file is not prepared: one step of its preparation (need_open _N_PREP
-        while more are to come: the app calls again in its next loop iteration)."""
+        the next game's file is not prepared: its preparation begun (no flash work), then one step
+        of it a call (need_open _N_PREP while more are to come: the app calls again after a light
+        loop turn at rest)."""
         if self.need_open != _N_OPEN:
             self.need_open = 0
             d = self.dev
@@ -543,10 +544,13 @@ class Journal:
                 if w != _NEXT_NONE or not (self.game == G_NONE or engine is None or engine.over):
                     return              # prepared, failed, or a game goes on
                 bd = _raw_device()
-                w = _NEXT_FAILED if bd is None else _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
-            r = w if type(w) is int else next(w)
-            if r is None:
-                r = w                   # under way
+                # (its first step at the next call: the app makes that one follow a light turn)
+                r = _NEXT_FAILED if bd is None else _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
+            else:
+                r = next(w)
+                if r is None:
+                    r = w               # under way
+            if type(r) is not int:
                 self.need_open = _N_PREP
             self.dev = (d[_D_BD], d[_D_BLK], r) if type(d) is tuple else r
             return
