@@ -16,9 +16,10 @@
 #   _T_UNDO  'U'  -: undo()
 #   _T_SET   'S'  code: a manual correction of the last entry: undo(), then apply_outcome(code)
 #   _T_END   'E'  -: the players left this game for a new one (it is not restored)
-#   _T_PREP  'P'  "ZNJ1", version, serial, nonce: a file prepared at boot for the next game, its
-#                header (same serial) after it once the game starts (below, at _T_PREP); so one
-#                of the _N_FILES names is the next game's where the flash's block device is at hand
+#   _T_PREP  'P'  "ZNJ1", version, serial, nonce: a file prepared for the next game (at boot,
+#                after a game), its header (same serial) after it once the game starts (below, at
+#                _T_PREP); so one of the _N_FILES names is the next game's where the flash's
+#                block device is at hand
 #
 # Each append is one write and one flush: a littlefs commit, all or nothing. A file written from
 # scratch (a new game, or the game written again from the rules' log: rewrite()) is flushed
@@ -48,8 +49,9 @@ _T_SET = const(0x53)
 _T_END = const(0x45)
 _HDR_PAYLOAD = const(13)
 _HDR_LEN = const(17)         # the whole header record
-# A file prepared for the next game (issue 13: its start programs no erase): at boot, when the
-# flash's block device is at hand, the next serial's file is written through littlefs as
+# A file prepared for the next game (issue 13: its start programs no erase): at boot and after a
+# game, when the flash's block device is at hand, the next serial's file is written through
+# littlefs (_prepare) as
 #   _T_PREP  'P'  "ZNJ1", version, serial (4, little-endian), nonce
 # then erased bytes (0xFF) to _PRE; the game's start then programs its header right after it (one
 # page program, in place) and its saves follow as in any file written in place. The header's
@@ -60,7 +62,7 @@ _P_PAYLOAD = const(10)
 _P_LEN = const(14)           # the whole P record
 # After boot the next file is prepared again when a game ends (or is left): service(), a step a
 # call, outside the loop turn (_prepare: at most one 4 KB erase a step).
-_SEARCH = const(32)          # blocks whose first page one step of the block search compares
+_SEARCH = const(64)          # blocks whose first page one step of the block search compares
 
 # Journal.need_open: what service() is wanted for (0: nothing)
 _N_OPEN = const(1)           # the current game into a new file (its start; a full or failed file)
@@ -575,8 +577,8 @@ class Journal:
 
     def rewrite(self, engine):
         """The current game from the engine's log into the next file. A game's start (an empty
-        log) with the next file prepared at boot: its header programmed after the P record, one
-        page, no erase, no littlefs. Else the file written through littlefs, flushed once at the
+        log) with the next file prepared (at boot, after a game): its header programmed after
+        the P record, one page, no erase, no littlefs. Else the file written through littlefs, flushed once at the
         end: written in place (_PRE bytes, erased after the records) when the flash's block
         device is at hand and its block is found, else to be appended to."""
         self._close()
@@ -719,8 +721,9 @@ def _prepare(bd, s):
     """The file of serial s, FILES[s % _N_FILES], prepared for its game (_T_PREP) through
     littlefs, its block found on the block device bd: a generator of its steps, each yielding
     None, then its result: nonce << 16 | the block, or _NEXT_FAILED (never raises but for a power
-    cut). boot() runs them all; service() one a call, outside the loop turn. A step is the file
-    read back and checked, or its opening and a write of 256 bytes (littlefs keeps the first
+    cut). boot() runs them all; service() one a call, outside the loop turn. A step is the file's
+    first record read, or the whole file read and checked (when that record is this serial's), or
+    its opening and a write of 256 bytes (littlefs keeps the first
     512 in its directory entry; the write past them moves the file to a data block: its 4 KB
     erase, 45 ms on the chip; every 1 KB after that a program), or the commit (flush), or
     _SEARCH blocks' first pages compared. The file is the P record, then erased bytes to _PRE;
@@ -738,11 +741,15 @@ def _prepare(bd, s):
         b[6] = VERSION
         for i in range(4):
             b[7 + i] = (s >> (8 * i)) & 0xFF
+        data = _read(name, _P_LEN)      # its first record: prepared for this serial already?
         for k in range(3):              # as it is, written, written again (another nonce)
-            data = _read(name, _PRE + 1)
-            if data is not None and len(data) == _PRE and data[:11] == b[:11]:
+            if data is not None and len(data) >= 11 and data[:11] == b[:11]:
                 b[11] = (data[11] + 1) & 0xFF
-                if erased(data, _P_LEN) and record_at(data, 0)[0] == _T_PREP:
+                if k == 0:
+                    yield None
+                    data = _read(name, _PRE + 1)    # the whole file, to be checked
+                if data is not None and len(data) == _PRE and erased(data, _P_LEN) and \
+                        record_at(data, 0)[0] == _T_PREP:
                     first = data[:_PAGE]
                     data = None
                     buf = bytearray(_PAGE)
@@ -783,6 +790,7 @@ def _prepare(bd, s):
                     pass
                 raise
             f.close()
+            data = bytes(b) + ff[_P_LEN:] + b"\xff" * (_PRE - _PAGE)  # what it holds now
             yield None
     except Exception:
         r = _NEXT_FAILED                # not prepared: the next game's start writes its file
