@@ -70,11 +70,12 @@ for k in range(STARTS):
                 print('{"ev":"jsave","what":"turn","k":%d,"t":%d,"us":%d,"size":%d,"fault":%d,"step_us":%d}'
                       % (p, t, time.ticks_diff(t2, t0), j.size, j.fault, time.ticks_diff(t1, t0)))
                 p += 1
-            if asked and j.need_open != 2:
+            if asked and j.need_open != 2 or p >= 500:
                 break
             if idle:
                 time.sleep_ms(idle)
-        while not LOOP:
+        while not LOOP and p < 500:
+            sb.need_service |= 2        # as step() sets it after a light turn at rest
             t = time.ticks_ms()
             t0 = time.ticks_us()
             sb.service()

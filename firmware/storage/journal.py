@@ -748,9 +748,10 @@ def _prepare(bd, s):
                 if k == 0:
                     yield None
                     data = _read(name, _PRE + 1)    # the whole file, to be checked
-                if data is not None and len(data) == _PRE and erased(data, _P_LEN) and \
+                if k or data is not None and len(data) == _PRE and erased(data, _P_LEN) and \
                         record_at(data, 0)[0] == _T_PREP:
-                    first = data[:_PAGE]
+                    # (k > 0: it holds what was written, the P record then erased bytes)
+                    first = data[:_PAGE] if k == 0 else data + b"\xff" * (_PAGE - _P_LEN)
                     data = None
                     buf = bytearray(_PAGE)
                     found = -1
@@ -790,7 +791,7 @@ def _prepare(bd, s):
                     pass
                 raise
             f.close()
-            data = bytes(b) + ff[_P_LEN:] + b"\xff" * (_PRE - _PAGE)  # what it holds now
+            data = bytes(b)             # its P record (the nonce as written)
             yield None
     except Exception:
         r = _NEXT_FAILED                # not prepared: the next game's start writes its file
