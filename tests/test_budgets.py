@@ -28,7 +28,13 @@ ONE_WORKER = ("mem", "host_mpy")
 # (202.6 KB with the hall pads after issue 13's bounded fault monitor, issue 14's held results and
 # best/buzzer hooks and issue 12's fitted readings and anchor frame: about +14 KB in all; the Pico
 # itself, measured on the emulated chip, leaves 236 KB free at main.py)
-FIRMWARE_HEAP_MAX = {"hall": 222_000,       # held after boot, code and objects (measured 189 KB;
+FIRMWARE_HEAP_MAX = {"hall": 223_000,       # held after boot, code and objects (measured 189 KB;
+                                            # 222,336 B (hall) / 222,720 B (shift) with issue
+                                            # 13's next file prepared again after a game,
+                                            # gamestart2: journal.py's preparation in steps and
+                                            # app.py's light-turn gate, code; frozen on the chip
+                                            # the code is in flash: 184,528 B free after boot
+                                            # there (hall; presence 184,384 B)
                                             # 221,664 B with issue 13's game start prepared at
                                             # boot, gamestart: journal.py's code +768 B on this
                                             # port (main 0c602ca 220,896 B), objects the same;
@@ -42,7 +48,7 @@ FIRMWARE_HEAP_MAX = {"hall": 222_000,       # held after boot, code and objects 
                                             # main 708f553, 220,096 B with issue 13's second
                                             # anchor in the tracker: +96 B code, +64 B its
                                             # entries; on the chip, frozen, 80 B less free)
-                     "shift": 222_500}      # (222,144 B est. with gamestart's journal, +800 B
+                     "shift": 223_500}      # (222,144 B est. with gamestart's journal, +800 B
                                             # of code, and preshold's held fits resumed, +672 B;
                                             # main 0c602ca 220,544 B; frozen, the code is in
                                             # flash: the chip keeps 184,400 B free after boot)
@@ -61,8 +67,11 @@ FIRMWARE_HEAP_MAX = {"hall": 222_000,       # held after boot, code and objects 
                                             # reading of every strobe, +2.3 KB the locator's
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
-CODE_RAM_MAX = {"hall": 175_000,            # the modules, once imported (measured 146 KB)
-                "shift": 170_800}           # (gamestart's journal +800 B and preshold's held
+CODE_RAM_MAX = {"hall": 176_000,            # the modules, once imported (measured 146 KB)
+                "shift": 171_800}           # (gamestart2's preparation after a game: hall
+                                            # 175,456 B, shift 171,040 B; journal.mpy +506 B,
+                                            # app.mpy +73 B of armv6m code)
+                                            # (gamestart's journal +800 B and preshold's held
                                             # fits, presence_locate 17,376 -> 18,016 B; main
                                             # 0c602ca 168,864 B; hall 174,784 B, +768 B)
                                             # (168,544 B with the still searches resumed,
@@ -87,8 +96,11 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 185_000,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 186_300}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+PICO_ESTIMATE_MAX = {"hall": 185_600,      # (171.6 KB after the app split and issues 12-13's
+                     "shift": 186_900}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# hall 185,061 B / shift 186,528 B with gamestart2's next game's file prepared again after a game
+# (journal.mpy +506 B, app.mpy +73 B of code): a stock .mpy deployment only; frozen, the chip keeps
+# 184,528 B (hall) / 184,384 B (presence) free after boot (tests/test_rp2040.py -k heap_free)
 # hall 184,529 B merged with halllag2's stillness counted from the frame before (the tracker's
 # lag rule, +132 B of code over gamestart's 184,397 B)
 # hall 184,397 B with issue 13's game start prepared at boot (gamestart: the journal's code, +769 B
@@ -123,7 +135,9 @@ PICO_ESTIMATE_MAX = {"hall": 185_000,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 163_000     # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
+MPY_TOTAL_MAX = 164_000     # (163,240 B with gamestart2's next file prepared after a game:
+# journal.mpy 6,269 -> 6,775 B, app.mpy 6,359 -> 6,432 B)
+# (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
 # 160,810 B with presbound's still searches resumed: presence_locate.mpy 23,508 -> 25,060 B;
 # 161,069 B merged with turnrest's loop turn spread over turns: app.mpy's step(); 161,814 B with
 # preshold's held fits resumed: presence_locate.mpy 25,067 -> 25,812 B; 162,583 B merged with
