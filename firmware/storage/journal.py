@@ -549,7 +549,7 @@ class Journal:
                 # (its first step at the next call: the app makes that one follow a light turn)
                 r = _NEXT_FAILED if bd is None else _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
             else:
-                r = next(w)
+                r = next(w)  # type: ignore[call-overload]  # (w: the generator here)
                 if r is None:
                     r = w               # under way
             if type(r) is not int:
@@ -588,7 +588,7 @@ class Journal:
         d = self.dev
         p = d[_D_NEXT] if type(d) is tuple else d
         while type(p) is not int:
-            r = next(p)                 # under way: finished first (it has the next file's name)
+            r = next(p)  # type: ignore[call-overload]  # under way: finished first (its name is the next file)
             if r is not None:
                 p = r
         self.dev = _NEXT_NONE           # for this start only, whatever comes of it (a failed
