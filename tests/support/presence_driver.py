@@ -42,6 +42,10 @@ class PresWorld:
         self.pres = PresenceModel(T)
         self.pres._levels = machine._level
         self.pres.row_sel = tuple(pm["row_select"])
+        # latch()'s fast paths, as the simulator's world takes them (world.py): the same bytes
+        # and coins as its own loop (test_presence.py's fast latches test), in viper under the
+        # unix port; its own loop was a fifth of this driver's CPU under CPython
+        self.pres.prepare()
         self.bus = pm["bus"]
         machine.watch(pm["load"], self.edge)
 
