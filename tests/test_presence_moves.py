@@ -14,7 +14,10 @@ way (before a chip's next 8 moves once the slice is spent) and say so (win[10 + 
 called again and again (win[10 + L] kept: the search resumed where it stopped) until it says it
 finished, it must end where the whole search ends, after as many moves in all: a search cut
 into slices is the search (PresenceLocator._moves on the chip, between looks at its clock).
-The two runtimes must agree.
+The two runtimes must agree. Under CPython presence_locate.moves is its CPython twin
+(boardsim/target/viper_twins.py: the same results by another route, what every CPython game and
+driver runs); the firmware's own body (the twin's `firmware`) is run on every case beside it and
+must give the same moves, places and slices.
 """
 from conftest import run_script
 
@@ -115,6 +118,10 @@ fy = [0, 0, 0, 0]
 ks = [0, 0, 0, 0, 0]
 got = 0             # (globals made before the heap is locked)
 done = 0
+# under CPython LP.moves is the firmware body's twin (boardsim/target/viper_twins.py, the
+# stand-in micropython.viper; not with ZENN_PLAIN_VIPER=1): the body itself is compared too
+FIRMWARE = getattr(LP.moves, "firmware", None)
+twins = 0
 sx = [0, 0, 0, 0]
 sy = [0, 0, 0, 0]
 bx = [0, 0, 0, 0]          # (where a budget of most moves stopped the reference)
@@ -201,6 +208,26 @@ for trial in range(job["trials"]):
             slices += 1
         if sys.implementation.name == "micropython":
             micropython.heap_unlock()
+        if FIRMWARE is not None:
+            # CPython: the same search through the firmware's own body (LP.moves is its twin,
+            # boardsim/target/viper_twins.py), slice for slice: the same moves and places
+            end = [hx[t] for t in range(4)] + [hy[t] for t in range(4)]
+            for t in range(4):
+                hx[t] = sx[t]
+                hy[t] = sy[t]
+            win[10 + L] = 0
+            fw = [FIRMWARE(s, last, hold, hx, hy, hr, usable, label, win, grid), win[10 + L]]
+            fw += [hx[t] for t in range(4)] + [hy[t] for t in range(4)]
+            fw_total = fw[0]
+            fw_slices = 1
+            while win[10 + L] and fw_slices < 100000:
+                fw_total += FIRMWARE(s, last, hold, hx, hy, hr, usable, label, win, grid)
+                fw_slices += 1
+            fw += [fw_total, fw_slices] + [hx[t] for t in range(4)] + [hy[t] for t in range(4)]
+            if fw != ([got, first_stop] + fx + fy + [total, slices] + end) and len(bad) < 5:
+                bad.append(["firmware", trial, q, k, s, last, hold, most, fw,
+                            [got, first_stop] + fx + fy + [total, slices] + end])
+            twins += 1
         got_xy = [fx[t] for t in range(k)] + [fy[t] for t in range(k)]
         end_xy = [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
         calls += 1
@@ -235,8 +262,17 @@ for trial in range(job["trials"]):
         h = (h * 31 + got6 + 7 * sum(got6_xy)) & 0xFFFFFF
         if (got6 != want6 or got6_xy != want6_xy or win[10 + L] != 0) and len(bad) < 5:
             bad.append(["sixth", trial, q, k, s, last, hold, want6, got6, want6_xy, got6_xy])
+        if FIRMWARE is not None:
+            for t in range(4):
+                hx[t] = sx[t]
+                hy[t] = sy[t]
+            win[10 + L] = (s << 8) | (5 << 4)
+            fw6 = FIRMWARE(s, last, hold, hx, hy, hr, usable, label, win, grid)
+            if ([fw6, win[10 + L]] + [hx[t] for t in range(k)] + [hy[t] for t in range(k)]
+                    != [got6, 0] + got6_xy) and len(bad) < 5:
+                bad.append(["firmware sixth", trial, q, k, s, last, hold, fw6, got6])
 print(json.dumps({"bad": bad, "hash": h, "calls": calls, "moved": moved_any, "stopped": stopped,
-                  "resumed": resumed, "ks": ks, "sixth": sixth}))
+                  "resumed": resumed, "ks": ks, "sixth": sixth, "twins": twins}))
 '''
 
 
@@ -254,5 +290,8 @@ def test_moves_match_the_python_loop(runtime, tmp_path):
     assert r["resumed"] > 10                        # ... and resumed more than once
     assert min(r["ks"][1:]) > 50                    # every k from 1 to 4 is tried
     assert r["sixth"] > 20                          # a sixth round (resumed there) moves chips
+    # under CPython the firmware's twin and its own body, each held to the reference (and the
+    # twin to the body, search for search); the unix port runs the body, in viper
+    assert r["twins"] == (360 if runtime == "cpython" else 0), r["twins"]
     if runtime == "micropython":
         assert run("cpython", job, tmp_path)["hash"] == r["hash"]

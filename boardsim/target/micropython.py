@@ -26,7 +26,28 @@ def native(f):
     return f
 
 
-viper = native
+def viper(f):
+    """The function itself (its body runs as plain Python), or its CPython twin where
+    boardsim/target/viper_twins.py has one (the same results, cheaper: the firmware's body is
+    the twin's `firmware`); ZENN_PLAIN_VIPER=1 in the environment: the body always."""
+    import os
+    if os.environ.get("ZENN_PLAIN_VIPER") == "1":
+        return f
+    key = (getattr(f, "__module__", None), getattr(f, "__name__", None))
+    if key not in _TWIN_NAMES:
+        return f
+    import sys
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import viper_twins
+    finally:
+        del sys.path[0]
+    twin = viper_twins.TWINS[key]
+    twin.firmware = f
+    return twin
+
+
+_TWIN_NAMES = (("sensing.presence_locate", "moves"), ("sensing.shift_scan", "unpack"))
 
 
 def alloc_emergency_exception_buf(n):

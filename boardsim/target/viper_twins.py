@@ -1,0 +1,293 @@
+"""CPython twins of the firmware's hottest viper functions (never seen by MicroPython, which
+compiles the firmware's own @micropython.viper bodies to machine code).
+
+Under CPython a viper function runs its body as plain Python, written for viper: every array
+element read through int() with its sign put back, every pad of a window visited for each of
+the 8 moves tried. presence_locate.moves() so was 45 - 76 % of a CPython game on the presence
+pads and of the tests' CPython drivers (docs/performance.md, "The desktop tier's CPU profiled
+again"). The stand-in `micropython.viper` (boardsim/target/micropython.py) hands the firmware
+the twin below in its place: the same results from the same arguments, move for move (the
+chips' places, the moves tried, win[10 + L] where a slice stopped), by another route. The
+firmware's own body stays reachable as the twin's `firmware` attribute;
+tests/test_presence_moves.py holds both to the plain loop they replaced, under CPython, and
+ZENN_PLAIN_VIPER=1 in the environment turns the twins off (the firmware's bodies everywhere).
+
+How moves() is made cheaper without changing a number: a pad whose level chip i gives it is
+the same before and after a move adds nothing to delta(), so delta(i, new) is F(new) - F(old)
+with F(p) = the sum over the pads chip i reaches at p (level > 0) of |max(level, other) - seen|
+- |other - seen| (other: the most the other chips give the pad, seen: what it reads, 0 off the
+group), plus the overlap terms; F of a place is kept while chip i is moved (the other chips do
+not move meanwhile), and `other` is made once per chip's turn from the other chips' own pads.
+Integers only, as the body: the same sums.
+"""
+_COLS = 48
+_ROWS = 96
+_PITCH = 100
+_X0 = -2350
+_Y0 = -4750
+
+# the 8 directions of the firmware's moves(): E, NE, N, NW, W, SW, S, SE
+_DX = (1, 1, 0, -1, -1, -1, 0, 1)
+_DY = (0, 1, 1, 1, 0, -1, -1, -1)
+
+
+def _span(lo, hi, v0, w0, w1):
+    """The indices c of the grid's lines (at v0 + c * pitch) with lo <= v0 + c * pitch <= hi,
+    within the window's w0 .. w1 (a range)."""
+    a = -((v0 - lo) // _PITCH)                            # ceil((lo - v0) / pitch)
+    b = (hi - v0) // _PITCH                               # floor
+    if a < w0:
+        a = w0
+    if b > w1:
+        b = w1
+    return a, b
+
+
+def moves_twin(s, last, hold, hx, hy, hr, usable, label, win, grid):
+    """presence_locate.moves(), the same results (see the module's docstring)."""
+    nlev = win[7]
+    if nlev != 4:
+        return moves_twin.firmware(s, last, hold, hx, hy, hr, usable, label, win, grid)
+    k = win[12]
+    most = win[13]
+    at = win[14]
+    win[14] = 0
+    round0 = chip0 = moved0 = 0
+    if at:
+        s = at >> 8
+        round0 = (at >> 4) & 15
+        chip0 = (at >> 1) & 7
+        moved0 = at & 1
+    tol = win[5]
+    ovl = win[6]
+    cur = win[4]
+    o0 = win[8]
+    o1 = win[9]
+    o2 = win[10]
+    o3 = win[11]
+    c0w = win[0]
+    c1w = win[1]
+    q0w = win[2]
+    q1w = win[3]
+    # the window's pads this fit explains: what each reads + 1 (0: not usable, or another
+    # group's); the firmware reads grid only where the label is this group's
+    val = {}
+    for rr in range(q0w, q1w + 1):
+        g = rr * _COLS + c0w
+        for _c in range(c0w, c1w + 1):
+            if usable[g]:
+                lb = label[g]
+                if lb == cur:
+                    val[g] = grid[g] + 1
+                elif not lb:
+                    val[g] = 1
+            g += 1
+
+    def squares(r):
+        lx = r + o0
+        l0 = lx * lx if lx >= 0 else -1
+        lx = r + o1
+        l1 = lx * lx if lx >= 0 else -1
+        lx = r + o2
+        l2 = lx * lx if lx >= 0 else -1
+        lx = r + o3
+        l3 = lx * lx if lx >= 0 else -1
+        return l0, l1, l2, l3
+
+    def levels(x, y, r, sq, out):
+        """(pad, level) of the window's pads a chip at x, y of seen radius r reaches."""
+        l0, l1, l2, l3 = sq
+        if l0 < 0:
+            return
+        e = r + o0
+        ca, cb = _span(x - e, x + e, _X0, c0w, c1w)
+        qa, qb = _span(y - e, y + e, _Y0, q0w, q1w)
+        for rr in range(qa, qb + 1):
+            ay = _Y0 + rr * _PITCH - y
+            ay *= ay
+            if ay > l0:
+                continue
+            g = rr * _COLS + ca
+            ax = _X0 + ca * _PITCH - x
+            for _c in range(ca, cb + 1):
+                d2 = ax * ax + ay
+                ax += _PITCH
+                if d2 <= l0:
+                    lev = 1
+                    if d2 <= l1:
+                        lev = 2
+                        if d2 <= l2:
+                            lev = 3
+                            if d2 <= l3:
+                                lev = 4
+                    out.append((g, lev))
+                g += 1
+
+    tried = 0
+    while s >= last:
+        rounds = round0
+        round0 = 0
+        while rounds < 6:
+            moved = moved0
+            moved0 = 0
+            i = chip0
+            chip0 = 0
+            while i < k:
+                if (hold >> i) & 1:
+                    i += 1
+                    continue
+                r = hr[i]
+                sq = squares(r)
+                # the other chips: where each lies, the overlap limit with chip i, and the
+                # most any of them gives each pad (only the window's pads of this fit count)
+                others = []
+                other = {}
+                for t in range(k):
+                    if t == i:
+                        continue
+                    xt = hx[t]
+                    yt = hy[t]
+                    lim = r + hr[t] + tol
+                    others.append((xt, yt, lim * lim))
+                    pads = []
+                    levels(xt, yt, hr[t], squares(hr[t]), pads)
+                    for g, lev in pads:
+                        if g in val and other.get(g, 0) < lev:
+                            other[g] = lev
+                memo = {}
+
+                def F(x, y):
+                    f = memo.get((x, y))
+                    if f is not None:
+                        return f
+                    pads = []
+                    levels(x, y, r, sq, pads)
+                    f = 0
+                    for g, lev in pads:
+                        v = val.get(g)
+                        if v is None:
+                            continue
+                        sn = v - 1
+                        o = other.get(g, 0)
+                        if lev > o:
+                            a = lev - sn
+                            b = o - sn
+                            f += (a if a >= 0 else -a) - (b if b >= 0 else -b)
+                    memo[(x, y)] = f
+                    return f
+
+                while True:
+                    if tried >= most:
+                        win[14] = (s << 8) | (rounds << 4) | (i << 1) | moved
+                        return tried
+                    ox = hx[i]
+                    oy = hy[i]
+                    fo = F(ox, oy)
+                    ovo = 0
+                    for xt, yt, lim in others:
+                        ax = xt - ox
+                        ay = yt - oy
+                        if ax * ax + ay * ay < lim:
+                            ovo += ovl
+                    bd = 0
+                    bj = -1
+                    for dj in range(8):
+                        nx = ox + _DX[dj] * s
+                        ny = oy + _DY[dj] * s
+                        d = F(nx, ny) - fo - ovo
+                        for xt, yt, lim in others:
+                            ax = xt - nx
+                            ay = yt - ny
+                            if ax * ax + ay * ay < lim:
+                                d += ovl
+                        if d < bd:
+                            bd = d
+                            bj = dj
+                    tried += 8
+                    if bj < 0:
+                        break
+                    hx[i] = ox + _DX[bj] * s
+                    hy[i] = oy + _DY[bj] * s
+                    moved = 1
+                i += 1
+            if not moved:
+                break
+            rounds += 1
+        s >>= 1
+    return tried
+
+
+_SR = 6            # shift_scan's registers a row, bytes a strobe reads, levels, rows a line
+_LINE = 12
+_LEV = 4
+_RPS = 2
+_STROBES_PER_STEP = 12
+_ALL_ONES = (1 << (8 * _LINE)) - 1
+
+
+def unpack_twin(strobe, buf, last, pmask, grid, rows_on, toggles):
+    """shift_scan.unpack(), the same results: a strobe whose bytes read are the last reading's
+    (the masked bytes stored: a byte the same unmasked is the same masked) changes nothing, and
+    is passed over whole (when it has no bit where pmask has none: else the body's masking
+    would store it anew); the others go through the body's own loop, byte by byte. Most of a
+    step's strobes read what they read the frame before: the body's byte loop was a third of a
+    CPython game on the presence pads."""
+    changed = 0
+    q = 0
+    r0 = strobe // _LEV * _RPS
+    lev = 0
+    outside = -1        # the bits of the line's rows where no pad is (pmask's 0 bits), as an int
+    for s in range(strobe, strobe + _STROBES_PER_STEP):
+        k0 = s * _LINE
+        line = buf[q:q + _LINE]
+        if outside < 0:
+            outside = int.from_bytes(pmask[r0 * _SR:(r0 + _RPS) * _SR], "big") ^ _ALL_ONES
+        if line != last[k0:k0 + _LINE] or int.from_bytes(line, "big") & outside:
+            for h in range(_RPS):
+                r = r0 + h
+                for kk in range(_SR):
+                    k = h * _SR + kk
+                    v = buf[q + k] & pmask[r * _SR + kk]
+                    old = last[k0 + k]
+                    if v == old:
+                        continue
+                    last[k0 + k] = v
+                    diff = v ^ old
+                    g0 = r * 48 + 8 * kk
+                    for j in range(8):
+                        bit = 7 - j
+                        if (diff >> bit) & 1:
+                            g = g0 + j
+                            edge = 0
+                            if (v >> bit) & 1:
+                                n = grid[g] + 1
+                                grid[g] = n
+                                if n == 1:
+                                    rows_on[r] = rows_on[r] + 1
+                                    edge = 1
+                            else:
+                                n = grid[g] - 1
+                                if n < 0:
+                                    n = 0
+                                grid[g] = n
+                                if n == 0:
+                                    rows_on[r] = rows_on[r] - 1
+                                    edge = 1
+                            changed += 1
+                            if edge:
+                                sh = (g & 1) << 2
+                                tg = toggles[g >> 1]
+                                if ((tg >> sh) & 15) < 15:
+                                    toggles[g >> 1] = tg + (1 << sh)
+        q += _LINE
+        lev += 1
+        if lev == _LEV:
+            lev = 0
+            r0 += _RPS
+            outside = -1
+    return changed
+
+
+# (module name, function name) -> the twin; micropython.viper looks here
+TWINS = {("sensing.presence_locate", "moves"): moves_twin,
+         ("sensing.shift_scan", "unpack"): unpack_twin}
