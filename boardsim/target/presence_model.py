@@ -263,6 +263,9 @@ class PresenceModel:
         """SPI.readinto: the latched line, first register first (further bytes read 0)."""
         n = len(buf)
         m = len(self.latched)
+        if _copy_viper is not None and n == m and self.rsel is not None:
+            _copy_viper(self.latched, buf, n)       # (prepared: the loop below, in viper)
+            return
         for i in range(n):
             buf[i] = self.latched[i] if i < m else 0
 
@@ -392,6 +395,14 @@ if sys.implementation.name == "micropython":
             h += 1
 
     @micropython.viper
+    def _copy_viper(src: ptr8, dst: ptr8, n: int):
+        """read(): the n bytes latched into the SPI's buffer."""
+        i = 0
+        while i < n:
+            dst[i] = src[i]
+            i += 1
+
+    @micropython.viper
     def _bit_viper(st: ptr32) -> int:
         """_bit(): one xorshift32 step of the state st[0] (32-bit words on every port)."""
         s = uint(st[0])
@@ -404,6 +415,7 @@ else:
     _latch_viper = None     # CPython: latch() and read() as below (the same bytes, coins and all)
     _latch_odd_viper = None
     _bit_viper = None
+    _copy_viper = None
     _plain_latch = PresenceModel.latch
     # '1' where a pad's level is above the strobe's level, else '0', for each level
     _BITS = [bytes(0x31 if v > lev else 0x30 for v in range(256)) for lev in range(16)]
