@@ -14,6 +14,7 @@ chip (_reach counts its steps as moves tried: CENTRE at most); and the chips the
 at the end, and every event line, are the run's without the clock (the desktop's: never cut),
 to the 0.1 mm: a search cut into frames is the same search. Both runtimes.
 """
+import copy
 import json
 
 import pytest
@@ -121,14 +122,31 @@ def nudged(spots):
     return t.timeline()
 
 
+# The run without the clock of a timeline (no clock: nothing cut, whatever the budget), kept by
+# the timeline and the runtime: the four-chip nudge's two budgets judge their runs against the
+# same one, played once in a process (a copy each). The two are one xdist group, so that under
+# `make test` they share it on one worker too.
+_WHOLE = {}
+SHARED_WHOLE = pytest.mark.xdist_group("presence_still_budget_whole")
+
+
+def whole_run(runtime, tmp_path, tl):
+    key = (runtime, json.dumps(tl, sort_keys=True))
+    if key not in _WHOLE:
+        _WHOLE[key] = run(runtime, tmp_path, tl, 0)
+    return copy.deepcopy(_WHOLE[key])
+
+
 # (three chips at budget 0: their first still search, a unit a frame, is not done before the
 # nudge, so they have no rest fits to hold: nothing of _hold's to cut)
-@pytest.mark.parametrize("chips,budget", [(4, BUDGET), (4, 0), (3, BUDGET)])
+@pytest.mark.parametrize("chips,budget", [pytest.param(4, BUDGET, marks=SHARED_WHOLE),
+                                          pytest.param(4, 0, marks=SHARED_WHOLE), (3, BUDGET)])
 def test_a_touching_groups_held_fits_are_cut_at_the_chips_time_and_resumed(runtime, tmp_path,
                                                                           chips, budget):
+    """The four chips' two budgets share their run without the clock (whole_run)."""
     tl = nudged(TOUCHING if chips == 4 else THREE)
     res, events = run(runtime, tmp_path, tl, US_PER_MOVE, budget)
-    whole, whole_events = run(runtime, tmp_path, tl, 0)
+    whole, whole_events = whole_run(runtime, tmp_path, tl)
     rows = res["rows"]
     held = [t for t, f in rows if f & 16]
     # a frame's moves: the budget's worth, the unit under way when it ran out (a slice of
