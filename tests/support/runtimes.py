@@ -218,7 +218,9 @@ def assert_heap_lock_is_real(driver):
 # runs the viper functions' plain fallbacks (checked against them directly by the viper-reference
 # tests) about ten times slower, they play fewer: the explicit and recorded-failure cases a test
 # names for it, then its first `generated` drawn cases. Each test says in its docstring what
-# CPython plays (docs/performance.md, "The CPython twins of the whole-game tests").
+# CPython plays (docs/performance.md, "The CPython twins of the whole-game tests"). (On the
+# presence pads presence_locate.moves() and shift_scan.unpack() run as their CPython twins,
+# boardsim/target/viper_twins.py: the same results, cheaper; ZENN_PLAIN_VIPER=1 runs the bodies.)
 _GENERATED_PLAYED = {}
 
 
