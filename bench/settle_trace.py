@@ -140,6 +140,74 @@ def scripted(name, phase):
     return tl
 
 
+def _play_ops(r, ops, booted):
+    """runner.play_file's loop over ops (boot first unless they do, after any flash ops)."""
+    for o in ops:
+        if not booted and o.get("op") not in ("boot", "flash"):
+            r.op({"op": "boot"})
+        booted = booted or o.get("op") != "flash"
+        r.op(o)
+    return booted
+
+
+def play_phases(name, phases, fit_ms, rest_ms, config=None):
+    """[play(scripted(name, ph), ...) for ph in phases], the part of the timeline before the
+    phase's wait played once: each phase's rest (its wait, the shot, 200 ms as play_file ends)
+    played in a copy of this process made there (os.fork: the runner, the firmware, the world
+    and the virtual clock as they are, so that the rest is played from the state the whole
+    timeline reaches there; issue 15: the boot and the put-down were about half a run). The
+    copies run one after the other, each sending its shots back as JSON."""
+    tl = scripted(name, 0)
+    k = next(i for i, o in enumerate(tl) if o["op"] == "move")
+    RU.FIT_US = fit_ms * 1000
+    out = sys.stdout
+    sys.stdout = open(os.devnull, "w")
+    r = RU.Runner(config=config)
+    r.out = Lines()
+    w = Watch(r.world, rest_ms, False)
+    RU._trace = w
+    got = []
+    try:
+        booted = _play_ops(r, tl[:k], False)
+        for ph in phases:
+            rd, wr = os.pipe()
+            pid = os.fork()
+            if pid == 0:                # the copy: this phase's rest, its shots to the pipe
+                code = 1
+                try:
+                    os.close(rd)
+                    rest = ([{"op": "wait", "ms": ph}] if ph else []) + tl[k:]
+                    if not _play_ops(r, rest, booted):
+                        r.op({"op": "boot"})
+                    r.run_ms(200)
+                    data = json.dumps(w.shots).encode()
+                    while data:
+                        data = data[os.write(wr, data):]
+                    code = 0
+                except BaseException:
+                    import traceback
+                    traceback.print_exc()
+                finally:
+                    os._exit(code)
+            os.close(wr)
+            chunks = []
+            while True:
+                b = os.read(rd, 65536)
+                if not b:
+                    break
+                chunks.append(b)
+            os.close(rd)
+            _, status = os.waitpid(pid, 0)
+            if status != 0:
+                raise RuntimeError("settle_trace: phase %d's run failed (status %d)" % (ph, status))
+            got.append(json.loads(b"".join(chunks)))
+    finally:
+        sys.stdout.close()
+        sys.stdout = out
+        RU._trace = None
+    return got
+
+
 def report(label, shots, show_frames=False):
     for s in shots:
         if s["rest"] is None or s["rest"] < s["t_begin"] - 50:
@@ -201,6 +269,9 @@ def main():
     ap.add_argument("--json", action="store_true",
                     help="one JSON line a shot (rest, since: the stillness judged on, verdict)")
     ap.add_argument("--scenario", help="instead: this scenario file (examples/*.json)")
+    ap.add_argument("--whole", action="store_true",
+                    help="play each phase's whole timeline (else the part before its wait once, "
+                         "each phase's rest in a copy of the process made there)")
     args = ap.parse_args()
     if args.scenario:
         from boardsim.compile import compile_scenario
@@ -222,10 +293,14 @@ def main():
         fd, cfg = tempfile.mkstemp(suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump({"front_end": args.front_end}, f)
+    phases = [int(x) for x in args.phases.split(",")]
     for fit in [int(x) for x in args.fit_ms.split(",")]:
         for name in args.shots.split(","):
-            for ph in [int(x) for x in args.phases.split(",")]:
-                shots = play(scripted(name, ph), fit, args.rest_ms, config=cfg)
+            if args.whole or not hasattr(os, "fork"):
+                runs = [play(scripted(name, ph), fit, args.rest_ms, config=cfg) for ph in phases]
+            else:
+                runs = play_phases(name, phases, fit, args.rest_ms, config=cfg)
+            for ph, shots in zip(phases, runs):
                 if args.json:
                     for c in shots:
                         if c["rest"] is not None and c["rest"] >= c["t_begin"] - 50:
