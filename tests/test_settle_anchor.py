@@ -186,14 +186,15 @@ def test_a_chip_sliding_3_mm_a_frame_is_credited_one_frame_at_most(runtime, tmp_
 STEPS = (0, 2, 4, 6, 8, 10, 12, 14)
 
 
-def _settle_trace(phases, fit_ms=None):
+def _settle_trace(phases, fit_ms):
     """bench/settle_trace.py's 8-pin first ball, one run per phase (ms waited before the shot),
-    the firmware under CPython on the simulated table: each run's JSON row (rest, since,
-    verdict ... ms), one per phase."""
-    cmd = [sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"),
-           "--shots", "8 pins", "--phases", ",".join(map(str, phases)), "--json"]
-    if fit_ms is not None:
-        cmd[-1:-1] = ["--fit-ms", str(fit_ms)]
+    the firmware under CPython on the simulated table, BOARDSIM_FIT_MS fit_ms: each run's JSON
+    row (rest, since, verdict ... ms), one per phase. (The boot and the put-down, the same in
+    every run, played once, each phase's rest in a copy of the process made there: --whole
+    plays each run whole, with the same rows but the virtual clock, which goes on from one run
+    to the next there)"""
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "settle_trace.py"), "--shots", "8 pins",
+           "--phases", ",".join(map(str, phases)), "--fit-ms", str(fit_ms), "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     shots = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
@@ -201,12 +202,32 @@ def _settle_trace(phases, fit_ms=None):
     return shots
 
 
+FIT_MS = 8                  # the chip's fit at a frame's end, which the frames while it moves carry
+PHASES = range(16)
+# Each frame cost's runs over PHASES, made once in a test process and shared by the tests that
+# judge them (the 8-pin ball's STEPS are the unix runner's frames' (fit 0) phases 0 - 14, which
+# the missed-fit test plays too): those tests are one xdist group, so that `make test` plays
+# them once (issue 15)
+_TRACES = {}
+FIT0_RUNS = pytest.mark.xdist_group("settle_anchor_fit0")
+
+
+def _traces(fit_ms, phases):
+    """_settle_trace(PHASES, fit_ms)'s rows for `phases` (copies), the runs made once."""
+    if fit_ms not in _TRACES:
+        _TRACES[fit_ms] = {s["phase"]: s for s in _settle_trace(PHASES, fit_ms=fit_ms)}
+    return [dict(_TRACES[fit_ms][p]) for p in phases]
+
+
+@FIT0_RUNS
 def test_the_8_pin_ball_is_judged_on_a_stillness_begun_at_its_stop():
     # bench.rp2040_profile's 8-pin first ball (the chip rests in b.e2), shot 0 - 14 ms later
     # each time (where it stops against the 16 ms frames), the firmware under CPython on the
     # simulated table. main: at 0 ms the refresh fit 2.2 mm from the lagging anchor began the
-    # stillness again, the verdict 793 ms after the chip stopped
-    shots = _settle_trace(STEPS)
+    # stillness again, the verdict 793 ms after the chip stopped. (The unix runner's frames:
+    # the fit 0 runs, shared with the missed-fit test)
+    shots = _traces(0, STEPS)
+    assert [s["phase"] for s in shots] == list(STEPS) and all(s["fit_ms"] == 0 for s in shots)
     for s in shots:
         # the stillness the verdict was judged on began within a frame of the stop (its first
         # still frame: at 0 ms that frame's fit lagged the chip 2.2 mm, and the refresh fit
@@ -215,10 +236,6 @@ def test_the_8_pin_ball_is_judged_on_a_stillness_begun_at_its_stop():
         # -7 ms, the verdict at +393), so the verdict came SETTLE_MS and at most a frame after it
         assert s["since"] - s["rest"] <= 16, s
         assert s["verdict"] - s["rest"] <= 416, s
-
-
-FIT_MS = 8                  # the chip's fit at a frame's end, which the frames while it moves carry
-PHASES = range(16)
 
 
 def test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_stillness_again():
@@ -234,7 +251,7 @@ def test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_still
     # again at the next frame (the correction), its wander that frame widened by the correction
     # (hall_follow): the stillness holds from the last moving frame, the verdict at SETTLE_MS
     # and at most a frame after the stop, as in the runs whose last fit lagged less
-    shots = _settle_trace(PHASES, fit_ms=FIT_MS)
+    shots = _traces(FIT_MS, PHASES)
     frame = 16 + FIT_MS             # a frame while the chip moves: 16 steps and the fit
     late = [s for s in shots if s["since"] - s["rest"] > frame or s["verdict"] - s["rest"] > 400 + frame]
     assert not late, late
@@ -243,7 +260,7 @@ def test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_still
 FIT_MS_MISSED = (0, 12)     # the unix runner's frames, and frames 12 ms longer while pads change
 
 
-@pytest.mark.parametrize("fit_ms", FIT_MS_MISSED)
+@pytest.mark.parametrize("fit_ms", [pytest.param(f, marks=FIT0_RUNS) if f == 0 else f for f in FIT_MS_MISSED])
 def test_the_last_moving_fit_missed_by_the_next_frame_does_not_begin_the_stillness_again(fit_ms):
     # The second form of the lagging last moving fit (issue 13): the frame after it, read with
     # the chip at rest, misses it by more than FOLLOW_ERR, so the locator fits the chip as a
@@ -255,6 +272,6 @@ def test_the_last_moving_fit_missed_by_the_next_frame_does_not_begin_the_stillne
     # within _LAG_TOL (1.5 mm) more of the frame before's fits counts the stillness from the
     # frame before (tracking/tracker.py): from the last moving frame, the verdict within
     # SETTLE_MS of the stop
-    shots = _settle_trace(PHASES, fit_ms=fit_ms)
+    shots = _traces(fit_ms, PHASES)       # (fit 0: shared with the 8-pin ball's test)
     late = [s for s in shots if s["verdict"] - s["rest"] > 400]
     assert not late, late
