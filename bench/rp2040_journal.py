@@ -101,14 +101,17 @@ print('{"ev":"jsave_done"}')
 '''
 
 
-def run(n, starts, code=1, boot=False, prep=True, loop=False):
+def run(n, starts, code=1, boot=False, prep=True, loop=False, settle_ms=None):
+    """settle_ms: the chip time after the boot event before the menu is pressed (probe.py's
+    BOOT_SETTLE_MS when None; probe.READY: until the firmware's boot() has ended, as the
+    tests ask, about 1.4 s of chip time less: every save is after the menu's game start)."""
     from boardsim import runtime
     from boardsim.rp2040 import probe
     from bench.rp2040_profile import shot_ops
     menu, _ = shot_ops("8 pins")
     tl = probe.module_timeline("N = %d\nSTARTS = %d\nCODE = %d\nBOOT = %d\nPREP = %d\nLOOP = %d\n" % (n, starts, code, boot, prep, loop) + JOB,
                                before=menu, await_ms=60000 + 200 * n, await_ev="jsave_done",
-                               wait_ms=100)
+                               wait_ms=100, settle_ms=probe.BOOT_SETTLE_MS if settle_ms is None else settle_ms)
     out, err = io.StringIO(), io.StringIO()
     os.environ["ZENN_PICO_TRACE"] = "1"
     try:
