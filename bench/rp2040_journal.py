@@ -40,8 +40,10 @@ j = sb.journal
 g = sb.game
 gc.collect()
 def mark(what, k, t_ms, d, size):
-    print('{"ev":"jsave","what":"%s","k":%d,"t":%d,"us":%d,"size":%d,"fault":%d}'
-          % (what, k, t_ms, d, size, j.fault))
+    # t0 (the call's start in us, the chip's timer): the flash operations told apart from the
+    # next call's when both start within one ms
+    print('{"ev":"jsave","what":"%s","k":%d,"t":%d,"t_us":%d,"us":%d,"size":%d,"fault":%d}'
+          % (what, k, t_ms, t0, d, size, j.fault))
 for k in range(BOOT):
     t = time.ticks_ms()
     t0 = time.ticks_us()
@@ -67,8 +69,8 @@ for k in range(STARTS):
                 sb.service()
             t2 = time.ticks_us()
             if asked:
-                print('{"ev":"jsave","what":"turn","k":%d,"t":%d,"us":%d,"size":%d,"fault":%d,"step_us":%d}'
-                      % (p, t, time.ticks_diff(t2, t0), j.size, j.fault, time.ticks_diff(t1, t0)))
+                print('{"ev":"jsave","what":"turn","k":%d,"t":%d,"t_us":%d,"us":%d,"size":%d,"fault":%d,"step_us":%d}'
+                      % (p, t, t0, time.ticks_diff(t2, t0), j.size, j.fault, time.ticks_diff(t1, t0)))
                 p += 1
             if asked and j.need_open != 2 or p >= 500:
                 break
@@ -122,11 +124,17 @@ def run(n, starts, code=1, boot=False, prep=True, loop=False, settle_ms=None):
              if ln.startswith("{") and '"jsave"' in ln]
     ops = []
     for ln in err.getvalue().splitlines():
-        # pico.mjs: program #12 0x10100000 +256 at 1234 ms
+        # pico.mjs: program #12 0x10100000 +256 at 1234 ms (1234567 us)
         if ln.startswith("pico.mjs: program") or ln.startswith("pico.mjs: erase"):
             w = ln.split()
-            ops.append((w[1], int(w[3], 16), int(w[4][1:]), int(w[6])))
+            ops.append((w[1], int(w[3], 16), int(w[4][1:]), int(w[6]), int(w[8][1:])))
     return saves, ops
+
+
+def ops_in(s, ops):
+    """The flash operations made during the timed call s (by the chip's us: two calls may start
+    within one ms)."""
+    return [o for o in ops if s["t_us"] <= o[4] <= s["t_us"] + s["us"]]
 
 
 def main(argv=None):
@@ -147,10 +155,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     saves, ops = run(a.entries, a.game_starts, a.code, a.boot, prep=not a.no_end, loop=a.loop)
     print("save        chip ms      us   bytes  pages  erases  blocks (p: programmed, e: erased)")
-    ends = [s["t"] + s["us"] // 1000 + 1 for s in saves]
-    for i, s in enumerate(saves):
-        lo, hi = s["t"], ends[i]
-        mine = [o for o in ops if lo <= o[3] <= hi]
+    for s in saves:
+        mine = ops_in(s, ops)
         blocks = " ".join(f"{o[0][0]}{(o[1] - FS_BASE) // 4096}" for o in mine)
         s["pages"] = sum((o[2] + 255) // 256 for o in mine if o[0] == "program")
         s["erases"] = sum(1 for o in mine if o[0] == "erase")

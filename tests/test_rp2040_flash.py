@@ -323,14 +323,13 @@ def test_no_save_on_the_chip_erases_or_takes_a_loop_turn_over_10_ms():
     a record crosses a page), every save under the 10 ms of a loop turn at rest (emulated chip
     time, not the host's)."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from bench.rp2040_journal import run
+    from bench.rp2040_journal import run, ops_in
     from boardsim.rp2040 import probe
     # (the menu pressed once boot() has ended, not 1.5 s after the boot event: issue 15)
     saves, ops = run(24, 0, settle_ms=probe.READY)
     assert len(saves) == 24 and not any(s["fault"] for s in saves)
-    ends = [s["t"] + s["us"] // 1000 + 1 for s in saves]
-    for s, end in zip(saves, ends):
-        mine = [o for o in ops if s["t"] <= o[3] <= end]
+    for s in saves:
+        mine = ops_in(s, ops)
         erases = [o for o in mine if o[0] == "erase"]
         pages = sum((o[2] + 255) // 256 for o in mine if o[0] == "program")
         assert not erases and 1 <= pages <= 2, (s, mine)
@@ -350,7 +349,7 @@ def test_every_game_start_on_the_chip_is_one_page_program_under_10_ms_and_its_pr
     turn, every other one within 10 ms; the second start is one page too (on main: the littlefs
     path, an erase, 70 - 78 ms)."""
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from bench.rp2040_journal import run
+    from bench.rp2040_journal import run, ops_in
     from boardsim.rp2040 import probe
     saves, ops = run(2, 2, boot=True, settle_ms=probe.READY)    # (as the test above)
     kinds = [s["what"] for s in saves]
@@ -358,8 +357,7 @@ def test_every_game_start_on_the_chip_is_one_page_program_under_10_ms_and_its_pr
     assert not any(s["fault"] for s in saves)
 
     def under(s):
-        end = s["t"] + s["us"] // 1000 + 1
-        mine = [o for o in ops if s["t"] <= o[3] <= end]
+        mine = ops_in(s, ops)      # (by the chip's us: two preparation calls may start in one ms)
         return ([o for o in mine if o[0] == "erase"],
                 sum((o[2] + 255) // 256 for o in mine if o[0] == "program"))
     boot, first, second = saves[0], saves[1], saves[-3]

@@ -478,7 +478,7 @@ let lost;                   // [table time us, operation number] of each tear si
 function romCall(mcu, pc) {
   const r = mcu.core.registers;
   if (TRACE && (pc === ROM.RP || pc === ROM.RE)) {
-    warn(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} #${flashOps} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms\n`);
+    warn(`pico.mjs: ${pc === ROM.RP ? 'program' : 'erase'} #${flashOps} 0x${r[0].toString(16)} +${pc === ROM.RP ? r[2] : r[1]} at ${Math.round(nowNs() / 1e6)} ms (${Math.round(nowNs() / 1e3)} us)\n`);
   }
   if (pc === ROM.RP || pc === ROM.RE) {
     const k = flashOps++;
