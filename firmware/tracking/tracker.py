@@ -283,6 +283,19 @@ class Tracker:
         # again there) is in a frame
         ok = self.still and edges == self.edges and not loc.hand
         wait = loc.cut & 2
+        # Presence pads: a frame's stillness is stamped at the frame before's end (t), not at
+        # this one's: every pad this frame's fit is made of was read after it (the scan's
+        # strobes run in the turns after the frame before's fit: shift_scan.step), so a chip
+        # whose fit here stays within the tolerance from now on lay there from that read on. At
+        # `now` the stamp left out the frame's own read and fit (17 ms a moving frame on the
+        # chip): the stillness judged from the end of the first frame read at rest, a frame
+        # after the stop (issue 13: presence rest -> shown up to 450 ms, docs/performance.md
+        # "Presence rest -> shown: a frame's stillness from its read"). Not where a beam fired
+        # this frame (the beam may have fired after t) nor at the first frame (no frame before).
+        # The hall pads keep `now` (their lagging fit: _LAG_TOL below)
+        t = now
+        if not self.graded and edges == self.edges and self.frames > 1:
+            t = time.ticks_add(now, -dt)
         if ok and not same:
             mark = 1
             if not self._near_anchor(n, self.ao, self.an, 0):
@@ -305,7 +318,7 @@ class Tracker:
                     # ... and this frame the second anchor, from now (the frames since bt
                     # are near the anchor, not known to be near this one)
                     self.bn = self._set_anchor(n, 8 - self.ao)
-                    self.bt = now
+                    self.bt = t
                     mark = 2
                 # Hall pads: this frame's chips within _LAG_TOL more of the frame before's fits
                 # (still 3: the anchor holds them, 2: the second anchor, below): the stillness
@@ -344,7 +357,7 @@ class Tracker:
                 # catching up, lagged it 2 mm; the refresh fit came 2.1 mm from it and 0.2
                 # from the second anchor, a frame or two on: the stillness counted from there,
                 # the score shown 456 ms after the chip stopped where it was 430)
-                self.bt = self.still_since if self.bn < 0 else now
+                self.bt = self.still_since if self.bn < 0 else t
                 self.bn = self._set_anchor(n, 8 - self.ao)
                 mark = 2
             if ok:
@@ -367,7 +380,7 @@ class Tracker:
                 self._finish(n, now)
         else:
             self.still = 3          # (the anchor: this frame's fits)
-            self.still_since = now
+            self.still_since = t
             self.confirm = 0
             self.an = self._set_anchor(n, self.ao)
             self.bn = -1
