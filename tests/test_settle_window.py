@@ -83,3 +83,72 @@ def test_longer_frames_shorten_the_window_by_settle_frame_at_most(runtime, tmp_p
     f = min(dt, r["SETTLE_FRAME"])
     ask = min(k for k in range(1, 100) if k * dt + 2 * f > r["SETTLE_MS"])
     assert el == dt * min(k for k in range(ask + 1, 100) if k * dt + f > r["SETTLE_MS"]), (el, r)
+
+
+# A frame's stillness is stamped where its pads began to be read (issue 13, docs/rules.md "At
+# rest"): on the presence pads at the frame before's end (every pad of the frame is read after
+# it), unless a beam fired in the frame; on the hall pads at the frame's own end (their rule is
+# _LAG_TOL's). The same slide as above, 16 ms frames; `beam`: a beam's edge counted at that
+# frame after the stop
+STAMP = r'''
+import sys
+import json
+import vclock
+sys.modules["time"] = vclock
+from tracking import tracker as TR
+from tracker_standins import StandInLocator, QuietFastInputs
+
+job = json.loads(sys.stdin.readline())
+loc = StandInLocator(graded=job["graded"], move_tol=None if job["graded"] else 10)
+fast = QuietFastInputs()
+tr = TR.Tracker(loc, fast)
+dt = 16
+ys = [0] * 40 + [400 * k for k in range(1, 6)] + [2000] * 60
+shot = None
+still = 0
+t_ends = []
+for k, y in enumerate(ys):
+    loc.n = 1
+    loc.kind[0] = 1
+    loc.x[0] = 0
+    loc.y[0] = y
+    if k == job["beam"]:
+        fast.total = 1
+    t_ends.append(vclock.ticks_ms())
+    tr.frame()
+    if tr.take_event() == TR.EV_SHOT and shot is None:
+        shot = vclock.ticks_ms()
+        still = tr.still_since
+    vclock.advance_us(dt * 1000)
+print(json.dumps({"shot": shot, "still_since": still, "t_ends": t_ends,
+                  "SETTLE_MS": TR.Tracker.SETTLE_MS}))
+'''
+
+
+def _stamp(runtime, tmp_path, graded, beam=-1):
+    r = run_script(STAMP, "settle_stamp.py", runtime, {"graded": graded, "beam": beam}, tmp_path)
+    assert r["shot"] is not None, r
+    return r
+
+
+def test_presence_stillness_is_counted_from_the_end_of_the_frame_before_the_first_still_one(runtime, tmp_path):
+    # the first frame at rest (index 44) was read after frame 43 ended: the stillness from there,
+    # and the verdict SETTLE_MS after it, a frame sooner than from frame 44's own end (before
+    # the rule: still_since frame 44's end, the verdict 416 ms after frame 43's)
+    r = _stamp(runtime, tmp_path, False)
+    t = r["t_ends"]
+    assert r["still_since"] == t[43], (r["still_since"], t[43], t[44])
+    assert r["shot"] - t[43] == r["SETTLE_MS"], r
+
+
+def test_hall_stillness_and_a_beam_frame_are_stamped_at_their_own_end(runtime, tmp_path):
+    # the hall pads keep the frame's own end (halllag's rule is theirs: a 40 mm step is no lag)
+    r = _stamp(runtime, tmp_path, True)
+    t = r["t_ends"]
+    assert r["still_since"] == t[44], (r["still_since"], t[43], t[44])
+    # presence pads, a beam's edge counted in frame 60 (at rest): the stillness begins again at
+    # that frame's end, not the frame before's (the beam may have fired after it)
+    r = _stamp(runtime, tmp_path, False, beam=60)
+    t = r["t_ends"]
+    assert r["still_since"] == t[60], (r["still_since"], t[59], t[60])
+    assert r["shot"] - t[60] == r["SETTLE_MS"], r
