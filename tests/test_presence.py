@@ -322,23 +322,35 @@ def test_the_hand_leaving_a_put_down_is_no_chips(drv):
     four phantom chips (the chip's own frame after them followed from those), 2,700 - 4,000
     moves tried on the desktop, and on the chip 73 ms of k-means seeds and a still search of
     83 ms after it. A changed group over the frame before's hand that one chip cannot explain is
-    that hand: no chip, no move tried; the frames after find the chips put down."""
+    that hand: no chip, no search; the frames after find the chips put down. At the pocket (a
+    small chip between the Zenn blocks, the put position) the blocks and the cup have no pads:
+    the patch left is 24 - 27 pads, fewer than one chip's most (no move tried then), and one
+    chip was tried on it and then every set: four phantom chips, 5,700 - 5,800 moves. There one
+    chip is tried (one fit, _follow's) and nothing more: no chip there that is not the one put
+    down, nor more chips than put down."""
     cases = [([(0, 1000, "small")], (0, 1000)), ([(0, 1000, "big")], (0, 1000)),
              ([(600, -3000, "small")], (600, -3000)),
              ([(0, 1000, "big"), (392, 1000, "big")], (196, 1000))]
+    pocket = [([(0, y, "small")], (0, y)) for y in (-2910, -2850, -2960)]
     torn = 0
-    for chips, hand in cases:
+    patches = 0
+    for chips, hand in cases + pocket:
         for steps in range(16):
             t = _torn(drv, chips, hand, steps)
             assert len(t["r"]) <= len(chips), (chips, steps, t)
+            assert not t["r"] or match(chips, t["r"]) is not None, (chips, steps, t)
             if t["cells"] > 40:             # the hand's patch with the chips under it
                 torn += 1
                 assert t["hand"] == 1 and t["r"] == [] and t["tried"] == 0, (chips, steps, t)
+            if (chips, hand) in pocket and t["hand"]:
+                patches += 1                # the patch at the pocket: one chip tried, no search
+                assert t["r"] == [] and t["fits"] == 1, (chips, steps, t)
             r = locate(drv, [chips], frames=1)
             assert match(chips, r["r"][0]) is not None and r["hand"] == [0], (chips, steps, r)
             r = locate(drv, [chips], frames=2)
             assert match(chips, r["r"][0]) is not None, (chips, steps, r)
     assert torn >= 4 * 5, torn
+    assert patches >= 3, patches
 
 
 def test_chips_put_down_together_after_a_hand_are_found_when_still(drv):
