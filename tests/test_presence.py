@@ -327,7 +327,9 @@ def test_the_hand_leaving_a_put_down_is_no_chips(drv):
     the patch left is 24 - 27 pads, fewer than one chip's most (no move tried then), and one
     chip was tried on it and then every set: four phantom chips, 5,700 - 5,800 moves. There one
     chip is tried (one fit, _follow's) and nothing more: no chip there that is not the one put
-    down, nor more chips than put down."""
+    down, nor more chips than put down. (So are two chips put down touching, whose pads one chip
+    cannot explain either, in the frame after the hand: taken for it while their pads change,
+    found once still, as the row of three below.)"""
     cases = [([(0, 1000, "small")], (0, 1000)), ([(0, 1000, "big")], (0, 1000)),
              ([(600, -3000, "small")], (600, -3000)),
              ([(0, 1000, "big"), (392, 1000, "big")], (196, 1000))]
@@ -338,17 +340,22 @@ def test_the_hand_leaving_a_put_down_is_no_chips(drv):
         for steps in range(16):
             t = _torn(drv, chips, hand, steps)
             assert len(t["r"]) <= len(chips), (chips, steps, t)
-            assert not t["r"] or match(chips, t["r"]) is not None, (chips, steps, t)
+            for f in t["r"]:               # no chip where none was put down
+                assert any(f[0] == KIND[k] and math.hypot(f[1] - x, f[2] - y) < 100
+                           for x, y, k in chips), (chips, steps, t)
             if t["cells"] > 40:             # the hand's patch with the chips under it
                 torn += 1
                 assert t["hand"] == 1 and t["r"] == [] and t["tried"] == 0, (chips, steps, t)
-            if (chips, hand) in pocket and t["hand"]:
+            if (chips, hand) in pocket and t["hand"] and t["cells"] <= 40:
                 patches += 1                # the patch at the pocket: one chip tried, no search
                 assert t["r"] == [] and t["fits"] == 1, (chips, steps, t)
             r = locate(drv, [chips], frames=1)
-            assert match(chips, r["r"][0]) is not None and r["hand"] == [0], (chips, steps, r)
+            if len(chips) > 1 and r["hand"] == [1]:
+                assert r["r"] == [[]], (chips, steps, r)    # (two chips: the hand's, changing)
+            else:
+                assert match(chips, r["r"][0]) is not None and r["hand"] == [0], (chips, steps, r)
             r = locate(drv, [chips], frames=2)
-            assert match(chips, r["r"][0]) is not None, (chips, steps, r)
+            assert match(chips, r["r"][0]) is not None and r["hand"] == [0], (chips, steps, r)
     assert torn >= 4 * 5, torn
     assert patches >= 3, patches
 

@@ -1022,6 +1022,7 @@ class PresenceLocator:
                     if m != -2:
                         js = -1         # finished: another still group may be searched
             elif not kept:
+                near = False
                 if ph and not still:
                     # a changed group whose centre lies within HAND_NEAR of the frame before's hand
                     # and that one chip cannot explain (_past_one) is that hand's patch, leaving or
@@ -1042,8 +1043,17 @@ class PresenceLocator:
                             if 16 * self.tot // _LEVELS <= MAX_K * eb + (MAX_K * eb >> 2):
                                 over |= 1 << j
                             continue
+                        near = True
                 if sc is not None:
                     m = self._follow(j, prev, still, MAX_FOUND - n)
+                    if m == 0 and near:
+                        # nor did one chip (or the frame before's chips by it) explain it: the
+                        # hand's patch too, however small (at the pocket the Zenn blocks and
+                        # the cup have no pads: 24 - 27 pads left, under _past_one's bound,
+                        # were searched as four phantom chips, 5,800 moves; issue 13)
+                        self._hand(j, True)
+                        over |= 1 << j
+                        continue
                     if m == 0:
                         # (_follow's window stands: group j's, the same frame)
                         m = self._fit(j, still, MAX_FOUND - n, cnt)
