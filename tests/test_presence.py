@@ -443,6 +443,46 @@ def test_a_pad_switching_at_one_level_does_not_move_chips_touching(drv):
 
 
 
+def test_held_fits_resumed_begin_again_when_a_held_chips_rest_entry_changed(drv):
+    """issue 13 (preshold, 6ec805b): on the chip a touching group's held fits (_hold) are cut at
+    the frame's budget and kept (_park, phase 6) with the chips held so far, and go on in the
+    next frame, whose results are matched to the rest entries again (_rest_of). A chip put down
+    meanwhile in a group scanned first (rows below), nearest the entry of a chip already held,
+    takes that entry: the held chip's is then another's (its neighbour's, 38 mm off). Going on
+    as kept, the held chip was given that entry's fit (two chips at one place); the entries
+    kept with the holding are checked when it goes on, and it begins again from the joint fit.
+    Under the chip's clock as tests/support/find_counter.py runs it (100 us a move, 400 us a
+    reading), a budget of 10 ms: three big chips in a row at rest, the right one nudged 6 mm
+    away, the new chip put down 60 mm below the left one once the holding is kept with a chip
+    held; every chip where it lies (the held ones within their rest fits' 6 mm)."""
+    row = [(-392, 1500, "big"), (0, 1500, "big"), (392, 1500, "big")]
+    nudged = row[:2] + [(452, 1500, "big")]
+    new = (-392, 900, "big")
+    locate(drv, [[]], frames=2)
+    r = locate(drv, [row], frames=4)["r"][0]
+    assert match(row, r) is not None, r
+    drv(op="clock", us=100, budget=10000)
+    try:
+        for f in range(300):
+            locate(drv, [nudged], frames=1)
+            k = drv(op="kept")
+            if k["phase"] == 6 and k["held"]:
+                break
+        else:
+            raise AssertionError("the held fits were never kept with a chip held")
+        r = locate(drv, [nudged + [new]], frames=1)["r"][0]
+        for f in range(300):
+            if drv(op="kept")["phase"] == 0:
+                break
+            r = locate(drv, [nudged + [new]], frames=1)["r"][0]
+        r = locate(drv, [nudged + [new]], frames=3)["r"][0]
+    finally:
+        drv(op="clock", us=0, budget=0)
+    m = match(nudged + [new], r)
+    assert m is not None and max(e for e, u in m) < 60, (f, r, m)
+    locate(drv, [[]], frames=2)
+
+
 # -- the model's fast latches: the same bytes as its plain loop ---------------------------------
 # presence_model.py latches a line through its fast paths once the world has prepared the row
 # select pins (MicroPython: _latch_viper, and _latch_odd_viper with a ragged rim or a fault;

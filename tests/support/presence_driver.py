@@ -23,6 +23,12 @@
 #   {"op": "radii", "small": r, "big": r}                  the locator's seen radii
 #   {"op": "level", "cell": g, "delta": d}                 one pad's level moved (the chips stay)
 #   {"op": "alloc"}                                        allocates under the lock
+#   {"op": "clock", "us": u, "budget": b}   the locator's clock run as the chip's would (u us a
+#        move tried, 400 us a reading, as tests/support/find_counter.py) and its BUDGET_US b, so
+#        that searches are cut and kept (_park) here too; u 0: no clock, the class's budget
+#   {"op": "kept"}   the still search kept after the last find() -> {"phase": its phase (_SV,
+#        0: none; 6: a touching group's held fits, _hold), "held": in phase 6 its chips held
+#        at their rest fits so far (a mask)}
 import micropython
 from driver import alloc_check, serve
 import machine
@@ -85,6 +91,20 @@ def counting_follow(j, prev, still, room):
 
 loc._fit = counting_fit
 loc._follow = counting_follow
+
+
+class Clock:
+    """The chip's clock as the moves tried (from `install`) and the readings would run it."""
+    us = 0
+    t0 = 0
+    reads = 0
+
+    def read(self):
+        self.reads += 1
+        return ((loc.tried - self.t0) * self.us + self.reads * 400) & 0x3FFFFFFF
+
+
+clock = Clock()
 
 
 def locked(fn):
@@ -199,6 +219,15 @@ def case(c):
     if op == "radii":
         loc.set_radii(c["small"], c["big"])
         return {}
+    if op == "clock":
+        clock.us = c["us"]
+        clock.t0 = loc.tried
+        clock.reads = 0
+        loc.clock = clock.read if clock.us else None
+        loc.BUDGET_US = c["budget"] if clock.us else PresenceLocator.BUDGET_US
+        return {}
+    if op == "kept":
+        return {"phase": loc.seeds[192], "held": loc.seeds[192 + 5]}
     if op == "alloc":
         return alloc_check()
     return {"error": "unknown op " + op}
