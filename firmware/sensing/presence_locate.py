@@ -1043,14 +1043,19 @@ class PresenceLocator:
                             if 16 * self.tot // _LEVELS <= MAX_K * eb + (MAX_K * eb >> 2):
                                 over |= 1 << j
                             continue
+                        # (one the frame before's chips go with is searched, as before: those
+                        # chips, at rest by it, are not to go from sight while it is)
                         near = True
+                        for q in range(self.pn):
+                            if self.pclaim[q] == j:
+                                near = False
                 if sc is not None:
                     m = self._follow(j, prev, still, MAX_FOUND - n)
                     if m == 0 and near:
-                        # nor did one chip (or the frame before's chips by it) explain it: the
-                        # hand's patch too, however small (at the pocket the Zenn blocks and
-                        # the cup have no pads: 24 - 27 pads left, under _past_one's bound,
-                        # were searched as four phantom chips, 5,800 moves; issue 13)
+                        # nor did one chip of either size explain it: the hand's patch too,
+                        # however small (at the pocket the Zenn blocks and the cup have no
+                        # pads: 24 - 27 pads left, under _past_one's bound, were searched as
+                        # three or four phantom chips, 5,700 - 6,300 moves; issue 13)
                         self._hand(j, True)
                         over |= 1 << j
                         continue
