@@ -104,7 +104,9 @@ class Lines:
         return n
 
 
-def play(tl, fit_ms, rest_ms, verbose=False, config=None):
+def _runner(fit_ms, rest_ms, verbose, config):
+    """A runner with the fit's cost set and its frames watched, stdout muted: (runner, watch,
+    the stdout to give back with _done)."""
     RU.FIT_US = fit_ms * 1000
     out = sys.stdout
     sys.stdout = open(os.devnull, "w")
@@ -112,6 +114,17 @@ def play(tl, fit_ms, rest_ms, verbose=False, config=None):
     r.out = Lines()
     w = Watch(r.world, rest_ms, verbose)
     RU._trace = w
+    return r, w, out
+
+
+def _done(out):
+    sys.stdout.close()
+    sys.stdout = out
+    RU._trace = None
+
+
+def play(tl, fit_ms, rest_ms, verbose=False, config=None):
+    r, w, out = _runner(fit_ms, rest_ms, verbose, config)
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     with os.fdopen(fd, "w") as f:
         for o in tl:
@@ -119,10 +132,8 @@ def play(tl, fit_ms, rest_ms, verbose=False, config=None):
     try:
         RU.play_file(r, path)
     finally:
-        sys.stdout.close()
-        sys.stdout = out
+        _done(out)
         os.unlink(path)
-        RU._trace = None
     return w.shots
 
 
@@ -159,13 +170,7 @@ def play_phases(name, phases, fit_ms, rest_ms, config=None):
     copies run one after the other, each sending its shots back as JSON."""
     tl = scripted(name, 0)
     k = next(i for i, o in enumerate(tl) if o["op"] == "move")
-    RU.FIT_US = fit_ms * 1000
-    out = sys.stdout
-    sys.stdout = open(os.devnull, "w")
-    r = RU.Runner(config=config)
-    r.out = Lines()
-    w = Watch(r.world, rest_ms, False)
-    RU._trace = w
+    r, w, out = _runner(fit_ms, rest_ms, False, config)
     got = []
     try:
         booted = _play_ops(r, tl[:k], False)
@@ -202,9 +207,7 @@ def play_phases(name, phases, fit_ms, rest_ms, config=None):
                 raise RuntimeError("settle_trace: phase %d's run failed (status %d)" % (ph, status))
             got.append(json.loads(b"".join(chunks)))
     finally:
-        sys.stdout.close()
-        sys.stdout = out
-        RU._trace = None
+        _done(out)
     return got
 
 
