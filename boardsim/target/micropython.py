@@ -33,21 +33,17 @@ def viper(f):
     import os
     if os.environ.get("ZENN_PLAIN_VIPER") == "1":
         return f
-    key = (getattr(f, "__module__", None), getattr(f, "__name__", None))
-    if key not in _TWIN_NAMES:
-        return f
     import sys
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     try:
-        import viper_twins
+        import viper_twins              # (once: then from sys.modules)
     finally:
         del sys.path[0]
-    twin = viper_twins.TWINS[key]
+    twin = viper_twins.TWINS.get((getattr(f, "__module__", None), getattr(f, "__name__", None)))
+    if twin is None:
+        return f
     twin.firmware = f
     return twin
-
-
-_TWIN_NAMES = (("sensing.presence_locate", "moves"), ("sensing.shift_scan", "unpack"))
 
 
 def alloc_emergency_exception_buf(n):
