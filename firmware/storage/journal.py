@@ -77,7 +77,24 @@ _D_NEXT = const(2)           # the next game's file, as below
 _NEXT_NONE = const(-1)       # not prepared
 _NEXT_FAILED = const(-2)     # its preparation failed: not tried again before the next game's start
 # >= 0: prepared, nonce << 16 | its block (the start checks the block's P record, nonce included);
-# a generator (_prepare): its preparation under way
+# a list: its preparation under way, its state (_prepare), its fields
+_S_STEP = const(0)          # the step to run next, _PS_* below
+_S_SER = const(1)           # the serial prepared for
+_S_N = const(2)             # _PS_WRITE: the 256-byte writes done; _PS_SEARCH: the next block
+_S_K = const(3)             # the file written (and committed) so many times: 0, 1, 2
+_S_FOUND = const(4)         # _PS_SEARCH: the block whose first page is the file's (-1: none yet)
+_S_F = const(5)             # the file, open while it is written
+_S_PG = const(6)            # 256 B: the file's first page (the P record, erased bytes)
+_S_BUF = const(7)           # 256 B: erased bytes written, then a block's first page read
+_S_BD = const(8)            # the flash's block device
+# its steps, in their order (one a call)
+_PS_READ = const(0)         # the file's first record read: this serial's? (_PS_CHECK, else _PS_OPEN)
+_PS_CHECK = const(1)        # the whole file read: prepared as it is? (_PS_SEARCH, else _PS_OPEN)
+_PS_OPEN = const(2)         # the file opened, its first page written
+_PS_WRITE = const(3)        # 256 bytes more (15 steps; one of them erases littlefs's data block)
+_PS_FLUSH = const(4)        # the commit
+_PS_SEARCH = const(5)       # _SEARCH blocks' first pages compared (found: the result; else
+                            # _PS_OPEN again, another nonce, or _NEXT_FAILED)
 
 # the game in the header: a registry ID (games/registry.py), 0 for none
 G_NONE = const(0)
@@ -332,9 +349,9 @@ class Journal:
             return g                    # no block device: nothing is written in place
         # (no game's file is written over: boot found none newer than serial s - 1)
         w = _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
-        r = next(w)
+        r = None
         while r is None:
-            r = next(w)                 # all its steps: boot is no loop turn
+            r = _prepare(w, 0)          # all its steps: boot is no loop turn
         d = self.dev
         self.dev = (d[_D_BD], d[_D_BLK], r) if self.page is not None else r
         return g
@@ -549,9 +566,10 @@ class Journal:
                 # (its first step at the next call: the app makes that one follow a light turn)
                 r = _NEXT_FAILED if bd is None else _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
             else:
-                r = next(w)  # type: ignore[call-overload]  # (w: the generator here)
+                r = _prepare(w, 0)      # (w: its state here)
                 if r is None:
-                    r = w               # under way
+                    self.need_open = _N_PREP    # under way (its state kept: nothing allocated)
+                    return
             if type(r) is not int:
                 self.need_open = _N_PREP
             self.dev = (d[_D_BD], d[_D_BLK], r) if type(d) is tuple else r
@@ -588,7 +606,7 @@ class Journal:
         d = self.dev
         p = d[_D_NEXT] if type(d) is tuple else d
         while type(p) is not int:
-            r = next(p)  # type: ignore[call-overload]  # under way: finished first (its name is the next file)
+            r = _prepare(p, 0)          # under way: finished first (its name is the next file)
             if r is not None:
                 p = r
         self.dev = _NEXT_NONE           # for this start only, whatever comes of it (a failed
@@ -717,85 +735,118 @@ class Journal:
         ev.end()
 
 
-def _prepare(bd, s):
-    """The file of serial s, FILES[s % _N_FILES], prepared for its game (_T_PREP) through
-    littlefs, its block found on the block device bd: a generator of its steps, each yielding
-    None, then its result: nonce << 16 | the block, or _NEXT_FAILED (never raises but for a power
-    cut). boot() runs them all; service() one a call, outside the loop turn. A step is the file's
-    first record read, or the whole file read and checked (when that record is this serial's), or
-    its opening and a write of 256 bytes (littlefs keeps the first
-    512 in its directory entry; the write past them moves the file to a data block: its 4 KB
-    erase, 45 ms on the chip; every 1 KB after that a program), or the commit (flush), or
-    _SEARCH blocks' first pages compared. The file is the P record, then erased bytes to _PRE;
-    found if exactly one block's first page is its own (the nonce tells an earlier attempt's
-    copy apart). A power cut before the commit leaves littlefs's old file (the oldest game's,
-    kept no longer than this); after it, the file prepared and the block search to do again.
-    Allocates."""
-    r = _NEXT_FAILED
-    try:
-        name = FILES[s % _N_FILES]
-        b = bytearray(_P_LEN)
-        b[0] = _T_PREP
-        b[1] = _P_PAYLOAD
-        b[2:6] = MAGIC
-        b[6] = VERSION
+def _prepare(st, s):
+    """The preparation of the file of serial s, FILES[s % _N_FILES], for its game (_T_PREP)
+    through littlefs, its block found on the flash's block device: begun with st the block device
+    (its state returned, _S_*: no flash work), then a step a call with st that state (s unused):
+    None while more are to come, then its result: nonce << 16 | the block, or _NEXT_FAILED (never
+    raises but for a power cut). boot() runs them all; service() one a call, outside the loop
+    turn. A step (_PS_*) is the file's first record read, or the whole file read and checked
+    (when that record is this serial's), or its opening and a write of 256 bytes (littlefs keeps
+    the first 512 in its directory entry; the write past them moves the file to a data block:
+    its 4 KB erase, 45 ms on the chip; every 1 KB after that a program), or the commit (flush),
+    or _SEARCH blocks' first pages compared. The file is the P record, then erased bytes to
+    _PRE; found if exactly one block's first page is its own (the nonce tells an earlier
+    attempt's copy apart), else written again with the next nonce, twice at most. A power cut
+    before the commit leaves littlefs's old file (the oldest game's, kept no longer than this);
+    after it, the file prepared and the block search to do again. Allocates (the state, a file
+    opened or read). (One function, no class: each costs heap at import.)"""
+    if type(st) is not list:
+        ff = b"\xff" * _PAGE
+        pg = bytearray(ff)              # the file's first page: its P record (nonce 0), erased bytes
+        pg[0] = _T_PREP
+        pg[1] = _P_PAYLOAD
+        pg[2:6] = MAGIC
+        pg[6] = VERSION
         for i in range(4):
-            b[7 + i] = (s >> (8 * i)) & 0xFF
-        data = _read(name, _P_LEN)      # its first record: prepared for this serial already?
-        for k in range(3):              # as it is, written, written again (another nonce)
-            if data is not None and len(data) >= 11 and data[:11] == b[:11]:
-                b[11] = (data[11] + 1) & 0xFF
-                if k == 0:
-                    yield None
-                    data = _read(name, _PRE + 1)    # the whole file, to be checked
-                if k or data is not None and len(data) == _PRE and erased(data, _P_LEN) and \
-                        record_at(data, 0)[0] == _T_PREP:
-                    # (k > 0: it holds what was written, the P record then erased bytes)
-                    first = data[:_PAGE] if k == 0 else data + b"\xff" * (_PAGE - _P_LEN)
-                    data = None
-                    buf = bytearray(_PAGE)
-                    found = -1
-                    for blk in range(bd.ioctl(4, 0)):
-                        if blk % _SEARCH == _SEARCH - 1:
-                            yield None
-                        bd.readblocks(blk, buf, 0)
-                        if buf == first:
-                            if found >= 0:
-                                found = -1      # two alike (a copy left by a cut): again
-                                break
-                            found = blk
-                    if found >= 0:
-                        r = first[11] << 16 | found
-                        break
+            pg[7 + i] = (s >> (8 * i)) & 0xFF
+        pg[11] = 0
+        return [_PS_READ, s, 0, 0, -1, None, pg, bytearray(ff), st]
+    pg = st[_S_PG]
+    step = st[_S_STEP]
+    try:
+        name = FILES[st[_S_SER] % _N_FILES]
+        if step == _PS_CHECK:
+            data = _read(name, _PRE + 1)    # the whole file: the P record, then erased bytes?
+            if data is not None and len(data) == _PRE and data[:_PAGE] == pg and erased(data, _PAGE):
+                st[_S_STEP] = step = _PS_SEARCH     # its block: the search's first blocks now
             data = None
-            if k == 2:
-                break                   # not found: the next game's start writes its file
-            c = crc16(b, 0, 2 + _P_PAYLOAD)
-            b[12] = c & 0xFF
-            b[13] = c >> 8
-            ff = b"\xff" * _PAGE
-            yield None
+        if step == _PS_OPEN:
+            buf = st[_S_BUF]            # (erased bytes: the rest of the file)
             f = open(name, "wb")
-            try:
-                _fwrite(f, b, _P_LEN)
-                _fwrite(f, ff, _PAGE - _P_LEN)
-                for i in range(_PRE // _PAGE - 1):
-                    yield None
-                    _fwrite(f, ff, _PAGE)
-                yield None
-                f.flush()
-            except OSError:
-                try:
-                    f.close()           # (not left to the garbage collector: see _close)
-                except OSError:
-                    pass
-                raise
+            st[_S_F] = f
+            _fwrite(f, pg, _P_LEN)
+            _fwrite(f, buf, _PAGE - _P_LEN)
+            st[_S_N] = 0
+            st[_S_STEP] = _PS_WRITE
+            return None
+        if step == _PS_WRITE:
+            _fwrite(st[_S_F], st[_S_BUF], _PAGE)
+            st[_S_N] += 1
+            if st[_S_N] == _PRE // _PAGE - 1:
+                st[_S_STEP] = _PS_FLUSH
+            return None
+        if step == _PS_FLUSH:
+            f = st[_S_F]
+            f.flush()
+            st[_S_F] = None
             f.close()
-            data = bytes(b)             # its P record (the nonce as written)
-            yield None
+            st[_S_K] += 1
+            st[_S_N] = 0
+            st[_S_FOUND] = -1
+            st[_S_STEP] = _PS_SEARCH
+            return None
+        if step == _PS_SEARCH:
+            bd = st[_S_BD]
+            buf = st[_S_BUF]
+            b0 = st[_S_N]
+            found = st[_S_FOUND]
+            blk = b0
+            n = bd.ioctl(4, 0)
+            while blk < n:
+                if blk % _SEARCH == _SEARCH - 1 and blk != b0:
+                    st[_S_N] = blk      # the next step's first block
+                    st[_S_FOUND] = found
+                    return None
+                bd.readblocks(blk, buf, 0)
+                if buf == pg:
+                    if found >= 0:
+                        found = -1      # two alike (a copy left by a cut): again
+                        break
+                    found = blk
+                blk += 1
+            if found >= 0:
+                return pg[11] << 16 | found
+            if st[_S_K] == 2:
+                return _NEXT_FAILED     # not found: the next game's start writes its file
+        if step == _PS_READ:
+            data = _read(name, _P_LEN)  # its first record: prepared for this serial already?
+            if data is not None and len(data) >= 11 and data[:11] == pg[:11]:
+                pg[11] = data[11]       # (its nonce: checked next)
+                st[_S_STEP] = _PS_CHECK
+            else:
+                st[_S_STEP] = _PS_OPEN
+        else:
+            # not this file (_PS_CHECK), or its block not found (_PS_SEARCH): written again with
+            # the next nonce
+            pg[11] = (pg[11] + 1) & 0xFF
+            buf = st[_S_BUF]
+            for i in range(_PAGE):
+                buf[i] = 0xFF           # (a block's page read into it)
+            st[_S_STEP] = _PS_OPEN
+        c = crc16(pg, 0, 2 + _P_PAYLOAD)    # the P record's CRC
+        pg[12] = c & 0xFF
+        pg[13] = c >> 8
+        return None
     except Exception:
-        r = _NEXT_FAILED                # not prepared: the next game's start writes its file
-    yield r
+        f = st[_S_F]
+        if f is not None:
+            st[_S_F] = None
+            try:
+                f.close()               # (not left to the garbage collector: see _close)
+            except OSError:
+                pass
+        return _NEXT_FAILED             # not prepared: the next game's start writes its file
 
 
 def _raw_device():

@@ -83,12 +83,76 @@ raw = [False]
 counts = array.array("i", [0, 0, 0, 0])     # programs, erases, bytes programmed, pages (256 B)
 
 
+# ZENN_FLASH_TRACE=FILE (MicroPython): every block write (erase, block, offset, length, a hash of
+# the bytes) appended to FILE, a line each, the service() calls of a "prep" op marked, each case
+# ended by a line "case": the flash operations of two versions of the journal compared
+# (docs/performance.md). Kept in a list made beforehand (the hook runs with the heap locked).
+TRACE = os.getenv("ZENN_FLASH_TRACE") if MP else None
+trace = [0] * (5 * 400) if TRACE else None
+tn = [0]
+if TRACE:
+    # littlefs mounted without its file times (VfsLfs2's mtime): the clock's bytes in its commits
+    # moved its block allocator's seed, so two runs of the same code wrote other blocks
+    class _Lfs:
+        @staticmethod
+        def mkfs(bd):
+            os.VfsLfs2.mkfs(bd)
+
+        def __new__(cls, bd):
+            return os.VfsLfs2(bd, mtime=False)
+
+    class _Os:
+        VfsLfs2 = _Lfs
+        chdir = os.chdir
+        mount = os.mount
+        umount = os.umount
+        mkdir = os.mkdir
+        listdir = os.listdir
+        remove = os.remove
+
+    flash.os = _Os
+
+
 def count(erase, block, off, buf, n):
     if erase:
         counts[1] += 1
     else:
         counts[0] += 1
         counts[2] += n
+    if trace is not None and tn[0] < len(trace):
+        h = 0
+        if not erase:
+            for i in range(n):
+                h = (h * 31 + buf[i]) & 0x3FFFFFFF
+        k = tn[0]
+        trace[k] = erase
+        trace[k + 1] = block
+        trace[k + 2] = off
+        trace[k + 3] = n
+        trace[k + 4] = h
+        tn[0] = k + 5
+
+
+trace_file = open(TRACE, "a") if TRACE else None     # (an absolute path: the flash is the cwd)
+
+
+def trace_mark(what):
+    # a line of its own between the block writes (outside the heap lock)
+    if trace is not None:
+        trace_out()
+        trace_file.write(what + "\n")
+        trace_file.flush()
+
+
+def trace_out():
+    if trace is None:
+        return
+    for k in range(0, tn[0], 5):
+        trace_file.write("%s %d %d %d %d\n" % ("erase" if trace[k] else "prog", trace[k + 1],
+                                               trace[k + 2], trace[k + 3], trace[k + 4]))
+    if tn[0] == len(trace):
+        trace_file.write("overflow\n")     # (more writes in one op than it holds: not compared)
+    tn[0] = 0
 
 
 def set_raw(on):
@@ -258,6 +322,7 @@ def run_op(op):
             while len(r) != op.get("max", -1):
                 c0, c1 = counts[0], counts[1]
                 j.service(engine())
+                trace_mark("call")
                 r.append([counts[0] - c0, counts[1] - c1])
                 if j.need_open != 2:
                     break
@@ -346,7 +411,7 @@ def run_op(op):
            "w": fl[0].storage.writes if MP else 0,
            "blk": j.dev[1] if type(j.dev) is tuple and j.page is not None else -1}
     # the block of the file prepared for the next game (journal.py: dev's third item, or dev:
-    # nonce << 16 | block; -1, -2 none; a generator: under way)
+    # nonce << 16 | block; -1, -2 none; a list, its state: under way)
     prep = j.dev[2] if type(j.dev) is tuple else j.dev
     if type(prep) is not int:
         out["prep_busy"] = True
@@ -365,8 +430,10 @@ while True:
     try:
         for op in case["ops"]:
             steps.append(run_op(op))
+            trace_out()
         out = {"steps": steps}
     except Exception as e:
         out = {"steps": steps, "error": "%s: %s" % (type(e).__name__, e)}
+    trace_mark("case")
     sys.stdout.write(json.dumps(out) + "\n")
     sys.stdout.flush()
