@@ -799,3 +799,39 @@ def test_a_prepared_file_changed_before_its_start_is_reported_and_loses_nothing(
             assert old[P_REC:P_REC + HEADER] == header_record(1), at        # the game before kept
     finally:
         rt.steps([RAW_OFF, WIPE])
+
+
+def test_a_preparation_waits_while_a_game_reopened_by_an_undo_is_played(rt):
+    """A game over, its next file's preparation begun (service(), a step a call after light
+    turns at rest), then an undo reopens the game: no step runs while it is played (main ran
+    them: the erase's 46 ms call could fall between two shots, a chip flicked meanwhile unseen),
+    its saves are one page program each; the preparation goes on once the game is over again,
+    one erase in all, and the next start is one page program. A power cut while it waits: the
+    reopened game is restored, no fault, the file prepared again."""
+    _raw_only(rt)
+    try:
+        over = [RAW_ON, WIPE, BOOT, new(G_BOWLING, 1, 0)] + STRIKES + [COUNTS, {"op": "prep", "max": 2}]
+        steps = rt.steps(over + [COUNTS])
+        assert "prep_busy" in steps[-2] and steps[-2]["need"] == 2
+        assert steps[-1]["r"][1] == 0                       # begun, its erase still to come
+        # two strikes undone: the tenth frame's second ball to play, then its third
+        steps = rt.steps([UNDO, UNDO, {"op": "prep"}, out(REST_E2), {"op": "prep"}, COUNTS])
+        assert ":over" not in steps[-2]["st"]
+        for s in (steps[2], steps[4]):
+            assert s["r"] == [[0, 0]] and s["need"] == 0 and "prep_busy" in s, s
+        assert steps[-1]["r"][:2] == [3, 0], steps[-1]["r"]      # the three saves, no erase
+        steps = rt.steps([out(REST_E2), {"op": "prep"}, COUNTS, new(G_TRAP1, 2, 1, 0), COUNTS])
+        assert ":over" in steps[0]["st"]
+        calls = steps[1]["r"]
+        assert sum(e for _, e in calls) == 1 and steps[1]["prep"] >= 0 and steps[1]["need"] == 0
+        assert steps[-1]["r"][:2] == [1, 0] and steps[-2]["blk"] == steps[1]["prep"]
+        assert steps[-2]["fault"] == F_NONE
+        # the power cut while the preparation waits: the reopened game comes back
+        steps = rt.steps(over + [UNDO, UNDO, out(REST_E2), {"op": "prep"}, BOOT])
+        assert "prep_busy" in steps[-2]
+        want = steps[-2]["st"]
+        boot = steps[-1]
+        assert boot["r"]["g"] == G_BOWLING and boot["st"] == want and boot["fault"] == F_NONE
+        assert boot.get("prep", -1) >= 0
+    finally:
+        rt.steps([RAW_OFF, WIPE])

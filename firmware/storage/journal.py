@@ -557,11 +557,16 @@ class Journal:
         loop turn at rest)."""
         if self.need_open != _N_OPEN:
             self.need_open = 0
+            if self.game != G_NONE and engine is not None and not engine.over:
+                # a game goes on (one over, reopened by an undo): no step while it is played, so
+                # that the erase's 46 ms never fall while a chip may be flicked; it goes on once
+                # that game is over or left again (the app calls then), or the next start finishes it
+                return
             d = self.dev
             w = d[_D_NEXT] if type(d) is tuple else d
             if type(w) is int:
-                if w != _NEXT_NONE or not (self.game == G_NONE or engine is None or engine.over):
-                    return              # prepared, failed, or a game goes on
+                if w != _NEXT_NONE:
+                    return              # prepared, or failed
                 bd = _raw_device()
                 # (its first step at the next call: the app makes that one follow a light turn)
                 r = _NEXT_FAILED if bd is None else _prepare(bd, (self.serial + 1) & 0x3FFFFFFF)
