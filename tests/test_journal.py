@@ -801,6 +801,29 @@ def test_a_prepared_file_changed_before_its_start_is_reported_and_loses_nothing(
         rt.steps([RAW_OFF, WIPE])
 
 
+def test_a_preparation_after_a_game_allocates_only_where_it_opens_or_reads_a_file(rt):
+    """service()'s calls of a preparation after a game (outside the loop turn, where allocating
+    is allowed) allocate only to begin it (its state: a list, its two 256-byte pages), to read
+    the file's first record and to open the file; its 15 writes, its commit and its block search
+    allocate nothing (heap bytes counted with the collector off, MicroPython). Its last call
+    keeps the result (Journal.dev's tuple while the game over is written in place). Main's
+    generator rebuilt that tuple at every call, and its search made its pages anew."""
+    if rt.name != "micropython":
+        pytest.skip("heap bytes: MicroPython's gc.mem_alloc()")
+    _raw_only(rt)
+    try:
+        steps = rt.steps([RAW_ON, WIPE, BOOT, new(G_BOWLING, 1, 0)] + STRIKES + [PREP_OP])
+        prep = steps[-1]
+        alloc, calls = prep["alloc"], prep["r"]
+        assert prep["prep"] >= 0 and len(alloc) == len(calls) > 20, prep
+        assert [p for p, _ in calls[:2]] == [0, 0] and calls[2][0] > 0, calls    # begun, read, opened
+        assert all(a > 0 for a in alloc[:3]), alloc
+        assert alloc[3:-1] == [0] * (len(alloc) - 4), alloc
+        assert alloc[-1] <= 64, alloc
+    finally:
+        rt.steps([RAW_OFF, WIPE])
+
+
 def test_a_preparation_waits_while_a_game_reopened_by_an_undo_is_played(rt):
     """A game over, its next file's preparation begun (service(), a step a call after light
     turns at rest), then an undo reopens the game: no step runs while it is played (main ran

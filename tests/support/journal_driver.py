@@ -12,7 +12,7 @@
 #   {"op": "service"}                              service() when the journal asks for it
 #   {"op": "prep", "max": K}                       service(), then again while the journal asks
 #                                                  (the next game's file prepared after a game;
-#                                                  at most K calls)
+#                                                  at most K calls; "alloc": the heap bytes of each)
 #   {"op": "rawflip", "block": B, "at": I, "xor": X}   a byte of a block changed, littlefs bypassed
 #   {"op": "boot"}                                 a new Journal and engines: boot() (r "lost"
 #                                                  when a tear cut it: the power off and on)
@@ -26,6 +26,7 @@
 # Result: {"steps": [{"r": ..., "st": state, "fault": F, "need": need_open, "ev": [line]}]}
 import sys
 import array
+import gc
 import json
 import os
 import micropython
@@ -318,18 +319,29 @@ def run_op(op):
         # asks for it (the next game's file prepared a step a call); r: the block writes of
         # each call (programs, erases)
         r = []
+        alloc = []                  # MicroPython: the heap bytes each call allocated
         try:
             while len(r) != op.get("max", -1):
                 c0, c1 = counts[0], counts[1]
-                j.service(engine())
+                e = engine()
+                if MP:
+                    gc.collect()
+                    gc.disable()
+                    a0 = gc.mem_alloc()
+                j.service(e)
+                if MP:
+                    alloc.append(gc.mem_alloc() - a0)
+                    gc.enable()
                 trace_mark("call")
                 r.append([counts[0] - c0, counts[1] - c1])
                 if j.need_open != 2:
                     break
         except flash.PowerLost:
+            gc.enable()
             r.append("lost")
             cycle()
             fresh_engines()
+        cur["alloc"] = alloc
     elif k == "boot":
         if j is not None and type(j.dev if type(j.dev) is not tuple else j.dev[2]) is not int:
             cycle()                 # a preparation under way: the power goes (its file not closed)
@@ -417,6 +429,8 @@ def run_op(op):
         out["prep_busy"] = True
     elif prep >= 0:
         out["prep"] = prep & 0xFFFF
+    if k == "prep" and MP:
+        out["alloc"] = cur["alloc"]
     return out
 
 
