@@ -61,9 +61,9 @@ found = 0
 full = 0
 for case in range(job["cases"]):
     dens = rng.below(101)               # % of pads read covered
-    for g in range(N):
-        grid[g] = 0 if rng.below(100) >= dens else 1 + rng.below(4)
-        usable[g] = 0 if rng.below(10) == 0 else 1
+    # grid[g] = 0 if rng.below(100) >= dens else 1 + rng.below(4), then
+    # usable[g] = 0 if rng.below(10) == 0 else 1, g < N (test_the_grids_are_drawn_as_below_draws_them)
+    rng.cells(grid, usable, N, dens)
     n = rng.below(5)
     for i in range(n):
         kind[i] = 1 + rng.below(2)
@@ -80,6 +80,8 @@ for case in range(job["cases"]):
     m = plain(n, kind, xs, ys, rs, rb, grid, usable, want)
     if k != m or [got[q] for q in range(k)] != [want[q] for q in range(m)]:
         bad.append([case, k, m, [got[q] for q in range(k)], [want[q] for q in range(m)]])
+        if job.get("first_bad"):
+            break                       # (the comparison's own test: one difference is enough)
     found += m
     if m == 8:
         full += 1
@@ -99,5 +101,38 @@ def test_the_hole_comparison_can_fail(tmp_path):
                             "if dx * dx + dy * dy < r * r and nh < 8:")
     broken = broken.replace("r = (rs if kind[i] == 1 else rb) - P // 2",
                             "r = (rs if kind[i] == 1 else rb) - P // 2 + 1")
-    out = run_script(broken, "fault_holes_broken", "cpython", {"seed": 5, "cases": 300}, tmp_path)
+    out = run_script(broken, "fault_holes_broken", "cpython", {"seed": 5, "cases": 300, "first_bad": True},
+                     tmp_path)
     assert out["n_bad"] > 0
+
+
+DRAWS = r'''
+import sys
+import json
+from lcg import Rng
+
+job = json.loads(sys.stdin.readline())
+n = job["n"]
+same = []
+for dens in (0, 1, 37, 99, 100):
+    a = Rng(job["seed"] + dens)
+    b = Rng(job["seed"] + dens)
+    g1 = bytearray(n)
+    u1 = bytearray(n)
+    g2 = bytearray(n)
+    u2 = bytearray(n)
+    for g in range(n):
+        g1[g] = 0 if a.below(100) >= dens else 1 + a.below(4)
+        u1[g] = 0 if a.below(10) == 0 else 1
+    b.cells(g2, u2, n, dens)
+    # (the grids, and the generator left where the plain draws leave it)
+    same.append(g1 == g2 and u1 == u2 and a.next() == b.next())
+print(json.dumps({"same": same, "covered": sum(1 for v in g1 if v)}))
+'''
+
+
+def test_the_grids_are_drawn_as_below_draws_them(runtime, tmp_path):
+    # the search's grids come from lcg.Rng.cells(), the below() calls above inlined (the draws
+    # were nearly all of the comparison's time): the same numbers under either runtime
+    out = run_script(DRAWS, "fault_holes_draws", runtime, {"seed": 5, "n": 4608}, tmp_path)
+    assert out["same"] == [True] * 5 and out["covered"] > 4000, out

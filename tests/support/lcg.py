@@ -97,3 +97,38 @@ class Rng:
             buf[i] = lo + ((h << 8) | (l >> 8)) % m
         self.h = h
         self.l = l
+
+    def cells(self, grid, usable, n, dens):
+        """For i < n: grid[i] = 0 where below(100) >= dens, else 1 + below(4); then usable[i] =
+        0 where below(10) gives 0, else 1: the numbers of those below() calls, in that order,
+        next() inlined on locals (as mask(): tests/test_fault_holes.py's grids drawn so; nearly
+        all of that script's time went to these draws)."""
+        h = self.h
+        l = self.l
+        a_l = _A_L
+        a_h = _A_H
+        a_l15 = _A_L15
+        c = _C
+        for i in range(n):
+            t0 = (l & 0xFF) * a_l + c
+            t1 = (l >> 8) * a_l
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * a_l15) & 0x7FFF) + (((l & 0x7FFF) * a_h) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            if ((h << 8) | (l >> 8)) % 100 >= dens:
+                grid[i] = 0
+            else:
+                t0 = (l & 0xFF) * a_l + c
+                t1 = (l >> 8) * a_l
+                s = ((t1 & 0xFF) << 8) + t0
+                h = (((h * a_l15) & 0x7FFF) + (((l & 0x7FFF) * a_h) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+                l = s & 0xFFFF
+                grid[i] = 1 + ((h << 8) | (l >> 8)) % 4
+            t0 = (l & 0xFF) * a_l + c
+            t1 = (l >> 8) * a_l
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * a_l15) & 0x7FFF) + (((l & 0x7FFF) * a_h) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            usable[i] = 1 if ((h << 8) | (l >> 8)) % 10 else 0
+        self.h = h
+        self.l = l
