@@ -208,7 +208,8 @@ def runtime(request):
 
 # Each test's CPU, for docs/performance.md's figures: ZENN_TEST_CPU=FILE appends one JSON line
 # per test (its node id, the worker, CPU seconds of this process and of the children it waited
-# for during the test, the warm emulator's among them and apart, wall seconds). A module
+# for during the test, the warm emulator's among them and apart, wall seconds, and when it
+# began, Unix time: how the two workers' tests line up, and whether they end together). A module
 # fixture's processes count where they are ended.
 CPU_RECORD = os.environ.get("ZENN_TEST_CPU")
 
@@ -228,12 +229,13 @@ if CPU_RECORD:
             return s.ru_utime + s.ru_stime, c.ru_utime + c.ru_stime + chip.warm_cpu_s(), chip.warm_cpu_s()
         s0, c0, n0 = cpu()
         w0 = time.monotonic()
+        t0 = time.time()
         yield
         s1, c1, n1 = cpu()
         # (children: the warm emulator's CPU during the test too, read from /proc as it runs, at
         # the clock tick's 10 ms; "warm": that part alone)
         line = {"id": item.nodeid, "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
                 "self": round(s1 - s0, 3), "children": round(c1 - c0, 3), "warm": round(n1 - n0, 3),
-                "wall": round(time.monotonic() - w0, 3)}
+                "wall": round(time.monotonic() - w0, 3), "start": round(t0, 3)}
         with open(CPU_RECORD, "a") as f:
             f.write(json.dumps(line) + "\n")
