@@ -24,6 +24,7 @@ not fit, the smallest heap it boots in is found and printed. The unix port is 64
 objects with pointers are larger than on the RP2040: the figures are an upper bound.
 """
 import argparse
+import hashlib
 import os
 import shutil
 import subprocess
@@ -60,9 +61,41 @@ def compile_mpy(src, dst, name, arch="armv6m", opt=OPT):
     firmware/ ("sensing/zones.py", as the frozen image names it): mpy-cross otherwise keeps the
     path it was given, and that qstr's bytes land in the .mpy and in the heap of whoever imports
     it, so every size and heap figure changed with the folder the project was cloned into (CI's
-    longer checkout path put the Pico heap estimate 82 B over its budget). The finished process."""
-    return subprocess.run([mpy_cross(), f"-march={arch}", opt, "-s", name, "-o", dst, src],
-                          capture_output=True, text=True)
+    longer checkout path put the Pico heap estimate 82 B over its budget). The finished process.
+
+    A file compiled before with the same mpy-cross, options, name and source bytes is copied
+    from build/mpy-cross/ (MPY_CACHE) instead: `make test` compiled the whole firmware about six
+    times over (the sizes, the RAM and heap measurements, each for armv6m or x64), 1.5 - 2 s of
+    CPU each. mpy-cross's output depends on nothing else (its -o and the source's path are not
+    in it). ZENN_NO_MPY_CACHE=1 compiles every time."""
+    argv = [mpy_cross(), f"-march={arch}", opt, "-s", name, "-o", dst, src]
+    cached = _cached_mpy(argv[0], arch, opt, name, src)
+    if cached is not None and os.path.exists(cached):
+        shutil.copyfile(cached, dst)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if cached is not None and r.returncode == 0:
+        # (written under a name of its own, then renamed: parallel test workers never read half)
+        os.makedirs(MPY_CACHE, exist_ok=True)
+        tmp = f"{cached}.{os.getpid()}.tmp"
+        shutil.copyfile(dst, tmp)
+        os.replace(tmp, cached)
+    return r
+
+
+MPY_CACHE = os.path.join(ROOT, "build", "mpy-cross")
+
+
+def _cached_mpy(exe, arch, opt, name, src):
+    """Where compile_mpy() keeps this compilation's output (a hash of everything it depends on),
+    or None: no cache (ZENN_NO_MPY_CACHE=1, or an mpy-cross not beside the interpreter)."""
+    if os.environ.get("ZENN_NO_MPY_CACHE") or not os.path.isfile(exe):
+        return None
+    st = os.stat(exe)
+    h = hashlib.sha1(f"{exe} {st.st_size} {st.st_mtime_ns}\n{arch} {opt} {name}\n".encode())
+    with open(src, "rb") as f:
+        h.update(f.read())
+    return os.path.join(MPY_CACHE, h.hexdigest() + ".mpy")
 
 
 def build(out=OUT, quiet=False, opt=OPT):

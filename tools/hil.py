@@ -111,27 +111,15 @@ def stage(timeline, dest, arch="armv6m", config=None, frozen=False):
     os.makedirs(dest, exist_ok=True)
     files = []
 
-    cache = os.path.join(ROOT, "build", "mpy-cache", arch)
-    os.makedirs(cache, exist_ok=True)
-
     from tools.build_firmware import compile_mpy
 
     def compile_(src, name):
-        # compiled once per source text and arch (build/mpy-cache), then copied
+        # (compiled once per source text, name, arch and options: compile_mpy's build/mpy-cross)
         out = os.path.join(dest, name[:-3] + ".mpy")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        with open(src, "rb") as f:
-            # (the name too: it is the .mpy's source name, and files made before it was set
-            # carry the build folder's path instead)
-            key = hashlib.sha1(name.encode() + b"\0" + f.read()).hexdigest()[:16]
-        cached = os.path.join(cache, f"{name[:-3].replace('/', '-')}-{key}.mpy")
-        if not os.path.exists(cached):
-            tmp = cached + f".{os.getpid()}.tmp"
-            r = compile_mpy(src, tmp, name, arch=arch, opt="-O2")
-            if r.returncode != 0:
-                raise SystemExit(f"mpy-cross -march={arch} failed on {src}:\n{r.stderr}")
-            os.replace(tmp, cached)
-        shutil.copy(cached, out)
+        r = compile_mpy(src, out, name, arch=arch, opt="-O2")
+        if r.returncode != 0:
+            raise SystemExit(f"mpy-cross -march={arch} failed on {src}:\n{r.stderr}")
         files.append(out)
 
     from tools.build_firmware import firmware_files
