@@ -3,9 +3,14 @@
 // CortexM0Core.executeInstruction() (rp2040js 1.4.1) finds an instruction's handler by testing
 // the opcode against each instruction's pattern in turn, LDR and STR some 30 tests down: about
 // half the emulator's time went there. Here its own source is read, cut into its (pattern,
-// body) pairs, and put back together as one switch over a 64 K table that holds, for every
-// 16-bit opcode, the number of the first pattern that matches it: the same bodies, verbatim, in
-// the same order of effects; only the search is gone. What the table cannot decide alone falls
+// body) pairs, and put back together behind a 64 K table that holds, for every 16-bit opcode,
+// the number of the first pattern that matches it: the same bodies, verbatim, in the same order
+// of effects; only the search is gone. Each body is a small function of its own, called through
+// the table (branch chipspeed, 2026-12-03): as one switch of ~90 bodies the decoder was one
+// function V8 compiled ~0.3 s at a time, and again each time a body first ran after it was
+// compiled (ten times in a chip run); the small ones compile in a millisecond each, and V8 inlines
+// the core's helpers into them (docs/performance.md, "The chip tier's decoder in small
+// functions"). What the table cannot decide alone falls
 // back to the original method: an instruction taken while interrupts are pending
 // (interruptsUpdated), and the 32-bit encodings other than BL (MRS, MSR, DMB, DSB, ISB, UDF),
 // whose pattern reads the second half-word. tests/test_rp2040.py runs the two cores side by side,
@@ -111,12 +116,17 @@ ${tests}`);
     if (kind < chain.length && isWide(op) && /\bopcode2\b/.test(chain[kind].body)) kind = FALLBACK;
     kinds[op] = kind;
   }
-  let cases = '';
+  // each pattern's body a function of its own: the body verbatim (no body returns: checked
+  // below), deltaCycles its local from 1 as in the original, and what it leaves added to cycles
+  // and returned by the decoder as before. H[k] is pattern k's; H[BL_OR_FALLBACK] is BL's.
+  if (chain.some((b) => /\breturn\b/.test(b.body))) throw new Error('a body returns');
+  let handlers = '';
   chain.forEach((b, k) => {
-    cases += `    case ${k}: {${b.body}} break;\n`;
+    handlers += `function h${k}(opcode, opcodePC, opcode2) { let deltaCycles = 1; {${b.body}} return deltaCycles; }\n`;
   });
-  cases += `    case ${BL_OR_FALLBACK}: {${chain[bl].body}} break;\n`;
+  handlers += `const H = [${chain.map((b, k) => `h${k}`).join(', ')}, null, h${bl}];\n`;
   const body = `${PRELUDE}
+${handlers}
 return function executeInstruction() {
   if (this.interruptsUpdated) return orig.call(this);
   const opcodePC = this.PC & ~1; //ensure no LSB set PC are executed
@@ -132,9 +142,7 @@ return function executeInstruction() {
     if (!(${chain[bl].cond})) return orig.call(this);
   }
   this.PC += 2;
-  let deltaCycles = 1;
-  switch (kind) {
-${cases}  }
+  const deltaCycles = H[kind].call(this, opcode, opcodePC, opcode2);
   this.cycles += deltaCycles;
   return deltaCycles;
 };`;
