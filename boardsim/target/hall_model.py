@@ -489,6 +489,72 @@ if sys.implementation.name == "micropython":
 else:
     _refield = None     # CPython: update() runs the same steps as Python
 
+    def _update_unpacked_cpython(self, a, n):
+        """update_packed() under CPython: as _changes and _refield do under MicroPython, only
+        the chips that changed (each one gone taken off, each one come added, matched as equal
+        4-tuples) have their field taken off or added, pad by pad within their reach; each
+        chip's field at a pad the same integer as update()'s term for it, so every pad's sum
+        is the one update() makes from scratch (the same values, pad for pad). update() took
+        every pad in reach of every chip, moved or not, from every chip: with four chips on
+        the board some 15 % of a CPython hall game."""
+        new = tuple(tuple(a[4 * i:4 * i + 4]) for i in range(n))
+        old = self.chips
+        if new == old:
+            return
+        gone = list(old)
+        come = []
+        for c in new:
+            if c in gone:
+                gone.remove(c)
+            else:
+                come.append(c)
+        self.chips = new
+        for c in gone:
+            _refield_py(self, c, -1)
+        for c in come:
+            _refield_py(self, c, 1)
+
+    def _refield_py(self, chip, sign):
+        x, y, pol, amp = chip
+        T = self.T
+        m = pol * T.ADC_PEAK * amp
+        if m == 0:
+            return                      # (every term of it 0)
+        p = self.pitch
+        reach = self.reach
+        cols = self.cols
+        c0 = max((x - reach - self.x0) // p, 0)
+        c1 = min((x + reach - self.x0) // p + 1, cols - 1)
+        r0 = max((y - reach - self.y0) // p, 0)
+        r1 = min((y + reach - self.y0) // p + 1, self.rows - 1)
+        px = T.PAD_X
+        py = T.PAD_Y
+        table = T.FIELD
+        fbin = T.FIELD_BIN
+        reach2 = self.reach2
+        div = 1000 * T.FIELD_SCALE
+        cell = self.cell
+        field = self.field
+        clean = self.clean
+        base = self.base
+        for r in range(r0, r1 + 1):
+            row = r * cols
+            for pad in cell[row + c0:row + c1 + 1]:
+                if pad < 0:
+                    continue
+                dx = px[pad] - x
+                dy = py[pad] - y
+                d2 = dx * dx + dy * dy
+                if d2 < reach2:
+                    b = d2 // fbin
+                    f0 = table[b]
+                    f = m * (f0 + (table[b + 1] - f0) * (d2 - b * fbin) // fbin) // div
+                    v = field[pad] + (f if sign > 0 else -f)
+                    field[pad] = v
+                    clean[pad] = base[pad] + v
+
+    HallModel._update_unpacked = _update_unpacked_cpython
+
     def _draw(raw, buf, n, st, tab):
         """The same in plain Python (CPython)."""
         s = st[0]
