@@ -487,9 +487,12 @@ def test_held_fits_resumed_begin_again_when_a_held_chips_rest_entry_changed(drv)
 # presence_model.py latches a line through its fast paths once the world has prepared the row
 # select pins (MicroPython: _latch_viper, and _latch_odd_viper with a ragged rim or a fault;
 # CPython: a row at a time with translate() and int(.., 2)); a model left unprepared runs
-# latch()'s own loop. Both over the same random levels, ragged rims and faults, strobe by strobe
-# (the select codes past the last strobe too), the fast one with the heap locked: the latched
-# bytes, the bytes read, the coins and the random state must be the same
+# latch()'s own loop. And the world binds the load pin's watcher and the shift bus's readinto
+# from the prepared model (load_edge(), spi_reader(): on the unix port one viper call each, both
+# of latch()'s viper paths written out). All over the same random levels, ragged rims and
+# faults, strobe by strobe (the select codes past the last strobe too; the rising edge, a buffer
+# of another length and a stand-in's read now and then), the fast ones with the heap locked: the
+# latched bytes, the bytes read, the coins, the random state and the latch counts must be the same
 LATCH_TARGET = """
 import json
 import micropython
@@ -500,16 +503,33 @@ from lcg import Rng
 rng = Rng(75)
 n = T.PRES_COLS * T.PRES_ROWS
 draw = bytearray(n)
-buf = [bytearray(T.PRES_SR * T.PRES_RPS), bytearray(T.PRES_SR * T.PRES_RPS)]
-out = {"latches": 0, "differ": [], "ragged": 0, "faults": 0, "coins": 0}
+LINE = T.PRES_SR * T.PRES_RPS
+buf = [bytearray(LINE), bytearray(LINE), bytearray(LINE)]
+longer = [bytearray(LINE + 1), bytearray(LINE + 1)]
+out = {"latches": 0, "differ": [], "ragged": 0, "faults": 0, "coins": 0, "edges": 0, "stand_in": 0}
+
+
+class StandIn:
+    # what a bench's stand-in answers while the flag says it answers (World.stand_in)
+    def spi_readinto(self, bus, b):
+        for i in range(len(b)):
+            b[i] = (bus + i) & 255
+
+
+flag = bytearray(1)
+attached = [StandIn()]
 for trial in range(24):
     ps = []
-    for _ in range(2):
+    for _ in range(3):
         p = PM.PresenceModel(T, trial + 1)
         p._levels = bytearray(32)
         p.row_sel = tuple(range(8))
         ps.append(p)
     ps[0].prepare()                 # the fast paths; ps[1]: latch()'s own loop
+    ps[2].prepare()                 # the world's watcher and readinto
+    edge = ps[2].load_edge()
+    reader = ps[2].spi_reader(flag, attached, 1)
+    out["edges"] += 1 if (edge is not None and reader is not None) else 0
     rng.fill(draw, n, 0, 9)
     for p in ps:
         for g in range(n):
@@ -531,7 +551,7 @@ for trial in range(24):
             p.set_sr_fault(k, mode)
     for r in range(260):
         code = r ^ (r >> 1) if trial % 2 else rng.below(256)
-        for i in range(2):
+        for i in range(3):
             p = ps[i]
             for b in range(8):
                 p._levels[b] = (code >> b) & 1
@@ -542,13 +562,35 @@ for trial in range(24):
                     p.read(buf[0])
                 finally:
                     micropython.heap_unlock()
+            elif i == 2:
+                micropython.heap_lock()
+                try:
+                    edge(5, 0)          # the falling edge latches, the rising one not
+                    edge(5, 1)
+                    reader(buf[2])
+                finally:
+                    micropython.heap_unlock()
             else:
                 p.latch()
                 p.read(buf[1])
-        a, b = ps
+        a, b, c = ps
         out["latches"] += 1
+        if r % 7 == 3:                  # a buffer one byte longer: read()'s own way
+            b.read(longer[0])
+            reader(longer[1])
+            if longer[0] != longer[1]:
+                out["differ"].append([trial, code, "longer"])
+        if r % 29 == 5:                 # a stand-in answers
+            flag[0] = 1
+            reader(buf[2])
+            flag[0] = 0
+            out["stand_in"] += 1
+            if buf[2] != bytearray((1 + i) & 255 for i in range(LINE)):
+                out["differ"].append([trial, code, "stand-in"])
+            reader(buf[2])
         if (a.latched != b.latched or buf[0] != buf[1] or a.coin != b.coin or a.rng != b.rng
-                or a.latches != b.latches):
+                or a.latches != b.latches or c.latched != b.latched or buf[2] != buf[1]
+                or c.coin != b.coin or c.rng != b.rng or c.latches != b.latches):
             out["differ"].append([trial, code])
     out["coins"] += sum(ps[1].coin)
 print(json.dumps(out))
@@ -560,3 +602,4 @@ def test_the_fast_latches_give_the_plain_loops_bytes_and_coins(runtime, tmp_path
     r = run_script(LATCH_TARGET, "latch_target.py", runtime, None, tmp_path)
     assert r["differ"] == [], r["differ"][:10]
     assert r["latches"] == 24 * 260 and r["ragged"] > 0 and r["faults"] > 0 and r["coins"] > 0, r
+    assert r["edges"] == 24 and r["stand_in"] == 24 * 9, r

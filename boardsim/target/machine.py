@@ -31,9 +31,11 @@ def attach(world):
     # a reader per ADC to bind in its read_u16's place (world.adc_reader, under MicroPython: one
     # viper closure, no bound method and no global lookups at every read), or None
     _adc_fast[0] = getattr(world, "adc_reader", None)
+    _spi_fast[0] = getattr(world, "spi_reader", None)
 
 
 _adc_fast = [None]      # the world's adc_reader, or None
+_spi_fast = [None]      # the world's spi_reader (a bus's readinto(buf), or None), or None
 
 
 def detach_all():
@@ -264,6 +266,11 @@ class SPI:
         w = _world[0]
         if w is not None and hasattr(w, "spi_open"):
             w.spi_open(id)                # the presence pads' shift registers, if on this bus
+        # bound here, as ADC's read_u16: the presence pads' readinto(buf) in one viper call
+        # (the unix port; world.py), not three calls of Python
+        rd = _spi_fast[0](id) if _spi_fast[0] is not None else None
+        if rd is not None:
+            self.readinto = rd
 
     def init(self, *a, **k):
         pass

@@ -114,11 +114,22 @@ class PresenceModel:
         things = tuple(things)
         if things == self.things:
             return
+        # the pads near what came or went (a thing that moved is both): a pad near nothing
+        # that changed keeps its level (it depends only on the things that reach it), and each
+        # pad near one is made again from all of them. (Every thing's pads, moved or not, were
+        # made again before: with four chips at rest beside a moving one, most of the work.)
+        gone = list(self.things)
+        come = []
+        for t in things:
+            if t in gone:
+                gone.remove(t)
+            else:
+                come.append(t)
         self.stamp += 1
         dirty = []
-        for t in self.things:
+        for t in gone:
             self._near(t[0], t[1], t[2] + (HAND_RAGGED if t[3] else 0), dirty)
-        for t in things:
+        for t in come:
             self._near(t[0], t[1], t[2] + (HAND_RAGGED if t[3] else 0), dirty)
         self.things = things
         p = self.pitch
@@ -259,6 +270,22 @@ class PresenceModel:
         self.rsel = bytes(self.row_sel)
         self.dims[0] = len(self.row_sel)
 
+    def load_edge(self):
+        """The load pin's watcher, fn(pin, level) (machine.watch): latch() at its falling
+        edge, once prepared (else None): on the unix port one viper call (_fast_edge below);
+        not on a Pico (tools/hil: no compiler to spare heap for)."""
+        if self.rsel is None or sys.platform == "rp2":
+            return None
+        return _fast_edge(self)
+
+    def spi_reader(self, flag, attached, bus):
+        """SPI.readinto(buf) for the shift bus, bound on the firmware's SPI object (machine.py):
+        read() in one viper call while flag[0] is 0, else attached[0].spi_readinto(bus, buf)
+        (a stand-in's: World.stand_in), once prepared (else None); not on a Pico."""
+        if self.rsel is None or sys.platform == "rp2":
+            return None
+        return _fast_readinto(self, flag, attached, bus)
+
     def read(self, buf):
         """SPI.readinto: the latched line, first register first (further bytes read 0)."""
         n = len(buf)
@@ -394,6 +421,136 @@ if sys.implementation.name == "micropython":
                 k += 1
             h += 1
 
+    # The load pin's watcher and the shift bus's readinto (world.py binds them) on the unix port:
+    # latch() and read() in one viper call each from the firmware's Pin.value() and
+    # SPI.readinto(), their source compiled with the model's sizes and the addresses of the
+    # arrays they read as literals, and the model in their one closure cell. A strobe went
+    # through five calls of Python before (the world's _load_edge, latch(), _latch_viper; the
+    # world's spi_readinto, read(), _copy_viper), with the attributes and globals they look
+    # up: some 40 % of a game on these pads (docs/performance.md). The same bytes, coins and
+    # random state: latch()'s two viper paths written out (_latch_viper, _latch_odd_viper).
+    _EDGE = """
+def make(rare):
+    @micropython.viper
+    def edge(pin: int, level: int):
+        if level != 0:
+            return
+        rare.latches = int(rare.latches) + 1
+        nf = int(rare.nfault)
+        odd = nf != 0 or int(rare.nragged) != 0
+        lv = ptr8(%(lv)d)
+        sel = ptr8(%(sel)d)
+        state = ptr8(%(state)d)
+        out = ptr8(%(out)d)
+        ragged = ptr8(%(ragged)d)
+        fault = ptr8(%(fault)d)
+        sr_fault = ptr8(%(sr_fault)d)
+        coin = ptr8(%(coin)d)
+        st = ptr32(%(rs)d)
+        code = 0
+        i = 0
+        while i < %(nsel)d:
+            code |= int(lv[sel[i]]) << i
+            i += 1
+        s = code                        # gray_row(code)
+        t = code >> 1
+        while t != 0:
+            s ^= t
+            t >>= 1
+        if s >= %(strobes)d:
+            k = 0
+            while k < %(nout)d:
+                out[k] = 0
+                k += 1
+            return
+        m = uint(0xFFFF)
+        m = (m << 16) | m
+        lev = s %% %(nlev)d
+        h = 0
+        while h < %(rps)d:
+            base = (s // %(nlev)d * %(rps)d + h) * %(cols)d
+            k = 0
+            while k < %(nsr)d:
+                v = 0
+                j = 0
+                while j < 8:
+                    c = 8 * k + j
+                    if c >= %(cols)d:
+                        break
+                    g = base + c
+                    b = 0
+                    if int(state[g]) > lev:
+                        b = 1
+                    if odd:
+                        rnd = int(ragged[g])
+                        if nf:
+                            f = int(fault[g])
+                            if f == 0:
+                                f = int(sr_fault[k])
+                            if f == 1:              # STUCK_ON
+                                b = 1
+                                rnd = 0
+                            elif f == 2:            # STUCK_OFF
+                                b = 0
+                                rnd = 0
+                            elif f == 3:            # FLICKER
+                                rnd = 1
+                        if rnd:
+                            if lev == 0:            # _bit()
+                                x = uint(st[0])
+                                x ^= (x << 13) & m
+                                x ^= x >> 17
+                                x ^= (x << 5) & m
+                                st[0] = x
+                                coin[g] = (x >> 7) & 1
+                            b = int(coin[g])
+                    if b:
+                        v |= 0x80 >> j
+                    j += 1
+                out[h * %(nsr)d + k] = v
+                k += 1
+            h += 1
+    return edge
+"""
+    _READINTO = """
+def make(rare):
+    @micropython.viper
+    def readinto(buf):
+        if ptr8(%(flag)d)[0]:               # a stand-in answers (World.stand_in)
+            rare[1][0].spi_readinto(%(bus)d, buf)
+            return
+        if int(len(buf)) != %(n)d:
+            rare[0].read(buf)
+            return
+        src = ptr8(%(src)d)
+        dst = ptr8(buf)
+        i = 0
+        while i < %(n)d:
+            dst[i] = src[i]
+            i += 1
+    return readinto
+"""
+
+    def _compiled(text, rare, **k):
+        g = {"micropython": micropython}
+        exec(text % k, g)
+        return g["make"](rare)
+
+    def _fast_edge(model):
+        import uctypes
+        a = uctypes.addressof
+        return _compiled(_EDGE, model, lv=a(model._levels), sel=a(model.rsel),
+                         state=a(model.state), out=a(model.latched), ragged=a(model.ragged),
+                         fault=a(model.fault), sr_fault=a(model.sr_fault), coin=a(model.coin),
+                         rs=a(model._rs), nsel=len(model.rsel),
+                         strobes=model.strobes, nout=len(model.latched), nlev=model.nlev,
+                         rps=model.rps, cols=model.cols, nsr=model.nsr)
+
+    def _fast_readinto(model, flag, attached, bus):
+        import uctypes
+        return _compiled(_READINTO, (model, attached), flag=uctypes.addressof(flag), bus=bus,
+                         n=len(model.latched), src=uctypes.addressof(model.latched))
+
     @micropython.viper
     def _copy_viper(src: ptr8, dst: ptr8, n: int):
         """read(): the n bytes latched into the SPI's buffer."""
@@ -412,6 +569,31 @@ if sys.implementation.name == "micropython":
         st[0] = s
         return int((s >> 7) & 1)
 else:
+    def _fast_edge(model):
+        """CPython: latch() called from the watcher itself (not through the world's method)."""
+        latch = model.latch
+
+        def edge(pin, level):
+            if level == 0:
+                latch()
+        return edge
+
+    def _fast_readinto(model, flag, attached, bus):
+        """CPython: read() written out in the bound readinto (not through SPI.readinto, the
+        world's spi_readinto and read())."""
+        latched = model.latched
+        n = len(latched)
+        read = model.read
+
+        def readinto(buf):
+            if flag[0]:
+                attached[0].spi_readinto(bus, buf)
+            elif len(buf) == n:
+                buf[:] = latched
+            else:
+                read(buf)
+        return readinto
+
     _latch_viper = None     # CPython: latch() and read() as below (the same bytes, coins and all)
     _latch_odd_viper = None
     _bit_viper = None

@@ -85,6 +85,13 @@ def _reader_wrapper(f):
     return read_u16
 
 
+def _spi_wrapper(f):
+    def readinto(buf):
+        f(buf)
+        _bytes(buf)
+    return readinto
+
+
 def _bytes(buf):
     for i in range(len(buf)):
         _fold(3, buf[i])
@@ -177,6 +184,9 @@ def install():
     rd = getattr(w, "adc_readers", None) or []
     for i in range(len(rd)):
         rd[i] = _reader_wrapper(rd[i])
+    sr = getattr(w, "spi_readers", None)
+    if sr:
+        sr[1] = _spi_wrapper(sr[1])
     for name in ("ticks_ms", "ticks_us", "ticks_cpu", "time"):
         setattr(vclock, name, _ticks(getattr(vclock, name)))
 

@@ -131,7 +131,17 @@ class World:
             self.pres.prepare()
         self.shift_bus = sh["bus"]
         self.shift_load = sh["load"]
-        machine.watch(sh["load"], self._load_edge)
+        # the load pin's watcher and the shift bus's readinto: one viper call each on the unix
+        # port (PresenceModel.load_edge, spi_reader), the world's methods elsewhere
+        self.spi_flag = bytearray(1)    # 1 while a stand-in answers (stand_in)
+        self.spi_readers = []           # [bus, readinto] (simtrace.py wraps the readinto)
+        edge = None
+        if self.pres is not None:
+            edge = self.pres.load_edge()
+            rd = self.pres.spi_reader(self.spi_flag, _ATTACHED, self.shift_bus)
+            if rd is not None:
+                self.spi_readers = [self.shift_bus, rd]
+        machine.watch(sh["load"], edge or self._load_edge)
         self.hands = []         # [x, y, until_us(, 1: a put's or lift's)]: hands over the pads
         self.chatter = [0, 0]   # per cup: when its beam chatters next (virtual us; 0: never)
         self.rng = 0x9E3779B9
@@ -175,6 +185,11 @@ class World:
         """machine.ADC's read_u16 for that channel, fast (MicroPython; None: the plain one)."""
         return self.adc_readers[channel] if 0 <= channel < len(self.adc_readers) else None
 
+    def spi_reader(self, bus):
+        """machine.SPI's readinto(buf) for that bus, fast (the unix port's presence pads; None:
+        the plain one)."""
+        return self.spi_readers[1] if self.spi_readers and self.spi_readers[0] == bus else None
+
     def stand_in(self, other):
         """Another object answers the firmware's reads in the world's place (machine._world[0]),
         or the world again (other None): a bench's Replay (bench/target/b_loop.py). The readers
@@ -182,6 +197,7 @@ class World:
         _ATTACHED[0] = other if other is not None else self
         for ctx in self.adc_ctx:
             ctx[0] = 0 if other is None else 1
+        self.spi_flag[0] = 0 if other is None else 1
 
     def adc_open(self, channel):
         self.hall_used = True
