@@ -288,6 +288,87 @@ def unpack_twin(strobe, buf, last, pmask, grid, rows_on, toggles):
     return changed
 
 
+# -- the hall pads' scan step (firmware/sensing/hall_scan.py) ---------------------------------
+# The body of read_bank() and settle() as plain Python reads each table and array element
+# through int() and tests each slot for a pad, 48 slots a step: settle() was some 23 % of a
+# CPython game on the hall pads, read_bank()'s own loop 13 % (docs/performance.md). Their twins
+# walk tables made once from the same SEQ_* and SCAN_GRID: the same calls in the same order
+# (read_bank), the same values stored (settle).
+_HALL = []          # [read_bank's ops per Gray position, settle's (slot, pad) per bank row]
+
+
+def _hall_tables():
+    from tables import board_table as BT
+    seq = []
+    for pos in range(16):
+        ops = []
+        for t in range(pos * 16, pos * 16 + 16):
+            f = BT.SEQ_PIN[t]
+            ops.append((-1 if f == 255 else f >> 1, f & 1, BT.SEQ_SLOT[t], BT.SEQ_MASK[t]))
+        seq.append(tuple(ops))
+    sg = BT.SCAN_GRID
+    rows = {}
+    for code in range(16):
+        row = code * 48
+        rows[row] = tuple((s, sg[row + s]) for s in range(48) if (sg[row + s] & 0x8000) == 0)
+    _HALL.append(seq)
+    _HALL.append(rows)
+
+
+def read_bank_twin(t0, chp, r0, r1, r2, raw):
+    """hall_scan.read_bank(): the same pin moves and ADC reads in the same order (the body's
+    SEQ_* tables as one tuple of (pin, level, slot, mask) per position)."""
+    if t0 & 15 or not 0 <= t0 < 256:
+        return read_bank_twin.firmware(t0, chp, r0, r1, r2, raw)
+    if not _HALL:
+        _hall_tables()
+    for p, v, i, m in _HALL[0][t0 >> 4]:
+        if p >= 0:
+            chp[p].value(v)
+        if m & 1:
+            raw[i] = int(r0())
+        if m & 2:
+            raw[i + 1] = int(r1())
+        if m & 4:
+            raw[i + 2] = int(r2())
+
+
+def settle_twin(raw, row, base, acc, grid, jump, sh, ref, drift):
+    """hall_scan.settle(): the same values into acc and grid and the same count, the bank's
+    pads (SCAN_GRID's) listed once per row."""
+    if not _HALL:
+        _hall_tables()
+    slots = _HALL[1].get(row)
+    if slots is None:
+        return settle_twin.firmware(raw, row, base, acc, grid, jump, sh, ref, drift)
+    nj = 0
+    bias = 1 << 20              # hall_scan.ACC_BIAS
+    rbias = 0x8000              # hall_scan.REF_BIAS
+    for s, g in slots:
+        v = raw[s] - base[g]
+        if v > 32767:
+            v = 32767
+        elif v < -32767:
+            v = -32767
+        v = v << 4
+        a = acc[g] - bias
+        d = v - a
+        if -jump < d < jump:
+            v = a + (d >> sh)
+            r = (v + 8) >> 4
+            e = r + rbias - ref[g]
+            if e > drift or e < -drift:
+                nj += 1
+        else:
+            nj += 1
+            r = (v + 8) >> 4
+        acc[g] = v + bias
+        grid[g] = r
+    return nj
+
+
 # (module name, function name) -> the twin; micropython.viper looks here
 TWINS = {("sensing.presence_locate", "moves"): moves_twin,
-         ("sensing.shift_scan", "unpack"): unpack_twin}
+         ("sensing.shift_scan", "unpack"): unpack_twin,
+         ("sensing.hall_scan", "read_bank"): read_bank_twin,
+         ("sensing.hall_scan", "settle"): settle_twin}
