@@ -29,6 +29,20 @@ BOARD = Board.load()
 TRUTH = ST.Truth(BOARD)
 FRONT_ENDS = ["hall", "shift"]
 
+# Each flick through the physics once per process (issue 15): the tests' [micropython] and
+# [cpython] variants, their front ends and the tests sharing a game's runs simulate the same
+# flicks (pymunk, deterministic: the same chips and velocity give the same moves); each caller
+# gets its own copy.
+_FLICKS = {}
+
+
+def _simulate(chips, mover, v):
+    """simulate_flick(BOARD, chips, mover, v), kept."""
+    key = repr((sorted(chips.items()), mover, tuple(v)))
+    if key not in _FLICKS:
+        _FLICKS[key] = simulate_flick(BOARD, chips, mover, v)
+    return copy.deepcopy(_FLICKS[key])
+
 
 def _run(scenario, front_end="hall", runtime="micropython"):
     return run_timeline(compile_scenario(parse(scenario)), runtime, config={"front_end": front_end})
@@ -52,7 +66,7 @@ def _bowling_flick(spot, v):
 
 
 def _final(x, y, v):
-    _moves, final = simulate_flick(BOARD, {"small": ("small", x, y)}, "small", v)
+    _moves, final = _simulate({"small": ("small", x, y)}, "small", v)
     return final["small"]
 
 
@@ -152,7 +166,7 @@ def _shots(draws):
     out = []
     for kind, x, y, speed, angle in draws:
         vx, vy = round(speed * math.cos(angle), 1), round(speed * math.sin(angle), 1)
-        moves, final = simulate_flick(BOARD, {"small": ("small", x, y)}, "small", (vx, vy))
+        moves, final = _simulate({"small": ("small", x, y)}, "small", (vx, vy))
         mv = next((m for m in moves if m["chip"] == "small"), None)
         f = final.get("small", ("board", x, y))
         dist = math.hypot(f[1] - x, f[2] - y) if f[0] == "board" else 1e9
@@ -266,7 +280,7 @@ def _on_the_lip(steps):
             tl.append({"op": "wait", "ms": st_[1]})
             tl.append({"op": "lift", "chip": "small"})
         else:
-            moves, final = simulate_flick(BOARD, {"small": ("small", x, y)}, "small", st_[1])
+            moves, final = _simulate({"small": ("small", x, y)}, "small", st_[1])
             assert final["small"] == ("off",), final
             tl.append({"op": "wait", "ms": st_[2]})
             tl.append({"op": "move", "moves": moves})
@@ -317,7 +331,7 @@ def _trap_game(scenario):
             continue
         mover = step["flick"]
         vx, vy = step["v"]
-        moves, final = simulate_flick(BOARD, cur, mover, (vx, vy))
+        moves, final = _simulate(cur, mover, (vx, vy))
         after = dict(cur)
         for c, f in final.items():
             if f[0] == "board":
@@ -392,9 +406,9 @@ KNOCK_TIE = {"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": 
 def test_a_chip_knocked_in_the_frame_its_hitter_is_first_seen_moving_is_not_the_shot(front_end):
     pos = {n: ("small" if n == "small" else "big", p["x"], p["y"])
            for n, p in KNOCK_TIE["steps"][0]["place"].items()}
-    _m, final = simulate_flick(BOARD, pos, "big2", (75.6, 171.5))
+    _m, final = _simulate(pos, "big2", (75.6, 171.5))
     pos["big2"] = ("big",) + tuple(final["big2"][1:])
-    moves, _f = simulate_flick(BOARD, pos, "small", (-173.3, -492.2))
+    moves, _f = _simulate(pos, "small", (-173.3, -492.2))
     start = {m["chip"]: m["pts"][0][2] for m in moves}
     assert start == {"small": 0.0, "big2": 11.0}      # the physics: the small chip first
     shots = _run_calibrated(KNOCK_TIE, front_end).events_of("shot")
@@ -479,7 +493,7 @@ GRAZED = {"game":"trap1","players":2,"options":{"trapper":1},"steps":[{"place":{
 
 @pytest.mark.parametrize("front_end", FRONT_ENDS)
 def test_a_knock_the_pads_may_miss_is_unsure(front_end):
-    _m, f = simulate_flick(BOARD, {"big2": ("big", 67.52, -266.7), "small": ("small", 97.92, -306.17)},
+    _m, f = _simulate({"big2": ("big", 67.52, -266.7), "small": ("small", 97.92, -306.17)},
                            "small", (-82.8, 385.9))
     assert 4.0 < math.hypot(f["big2"][1] - 67.52, f["big2"][2] + 266.7) < 5.0
     last = _run_calibrated(GRAZED, front_end).events_of("shot")[-1]
@@ -504,7 +518,7 @@ def _bench_trap_game(sc):
     for step in sc["steps"][1:]:
         if "flick" not in step:
             continue
-        moves, final = simulate_flick(BOARD, cur, step["flick"], tuple(step["v"]))
+        moves, final = _simulate(cur, step["flick"], tuple(step["v"]))
         after = dict(cur)
         for c, f in final.items():
             if f[0] == "board":
@@ -660,7 +674,7 @@ def test_random_trap_games_are_never_sure_but_wrong(front_end, runtime, sc):
 def test_a_small_chip_sunk_while_a_big_chip_leaves_the_board_is_in_the_cup(front_end):
     """Shares its firmware run with the random trap games' explicit example of the same game
     (_trap_events)."""
-    _m, final = simulate_flick(BOARD, {n: ("small" if n == "small" else "big", p["x"], p["y"])
+    _m, final = _simulate({n: ("small" if n == "small" else "big", p["x"], p["y"])
                                        for n, p in SEED41_CUP_AND_OFF["steps"][0]["place"].items()},
                                "big1", (4682.5, 3352.5))
     assert final["small"] == ("cup", "a") and final["big2"] == ("off",)
