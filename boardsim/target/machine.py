@@ -266,8 +266,8 @@ class SPI:
         w = _world[0]
         if w is not None and hasattr(w, "spi_open"):
             w.spi_open(id)                # the presence pads' shift registers, if on this bus
-        # bound here, as ADC's read_u16: the presence pads' readinto(buf) in one viper call
-        # (the unix port; world.py), not three calls of Python
+        # bound here, as ADC's read_u16: the presence pads' readinto(buf), one viper call on
+        # the unix port (world.spi_reader), not three calls of Python
         rd = _spi_fast[0](id) if _spi_fast[0] is not None else None
         if rd is not None:
             self.readinto = rd

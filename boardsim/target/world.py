@@ -131,8 +131,9 @@ class World:
             self.pres.prepare()
         self.shift_bus = sh["bus"]
         self.shift_load = sh["load"]
-        # the load pin's watcher and the shift bus's readinto: one viper call each on the unix
-        # port (PresenceModel.load_edge, spi_reader), the world's methods elsewhere
+        # the load pin's watcher and the shift bus's readinto (PresenceModel.load_edge,
+        # spi_reader): one viper call each on the unix port, closures under CPython; the
+        # world's _load_edge and spi_readinto on a Pico (tools/hil)
         self.spi_flag = bytearray(1)    # 1 while a stand-in answers (stand_in)
         self.spi_readers = []           # [bus, readinto] (simtrace.py wraps the readinto)
         edge = None
