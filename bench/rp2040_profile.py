@@ -573,7 +573,9 @@ rest, win = run(24)
 PN = ("find", "tr.frame", "tr._track", "tr._unchanged", "tr._near_anchor", "tr._keep_prev",
       "tr._set_anchor", "tr._matches_snapshot", "fa.frame", "fa._chatter", "fa._hall", "fa._presence",
       "fa._work", "fa._unread", "fa._numb", "check_chips", "ui.service", "buttons.poll",
-      "journal.write", "redraw", "tr._finish", "on_board")
+      "journal.write", "redraw", "tr._finish", "on_board", "tr._follow", "tr._first_mover",
+      "tr._reclaim", "tr._begin", "zones.disc_mask", "loc._settle", "loc._find", "loc._finish",
+      "loc._fit_group", "loc._uncertainty", "loc.refresh")
 NP = len(PN)
 cur = array('i', [0] * NP)
 cnt = array('i', [0] * NP)
@@ -588,7 +590,9 @@ def wrap(obj, name, k):
         cnt[k] += 1
         return r
     setattr(obj, name, w)
-OBJ = {"tr": tr, "fa": fa, "ui": sb.ui, "buttons": sb.buttons, "journal": sb.journal}
+from sensing import zones
+OBJ = {"tr": tr, "fa": fa, "ui": sb.ui, "buttons": sb.buttons, "journal": sb.journal,
+       "zones": zones, "loc": sb.loc}
 for k, n in enumerate(PN):
     if "." in n:
         o, m = n.split(".")
@@ -620,11 +624,20 @@ for _ in range(2):
         cnt[j] = 0
     tr._begin(time.ticks_ms())
     w2 = []
+    # the window's first frame (the stillness begun) and its last (the verdict's), part by part
+    first = None
+    snap = [0] * NP
     while not tr.at_rest() and len(w2) < 200:
+        for j in range(NP):
+            snap[j] = cur[j]
         w2.append(frame())
+        if first is None:
+            first = [cur[j] - snap[j] for j in range(NP)]
+    last = [cur[j] - snap[j] for j in range(NP)]
     pw = [cur[j] for j in range(NP)]
     pwc = [cnt[j] for j in range(NP)]
-    wr.append({"rest": r2, "win": w2, "rest_parts": pr, "rest_calls": pc, "win_parts": pw, "win_calls": pwc})
+    wr.append({"rest": r2, "win": w2, "rest_parts": pr, "rest_calls": pc, "win_parts": pw, "win_calls": pwc,
+               "first_parts": first, "last_parts": last})
 print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win,
                   "parts": PN, "wrapped": wr}))
 """
@@ -649,10 +662,15 @@ def print_settle_parts(r):
         nr, nw = len(w["rest"]), max(1, len(w["win"]) - 1)
         print(f"  wrapped pass {k}: rest {ms(w['rest'])}, window {ms(w['win'][:-1])} (parts: us a frame,"
               " rest / window incl. the verdict's, calls a frame)")
+        fp, lp = w.get("first_parts") or [0] * len(r["parts"]), w.get("last_parts") or [0] * len(r["parts"])
+        if w["win"]:
+            print(f"    (the window's first frame {w['win'][0] / 1000:.2f} ms, its verdict's frame "
+                  f"{w['win'][-1] / 1000:.2f} ms: their parts in us in the last two columns)")
         for j, name in enumerate(r["parts"]):
             a, b = w["rest_parts"][j] / nr, w["win_parts"][j] / (nw + 1)
             if a or b:
-                print(f"    {name:22} {a:8.0f} {b:8.0f}   {w['rest_calls'][j] / nr:5.2f} {w['win_calls'][j] / (nw + 1):5.2f}")
+                print(f"    {name:22} {a:8.0f} {b:8.0f}   {w['rest_calls'][j] / nr:5.2f} {w['win_calls'][j] / (nw + 1):5.2f}"
+                      f"   {fp[j]:7d} {lp[j]:7d}")
 
 
 def parts(config, chips):
