@@ -13,6 +13,8 @@
 # RAM: about 400 bytes. Allocation-free after construction.
 from micropython import const
 from array import array
+import micropython
+import sys
 import time
 
 from tables import board_table as B
@@ -51,6 +53,64 @@ _LAG_TOL = const(15)
 # settle window frame's 1.1 ms more than a frame at rest on the chip)
 _TIDY = const(8)
 _MASK_U = const(255)        # cupped[MAX + i]: slot i's masks made with an uncertainty not kept
+
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: the viper functions below run as plain Python
+        return x
+
+    def ptr32(x):
+        return x
+
+
+# Two of the frame's loops as machine code (issue 13: with four chips the settle window's first
+# frame was 10.6 - 11.4 ms on the chip, its tracker 2.6 ms: a Python bytecode is 1 - 2 us there).
+# The same integer arithmetic as the Python they replaced, comparison for comparison. A ptr32
+# loads an array('i') element with its sign on the RP2040, without it on a 64-bit port (a
+# negative value comes 2**32 too large, and is taken back); positions within the board (0.1 mm)
+# keep every square and sum below 2**30.
+@micropython.viper
+def _same_chips(n: int, lk: ptr8, lx: ptr32, ly: ptr32, ls: ptr32, lw: ptr32, pk: ptr8,
+                px: ptr32, py: ptr32, ps: ptr32, pw: ptr32) -> int:
+    """1 if the first n entries of the locator's arrays (kind, x, y, strength, wander) are
+    those kept of the frame before, else 0 (equal words: no sign needed)."""
+    j = 0
+    while j < n:
+        if int(lx[j]) != int(px[j]) or int(ly[j]) != int(py[j]) or int(lk[j]) != int(pk[j]) or \
+                int(ls[j]) != int(ps[j]) or int(lw[j]) != int(pw[j]):
+            return 0
+        j += 1
+    return 1
+
+
+@micropython.viper
+def _nearest_kept(n: int, ki: int, xi: int, yi: int, tol: int, lk: ptr8, lx: ptr32, ly: ptr32,
+                  lw: ptr32, claimed: ptr8) -> int:
+    """_track's first pass for one chip (ki, at xi, yi): the first of the locator's n chips not
+    claimed, of its kind, within tol + its wander, nearest to it; -1: none."""
+    s16 = 1 << 16
+    best = -1
+    bd = 0
+    j = 0
+    while j < n:
+        if int(claimed[j]) == 0 and int(lk[j]) == ki:
+            t = int(lw[j])
+            if (t >> 29) > 3:
+                t -= s16 * s16
+            t += tol
+            x = int(lx[j])
+            if (x >> 29) > 3:
+                x -= s16 * s16
+            y = int(ly[j])
+            if (y >> 29) > 3:
+                y -= s16 * s16
+            dx = x - xi
+            dy = y - yi
+            d = dx * dx + dy * dy
+            if d <= t * t and (best < 0 or d < bd):
+                bd = d
+                best = j
+        j += 1
+    return best
 
 
 class Tracker:
@@ -396,29 +456,23 @@ class Tracker:
         if n != self.pn:
             return False
         loc = self.loc
-        lk = loc.kind
-        lx = loc.x
-        ly = loc.y
-        ls = loc.strength
-        lw = loc.wander
-        pk = self.pk
-        px = self.px
-        py = self.py
-        ps = self.ps
-        pw = self.pw
-        for j in range(n):
-            if lx[j] != px[j] or ly[j] != py[j] or lk[j] != pk[j] or ls[j] != ps[j] or lw[j] != pw[j]:
-                return False
-        return True
+        return _same_chips(n, loc.kind, loc.x, loc.y, loc.strength, loc.wander, self.pk, self.px,
+                           self.py, self.ps, self.pw) == 1
 
     def _set_anchor(self, n, o):
         """This frame's chips into the anchor entries from o on. Returns how many."""
         loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        ak = self.ak
+        ax = self.ax
+        ay = self.ay
         m = n if n < 8 else 8
         for j in range(m):
-            self.ak[o + j] = loc.kind[j]
-            self.ax[o + j] = loc.x[j]
-            self.ay[o + j] = loc.y[j]
+            ak[o + j] = lk[j]
+            ax[o + j] = lx[j]
+            ay[o + j] = ly[j]
         return m
 
     def _near_anchor(self, n, o, m, more):
@@ -612,21 +666,7 @@ class Tracker:
                 if self.present[i]:
                     tidy = 0
                 continue
-            best = -1
-            bd = 0
-            ki = kind[i]
-            xi = tx[i]
-            yi = ty[i]
-            for j in range(n):
-                if claimed[j] or lk[j] != ki:
-                    continue
-                t = tol + lw[j]
-                dx = lx[j] - xi
-                dy = ly[j] - yi
-                d = dx * dx + dy * dy
-                if d <= t * t and (best < 0 or d < bd):
-                    bd = d
-                    best = j
+            best = _nearest_kept(n, kind[i], tx[i], ty[i], tol, lk, lx, ly, lw, claimed)
             if best >= 0:
                 self._follow(i, best)
                 self.claimed_by[i] = best + 1
@@ -798,31 +838,36 @@ class Tracker:
                     break
 
     def _follow(self, i, j):
+        # (each attribute looked up once: a lookup is some us on the chip, four chips a frame)
         loc = self.loc
         self.claimed[j] = 1
         x = loc.x[j]
         y = loc.y[j]
         st = loc.strength[j]
+        w = loc.wander[j]
         self.tx[i] = x
         self.ty[i] = y
         self.ts[i] = st
         dx = x - self.x[i]
         dy = y - self.y[i]
         d = dx * dx + dy * dy
-        t = self.MOVE_TOL + loc.wander[j]
-        if st < self.MOVE_STRENGTH and d <= self.OFF_SLID * self.OFF_SLID:
+        t = self.MOVE_TOL + w
+        ms = self.MOVE_STRENGTH
+        graded = self.graded
+        if st < ms and d <= self.OFF_SLID * self.OFF_SLID:
             self.faded[i] = 1
-        if self.graded and st * 8 < self.rs[i] * self.FADED_Q and d <= t * t:
+        if graded and st * 8 < self.rs[i] * self.FADED_Q and d <= t * t:
             self.weak[i] = 1                # weaker where it lay (_finish: a lift, or a flick)
             self.weak_t[i] = self.now
         else:
             self.weak[i] = 0
         self.tunc[i] = loc.unc[j]
-        self.tw[i] = loc.wander[j]
-        if self.moved[i] and not self.graded:
+        self.tw[i] = w
+        moved = self.moved[i]
+        if moved and not graded:
             self._graze(i, x, y)
-        if not self.moved[i] and st >= self.MOVE_STRENGTH:
-            t = self.move_tol + loc.wander[j]
+        if not moved and st >= ms:
+            t = self.move_tol + w
             if d > t * t:
                 self.moved[i] = 1
                 self.n_moved += 1
