@@ -13,8 +13,6 @@
 # RAM: about 400 bytes. Allocation-free after construction.
 from micropython import const
 from array import array
-import micropython
-import sys
 import time
 
 from tables import board_table as B
@@ -53,65 +51,6 @@ _LAG_TOL = const(15)
 # settle window frame's 1.1 ms more than a frame at rest on the chip)
 _TIDY = const(8)
 _MASK_U = const(255)        # cupped[MAX + i]: slot i's masks made with an uncertainty not kept
-
-if sys.implementation.name != "micropython":
-    def ptr8(x):            # CPython: the viper functions below run as plain Python
-        return x
-
-    def ptr32(x):
-        return x
-
-
-# Two of the frame's loops as machine code (issue 13: with four chips the settle window's first
-# frame was 10.6 - 11.4 ms on the chip, its tracker 2.6 ms: a Python bytecode is 1 - 2 us there).
-# The same integer arithmetic as the Python they replaced, comparison for comparison. A ptr32
-# loads an array('i') element with its sign on the RP2040, without it on a 64-bit port (a
-# negative value comes 2**32 too large, and is taken back); positions within the board (0.1 mm)
-# keep every square and sum below 2**30.
-@micropython.viper
-def _same_chips(n: int, lk: ptr8, lx: ptr32, ly: ptr32, ls: ptr32, lw: ptr32, pk: ptr8,
-                px: ptr32, py: ptr32, ps: ptr32, pw: ptr32) -> int:
-    """1 if the first n entries of the locator's arrays (kind, x, y, strength, wander) are
-    those kept of the frame before, else 0 (equal words: no sign needed)."""
-    j = 0
-    while j < n:
-        if int(lx[j]) != int(px[j]) or int(ly[j]) != int(py[j]) or int(lk[j]) != int(pk[j]) or \
-                int(ls[j]) != int(ps[j]) or int(lw[j]) != int(pw[j]):
-            return 0
-        j += 1
-    return 1
-
-
-@micropython.viper
-def _nearest_kept(n: int, ki: int, xi: int, yi: int, tol: int, lk: ptr8, lx: ptr32, ly: ptr32,
-                  lw: ptr32, claimed: ptr8) -> int:
-    """_track's first pass for one chip (ki, at xi, yi): the first of the locator's n chips not
-    claimed, of its kind, within tol + its wander, nearest to it; -1: none."""
-    s16 = 1 << 16
-    best = -1
-    bd = 0
-    j = 0
-    while j < n:
-        if int(claimed[j]) == 0 and int(lk[j]) == ki:
-            t = int(lw[j])
-            if (t >> 29) > 3:
-                t -= s16 * s16
-            t += tol
-            x = int(lx[j])
-            if (x >> 29) > 3:
-                x -= s16 * s16
-            y = int(ly[j])
-            if (y >> 29) > 3:
-                y -= s16 * s16
-            dx = x - xi
-            dy = y - yi
-            d = dx * dx + dy * dy
-            if d <= t * t and (best < 0 or d < bd):
-                bd = d
-                best = j
-        j += 1
-    return best
-
 
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest ...
@@ -456,8 +395,20 @@ class Tracker:
         if n != self.pn:
             return False
         loc = self.loc
-        return _same_chips(n, loc.kind, loc.x, loc.y, loc.strength, loc.wander, self.pk, self.px,
-                           self.py, self.ps, self.pw) == 1
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        ls = loc.strength
+        lw = loc.wander
+        pk = self.pk
+        px = self.px
+        py = self.py
+        ps = self.ps
+        pw = self.pw
+        for j in range(n):
+            if lx[j] != px[j] or ly[j] != py[j] or lk[j] != pk[j] or ls[j] != ps[j] or lw[j] != pw[j]:
+                return False
+        return True
 
     def _set_anchor(self, n, o):
         """This frame's chips into the anchor entries from o on. Returns how many."""
@@ -666,7 +617,21 @@ class Tracker:
                 if self.present[i]:
                     tidy = 0
                 continue
-            best = _nearest_kept(n, kind[i], tx[i], ty[i], tol, lk, lx, ly, lw, claimed)
+            best = -1
+            bd = 0
+            ki = kind[i]
+            xi = tx[i]
+            yi = ty[i]
+            for j in range(n):
+                if claimed[j] or lk[j] != ki:
+                    continue
+                t = tol + lw[j]
+                dx = lx[j] - xi
+                dy = ly[j] - yi
+                d = dx * dx + dy * dy
+                if d <= t * t and (best < 0 or d < bd):
+                    bd = d
+                    best = j
             if best >= 0:
                 self._follow(i, best)
                 self.claimed_by[i] = best + 1
