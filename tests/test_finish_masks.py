@@ -94,13 +94,13 @@ for q, fr in enumerate(job["frames"]):
             loc.hand_x = h[0]
             loc.hand_y = h[1]
     tr = trs[0]
-    was = [(tr.present[i], tr.x[i], tr.y[i], tr.cupped[MAX + i]) for i in range(MAX)]
+    was = [(tr.present[i], tr.x[i], tr.y[i], tr.cupped[MAX + i] - 1) for i in range(MAX)]
     active = tr.state == TR.ACTIVE
     calls[0] = 0
     tr.frame()
     c0 = calls[0]
     for i in range(MAX):
-        trs[1].cupped[MAX + i] = 255        # the tracker before: no masks kept
+        trs[1].cupped[MAX + i] = 0          # the tracker before: no masks kept
     calls[0] = 0
     trs[1].frame()
     c1 = calls[0]
@@ -126,7 +126,7 @@ for q, fr in enumerate(job["frames"]):
     for i in range(MAX):
         if tr.present[i] and wrong < 0:
             rad = B.R_SMALL if tr.kind[i] == S.KIND_SMALL else B.R_BIG
-            u = tr.cupped[MAX + i]
+            u = tr.cupped[MAX + i] - 1      # (1 + the uncertainty its masks were made with)
             ok = tr.mask[i] == dm(tr.x[i], tr.y[i], rad) and u == tr.tunc[i]
             if ok and u:
                 ok = tr.hi[i] == dm(tr.x[i], tr.y[i], rad + u) and \

@@ -50,7 +50,6 @@ _LAG_TOL = const(15)
 # as it did, and changes nothing but the uncertainty it copies (issue 13: _track was 0.9 of a
 # settle window frame's 1.1 ms more than a frame at rest on the chip)
 _TIDY = const(8)
-_MASK_U = const(255)        # cupped[MAX + i]: slot i's masks made with an uncertainty not kept
 
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest ...
@@ -186,9 +185,9 @@ class Tracker:
         self.last_t = 0                      # ticks_ms of the frame before
         self.claimed = bytearray(9)          # (and [_TIDY])
         self.claimed_by = bytearray(MAX)     # (_track) kept its place in the first pass: j + 1
-        # (_finish) FATE_CUP_* of the vanished chips a cup took; from MAX on, each slot's
-        # uncertainty its masks were made with (_MASK_U: not known). In the 16-byte heap block
-        # the 4 bytes filled anyway (the chip's heap floor has 32 - 64 B of room)
+        # (_finish) FATE_CUP_* of the vanished chips a cup took; from MAX on, 1 + the
+        # uncertainty each slot's masks were made with (0: none kept). In the 16-byte heap
+        # block the 4 bytes filled anyway (the chip's heap floor has 32 - 64 B of room)
         self.cupped = bytearray(MAX + MAX)
         # the previous frame, to tell stillness
         self.pn = 0
@@ -413,17 +412,11 @@ class Tracker:
     def _set_anchor(self, n, o):
         """This frame's chips into the anchor entries from o on. Returns how many."""
         loc = self.loc
-        lk = loc.kind
-        lx = loc.x
-        ly = loc.y
-        ak = self.ak
-        ax = self.ax
-        ay = self.ay
         m = n if n < 8 else 8
         for j in range(m):
-            ak[o + j] = lk[j]
-            ax[o + j] = lx[j]
-            ay[o + j] = ly[j]
+            self.ak[o + j] = loc.kind[j]
+            self.ax[o + j] = loc.x[j]
+            self.ay[o + j] = loc.y[j]
         return m
 
     def _near_anchor(self, n, o, m, more):
@@ -966,19 +959,22 @@ class Tracker:
             elif f == S.FATE_CUP_B and self._through_gate(F.GATE_B, F.CUP_B, 2):
                 r.zenn = S.FATE_CUP_B
         r.hit = 1 if fast.count[F.HIT] else 0
-        # the new rest snapshot: tracked chips keep their slot; new chips take free slots.
-        # kept: the slots whose chip lies exactly where it lay (bits), their masks made with
-        # these x, y (the one place that writes x, y and the masks is here)
-        kept = 0
+        # the new rest snapshot: tracked chips keep their slot; new chips take free slots. A
+        # slot's masks (below) are kept while its chip lies exactly where it lay (the one place
+        # that writes x, y and the masks is here): cupped[MAX + i], 1 + the uncertainty they
+        # were made with, cleared (0: made again) for a chip that moved, left or is new
         for i in range(MAX):
             if self.present[i] and self.seen[i]:
-                if self.x[i] == self.tx[i] and self.y[i] == self.ty[i]:
-                    kept |= 1 << i
-                self.x[i] = self.tx[i]
-                self.y[i] = self.ty[i]
+                x = self.tx[i]
+                y = self.ty[i]
+                if self.x[i] != x or self.y[i] != y:
+                    cupped[MAX + i] = 0
+                self.x[i] = x
+                self.y[i] = y
                 self.rs[i] = self.ts[i]
             else:
                 self.present[i] = 0
+                cupped[MAX + i] = 0
         for j in range(n):
             if j < 8 and self.claimed[j]:
                 continue
@@ -1006,13 +1002,12 @@ class Tracker:
         his = self.hi
         los = self.lo
         disc_mask = zones.disc_mask
-        mask_u = self.cupped
         for i in range(MAX):
             if present[i]:
                 x = xs[i]
                 y = ys[i]
                 u = self.tunc[i]
-                if (kept >> i) & 1 and mask_u[MAX + i] == u:
+                if cupped[MAX + i] == u + 1:
                     # where it lay, as well known: the masks it has are the ones disc_mask gives
                     # (about 0.3 ms a call on the chip, three a chip; issue 13: the verdict's
                     # frame with 4 chips at rest 13 - 17 ms)
@@ -1031,7 +1026,7 @@ class Tracker:
                     else:
                         his[i] = m
                         los[i] = m
-                    mask_u[MAX + i] = u if 0 <= u < _MASK_U else _MASK_U
+                    cupped[MAX + i] = u + 1 if u < 255 else 0     # (a distance: never negative)
                 if self.seen[i] or r.fate[i] == S.FATE_REST:
                     r.end_mask[i] = m
                     r.x[i] = x
@@ -1045,7 +1040,6 @@ class Tracker:
                 masks[i] = 0
                 los[i] = 0
                 his[i] = 0
-                mask_u[MAX + i] = _MASK_U
         r.n = MAX
         if shot:
             self.event = EV_SHOT
