@@ -936,6 +936,7 @@ class PresenceLocator:
             t = self.clock()
             b = self.BUDGET_US
             self.win[11 + _LEVELS] = t + b if t <= 0x3FFFFFFF - b else t - (0x3FFFFFFF - b) - 1
+            self.seeds[_SV - 1] = 0     # the frame's longest unit so far (_moves)
         n = 0
         self.hand = 0
         self.hand_cells = 0
@@ -1273,6 +1274,7 @@ class PresenceLocator:
             if not rs:
                 sv[_SV + 10] = 0
                 self._keep(self.cx, self.cy, self.cr, m, True)
+        t = -1              # (when the centring before began: the frame's longest unit, _moves)
         if not rs:
             lim = self.HOLD_NEAR * self.HOLD_NEAR
             self._keep(self.cx, self.cy, self.cr, m, False)      # the joint fit
@@ -1316,13 +1318,21 @@ class PresenceLocator:
                     e += 1
                 if e == m:
                     break
-            if (not f1 and clock is not None and
-                    (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
-                # the frame's time is spent: kept, with the joint fit's cost and its chips'
-                # wander (find() gives its results again from them)
-                self.win[10 + _LEVELS] = 0
-                f1 = -1
-                break
+            if not f1 and clock is not None:
+                u = clock()
+                d = sv[_SV - 1]
+                if t >= 0 and (u - t) & 0x3FFFFFFF > d:
+                    d = (u - t) & 0x3FFFFFFF
+                    d = d if d < 0xFFFF else 0xFFFF
+                    sv[_SV - 1] = d
+                t = u if s == 4 else -1
+                if not d < (self.win[11 + _LEVELS] - u) & 0x3FFFFFFF < 0x20000000:
+                    # the frame's time is spent (or less of it left than its longest unit so
+                    # far): kept, with the joint fit's cost and its chips' wander (find() gives
+                    # its results again from them)
+                    self.win[10 + _LEVELS] = 0
+                    f1 = -1
+                    break
             go = (3 if st & 8 else 2) if f1 else 1 if clock is not None else 0
             f1 = 0
             if s == 4:
@@ -1818,10 +1828,19 @@ class PresenceLocator:
         self.bk = k
         if still:
             clock = self.clock if self.scan is not None else None
-            for i in range(i0 if i0 > 0 else 0, k):
-                if (clock is not None and i != i0 and
-                        (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
-                    return self._park(5, 0, 0, 0, 0, i, 0)
+            sv = self.seeds
+            t = -1      # (a chip's centring begins only while the time left is more than the
+            for i in range(i0 if i0 > 0 else 0, k):     # frame's longest unit: _moves)
+                if clock is not None:
+                    u = clock()
+                    d = sv[_SV - 1]
+                    if t >= 0 and (u - t) & 0x3FFFFFFF > d:
+                        d = (u - t) & 0x3FFFFFFF
+                        d = d if d < 0xFFFF else 0xFFFF
+                        sv[_SV - 1] = d
+                    t = u
+                    if i != i0 and not d < (self.win[11 + _LEVELS] - u) & 0x3FFFFFFF < 0x20000000:
+                        return self._park(5, 0, 0, 0, 0, i, 0)
                 self.sx[i] = self._centre(i)
             for i in range(k):
                 self.bx[i] = self.hx[i]
@@ -1920,7 +1939,13 @@ class PresenceLocator:
         else:
             if self._moves(20, 20, 0, True):
                 # the frame's time is spent (BUDGET_US): this fit stands, coarse, and the
-                # group is looked at again next frame
+                # group is looked at again next frame; unless more than four big chips cover
+                # it, a hand, as _fit's first test says once reached (issue 13: a hand taking a
+                # chip from four touching, its chips followed and cut, stood as four chips, err
+                # 229 - 298, for 24 frames, the group's rest fits kept through it)
+                eb = 201 * (self.r_big * self.r_big + _LEV_SQ) // (4 * _PITCH * _PITCH)
+                if 16 * self.tot // _LEVELS > MAX_K * eb + (MAX_K * eb >> 2):
+                    return -1
                 return self._done(k, still)
         m = self._mismatch() if rs != 2 else self.seeds[_SV + 12]
         if not still:
@@ -2073,13 +2098,28 @@ class PresenceLocator:
                                 self.label, win, self.grid)
             return False
         win[9 + _LEVELS] = self.SLICE
-        # (the clock less the deadline, in ticks of 2**30: from 2**29 up it is before it; a
-        # still search resumed does a slice first, whatever the clock: it goes on every frame)
+        # (the deadline less the clock, in ticks of 2**30: the time left while under 2**29; a
+        # still search resumed does a slice first, whatever the clock: it goes on every frame.)
+        # A unit of the search (a slice, a chip's centring: _done, _hold) begins only while the
+        # time left is more than the longest one of the frame so far took (us, in the seeds'
+        # halfword before _SV, free once the groups are made), so that the frame ends by its
+        # deadline, not a unit past it (issue 13: 48 moves of three big chips took 10 - 13 ms
+        # on the chip, a big chip's centring 5 - 8 ms)
         go = budget == 2
-        while go or (clock() - win[11 + _LEVELS]) & 0x3FFFFFFF >= 0x20000000:
+        dl = win[11 + _LEVELS]
+        sv = self.seeds
+        d = sv[_SV - 1]
+        t = clock()
+        while go or d < (dl - t) & 0x3FFFFFFF < 0x20000000:
             go = False
             self.tried += moves(s, last, hold, self.hx, self.hy, self.hr, self.usable,
                                 self.label, win, self.grid)
+            u = clock()
+            e = (u - t) & 0x3FFFFFFF
+            t = u
+            if e > d:
+                d = e if e < 0xFFFF else 0xFFFF
+                sv[_SV - 1] = d
             if not win[10 + _LEVELS]:
                 return False
         self.cut = 1

@@ -13,6 +13,7 @@ still search kept after it (the phase at _SV, 0: none) and that search's sub (_S
     fc = FindCounter(us_per_move, budget, base=0, read_us=0)
     ... fc.install(r.sb.loc) once the runner has its Scoreboard ...
     fc.rows()      # [[tried, cut, found, settled, phase, sub], ...]
+    fc.spent       # per row: the chip's time that find() took on that clock (us)
 
 or, for a job's timeline on the presence pads, `r = play_shift(R, job, fc)` (R: the runner
 module) does the three steps.
@@ -39,6 +40,7 @@ class FindCounter:
         self.settled = bytearray(most)
         self.phase = bytearray(most)
         self.sub = array("i", [0] * most)
+        self.spent = array("i", [0] * most)     # the chip's time the frame's find() took (us)
         self.n = 0
         self.reads = 0
         self.centre_most = 0
@@ -64,10 +66,12 @@ class FindCounter:
     def counted(self, grid):
         loc = self.loc
         t0 = loc.tried
+        r0 = self.reads
         n = self._find(grid)
         k = self.n
         if loc.tried != t0 and k < self.most:
             self.tried[k] = loc.tried - t0
+            self.spent[k] = (loc.tried - t0) * self.us + (self.reads - r0) * self.read_us
             self.cut[k] = loc.cut
             self.found[k] = n
             self.settled[k] = loc.settled
