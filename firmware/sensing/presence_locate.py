@@ -1727,8 +1727,10 @@ class PresenceLocator:
                             self.cut = 1
                             cut = True
                             break
-                        if (bs and not now and clock is not None and
-                                (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
+                        if (bs and not now and clock is not None and not self.seeds[_SV - 1] <
+                                (self.win[11 + _LEVELS] - clock()) & 0x3FFFFFFF < 0x20000000):
+                            # (nor with less time left than the frame's longest unit, _moves:
+                            # a set's seeds are 6 - 16 ms on the chip)
                             return self._park(3, k, mask, best, second, 0, 0)
                         rr = self._seed(a, cnt, k, rr if bs else -1)
                         if rr >= 0:
@@ -2031,9 +2033,9 @@ class PresenceLocator:
         sy = self.sy
         for r in range(r0, 4 if k > 1 else 1):
             # (a round at least, whatever the clock)
-            if (r != r0 and clock is not None and
-                    (clock() - self.win[11 + _LEVELS]) & 0x3FFFFFFF < 0x20000000):
-                return r
+            if (r != r0 and clock is not None and not self.seeds[_SV - 1] <
+                    (self.win[11 + _LEVELS] - clock()) & 0x3FFFFFFF < 0x20000000):
+                return r        # (or less left than the frame's longest unit: _moves)
             for i in range(k):
                 ct[i] = 0
                 sx[i] = 0
