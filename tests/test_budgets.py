@@ -97,7 +97,10 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
 PICO_ESTIMATE_MAX = {"hall": 185_600,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 186_900}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+                     "shift": 187_500}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# shift 187,192 B with presmove's search units begun only while the time left covers the frame's
+# longest (presence_locate's code for it): a stock .mpy deployment only; frozen,
+# the chip keeps 184,352 B free after boot (tests/test_rp2040.py -k heap_free)
 # hall 185,061 B / shift 186,528 B with gamestart2's next game's file prepared again after a game
 # (journal.mpy +506 B, app.mpy +73 B of code): a stock .mpy deployment only; frozen, the chip keeps
 # 184,528 B (hall) / 184,384 B (presence) free after boot (tests/test_rp2040.py -k heap_free)
