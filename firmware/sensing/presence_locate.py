@@ -1732,14 +1732,7 @@ class PresenceLocator:
                             # (nor with less time left than the frame's longest unit, _moves:
                             # a set's seeds are 6 - 16 ms on the chip)
                             return self._park(3, k, mask, best, second, 0, 0)
-                        t = clock() if bs else 0
                         rr = self._seed(a, cnt, k, rr if bs else -1)
-                        if bs:
-                            # (the seeds a unit too: 6 - 16 ms on the chip, a resumed set's
-                            # begun whatever the clock; the frame's longest unit, _moves)
-                            t = (clock() - t) & 0x3FFFFFFF
-                            if t > self.seeds[_SV - 1]:
-                                self.seeds[_SV - 1] = t if t < 0xFFFF else 0xFFFF
                         if rr >= 0:
                             return self._park(3, k, mask, best, second, 8 + rr, 0)
                         seeded = True
