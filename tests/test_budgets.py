@@ -138,7 +138,12 @@ PICO_ESTIMATE_MAX = {"hall": 185_600,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 164_000     # (163,240 B with gamestart2's next file prepared after a game:
+MPY_TOTAL_MAX = 164_500     # (164,020 B merged 2026-12-03 (session 17): journalstep's stepped
+# preparation, journal.mpy +125 B; presmove's search units timed, presence_locate.mpy +340 B;
+# restframe's kept masks, tracker.mpy +70 B; 163,485 B before: code is
+# flash in the frozen image (141 KB free before the filesystem), heap only for a stock .mpy
+# deployment, which PICO_ESTIMATE_MAX holds)
+# (163,240 B with gamestart2's next file prepared after a game:
 # journal.mpy 6,269 -> 6,775 B, app.mpy 6,359 -> 6,432 B)
 # (159,239 B on 2026-12-03 with jsave, muxbound, hallfit;
 # 160,810 B with presbound's still searches resumed: presence_locate.mpy 23,508 -> 25,060 B;
