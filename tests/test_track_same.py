@@ -68,22 +68,7 @@ prev = None
 t = 0
 for q, fr in enumerate(job["frames"]):
     for k in range(2):
-        loc = locs[k]
-        chips = fr["chips"]
-        loc.n = len(chips)
-        for j in range(len(chips)):
-            c = chips[j]
-            loc.kind[j] = c[0]
-            loc.x[j] = c[1]
-            loc.y[j] = c[2]
-            loc.strength[j] = c[3]
-            loc.wander[j] = c[4]
-            loc.unc[j] = c[5]
-        h = fr.get("hand")
-        loc.hand = 1 if h else 0
-        if h:
-            loc.hand_x = h[0]
-            loc.hand_y = h[1]
+        locs[k].load(fr)
     key = [[c[:5] for c in fr["chips"]], fr.get("hand")]
     before = follows[0]
     trs[1].claimed[8] = 0               # the tracker before: its passes every frame

@@ -33,6 +33,25 @@ class StandInLocator:
         self.hand_y = 0
         self.refreshed = []
 
+    def load(self, fr):
+        """Write a recorded frame into the arrays: fr["chips"] as [kind, x, y, strength,
+        wander, unc] each, fr.get("hand") as [x, y] or nothing."""
+        chips = fr["chips"]
+        self.n = len(chips)
+        for j in range(len(chips)):
+            c = chips[j]
+            self.kind[j] = c[0]
+            self.x[j] = c[1]
+            self.y[j] = c[2]
+            self.strength[j] = c[3]
+            self.wander[j] = c[4]
+            self.unc[j] = c[5]
+        h = fr.get("hand")
+        self.hand = 1 if h else 0
+        if h:
+            self.hand_x = h[0]
+            self.hand_y = h[1]
+
     def blind(self, x, y, r):
         return 0
 
