@@ -106,18 +106,14 @@ def test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits(ru
     if budget:
         assert [e for e in events if '"shot"' in e], events
     if spots == "touching" and budget:
-        # the same event lines but the shots': the desktop (never cut) judges a phantom first
-        # ball where the small chip is taken from the touching group (the real shot is then
-        # ball 2, `no_basket`); the chip's run judged it too on main, where the frame's last
-        # slice ran past the budget, and by chance: at budget 5500 main's fits after the take
-        # were the branch's. With each unit begun only while the time left covers the frame's
-        # longest (presmove) the one shot made is judged, once, as the first ball. So: no shot
-        # more than the desktop's, and the last where the desktop's is
-        sh = [json.loads(e) for e in events if '"shot"' in e]
-        wsh = [json.loads(e) for e in whole_events if '"shot"' in e]
-        assert len(sh) <= len(wsh) and sh[-1]["zone"] == wsh[-1]["zone"], (sh, wsh)
-        events = [e for e in events if '"shot"' not in e]
-        whole_events = [e for e in whole_events if '"shot"' not in e]
+        # the desktop's run judged a phantom first ball where the small chip was taken from
+        # the touching group (the group, refitted after the hand without it, had big1 1.5 mm
+        # off its rest fit); tracker._nudged_by_placing takes a lift beside others as a put:
+        # no shot. The same event lines, shots and all, but whether the real shot is sure:
+        # the chip's run (cut searches, coarse fits while the small chip slides by the group)
+        # says unsure, as on main, the desktop's sure
+        events = [e.replace('"sure":true', '"sure":false') for e in events]
+        whole_events = [e.replace('"sure":true', '"sure":false') for e in whole_events]
     assert events == whole_events                    # the same event lines
 
 

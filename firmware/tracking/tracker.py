@@ -39,6 +39,9 @@ EV_CHANGED = const(4)
 # followed to one and lost there, beyond HAND_NEAR, was judged flicked off while the hand
 # lifted it (issue 12). A constant, not a class attribute: no entry on the chip's heap
 _HAND_HIDES = const(300)
+# 10 mm: how far a chip beside one put down or taken may seem to move (_nudged_by_placing; a
+# constant: no entry on the chip's heap)
+_PLACE_NUDGE = const(100)
 # Hall pads: the frame right after the one a stillness began at may leave that frame's chips by
 # this much (0.1 mm) more than STILL_TOL (+ wander) and the stillness still holds (frame(): the
 # last moving frame's fit lags the chip at rest, issue 13). The same 1.5 mm as the locator's
@@ -936,7 +939,8 @@ class Tracker:
         elif slid:
             # chips put down beside others: the others' fits shift as the new field fades in
             # (hall), or they come back from under the hand a little off (presence). A hand
-            # putting chips down is no shot (Trap Zenn set-ups were, issue 12)
+            # putting chips down is no shot (Trap Zenn set-ups were, issue 12), nor one taking
+            # a chip from beside others (presence: the group comes back from under the hand)
             for i in range(MAX):
                 if r.moved[i] and r.fate[i] == S.FATE_REST:
                     r.moved[i] = 0
@@ -1209,8 +1213,6 @@ class Tracker:
             if _near(x, y, self.x[k], self.y[k], ri + rk + self.GRAZE):
                 self.grazed[k] = 1
 
-    PLACE_NUDGE = 100      # 10 mm: how far a chip beside one put down may seem to move
-
     def _reclaim(self, n):
         """A chip put down beside a still one (no beam fired) whose fit pulled the still one's
         slot over to it: the slot "moved" onto the new chip, and a new chip shows up where the
@@ -1251,26 +1253,29 @@ class Tracker:
             self.move_order[i] = 0
 
     def _nudged_by_placing(self, n):
-        """A chip appeared (one the locator sees that no slot claimed), no beam fired, and every
-        chip that moved lies within PLACE_NUDGE of where it lay and of a chip that appeared."""
+        """No beam fired, and every chip that moved (one at least: _finish's slid) lies within
+        PLACE_NUDGE of where it lay and near a chip that appeared (one the locator sees that
+        no slot claimed) or was taken (a hand lifted it where it lay: presence pads). A chip
+        taken from a touching group: the hand hides the group, which is fitted afresh without
+        it, its chips a little off their rest fits (big1 1.5 mm in
+        tests/test_presence_still_budget.py's touching take, judged a shot)."""
         if self.fast.total:
             return False
         loc = self.loc
-        new = 0
-        for j in range(n if n < 8 else 8):
-            if not self.claimed[j]:
-                new += 1
-        if not new:
-            return False
-        reach = self.PLACE_NUDGE + 2 * B.R_BIG + self.PLACE_NUDGE
+        seen = self.seen
+        reach = _PLACE_NUDGE + 2 * B.R_BIG + _PLACE_NUDGE
         for i in range(MAX):
             if not self.present[i] or not self.moved[i]:
                 continue
-            if not self.seen[i] or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.PLACE_NUDGE):
+            if not seen[i] or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], _PLACE_NUDGE):
                 return False
             near = False
             for j in range(n if n < 8 else 8):
                 if not self.claimed[j] and _near(self.tx[i], self.ty[i], loc.x[j], loc.y[j], reach):
+                    near = True
+            for k in range(MAX):     # (handed: a present chip's only, reset at _begin)
+                if self.handed[k] and not seen[k] and not self.moved[k] \
+                        and _near(self.tx[i], self.ty[i], self.x[k], self.y[k], reach):
                     near = True
             if not near:
                 return False
