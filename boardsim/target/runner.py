@@ -294,7 +294,8 @@ class Runner:
                 self.run_until(max([w.busy_until(), vclock.now_us()] + [h[2] for h in w.hands]))
         elif kind == "lift":
             w.lift(o["chip"], now)
-            self.settle()
+            if o.get("settle", True):
+                self.settle()       # (False: a test's second hand, lifting with this one)
         elif kind == "move":
             for m in o["moves"]:
                 w.move(m["chip"], m["pts"], m.get("end", "rest"), m.get("hits", []), now)

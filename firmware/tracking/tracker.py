@@ -1254,28 +1254,38 @@ class Tracker:
 
     def _nudged_by_placing(self, n):
         """No beam fired, and every chip that moved (one at least: _finish's slid) lies within
-        PLACE_NUDGE of where it lay and near a chip that appeared (one the locator sees that
-        no slot claimed) or was taken (a hand lifted it where it lay: presence pads). A chip
-        taken from a touching group: the hand hides the group, which is fitted afresh without
-        it, its chips a little off their rest fits (big1 1.5 mm in
-        tests/test_presence_still_budget.py's touching take, judged a shot)."""
+        PLACE_NUDGE of where it lay and, if still seen, near a chip that appeared (one the
+        locator sees that no slot claimed) or was taken where it lay. No shot was judged, so a
+        chip gone was taken by a hand: faded (hall pads) or gone into the hand's patch
+        (presence). A chip taken from a touching group: the hand hides the group, which is
+        fitted afresh without it, its chips a little off their rest fits (presence: big1
+        1.5 mm in tests/test_presence_still_budget.py's touching take, judged a shot); its
+        field fades under theirs and pulls their fits, and theirs pulls its own as it fades
+        (hall: big1 3.9 - 4.6 mm, and big2, taken with the small chip, 5 mm before it went;
+        tests/test_taken_from_beside_others.py)."""
         if self.fast.total:
             return False
         loc = self.loc
         seen = self.seen
+        xs = self.x
+        ys = self.y
+        txs = self.tx
+        tys = self.ty
         reach = _PLACE_NUDGE + 2 * B.R_BIG + _PLACE_NUDGE
         for i in range(MAX):
             if not self.present[i] or not self.moved[i]:
                 continue
-            if not seen[i] or not _near(self.x[i], self.y[i], self.tx[i], self.ty[i], _PLACE_NUDGE):
+            if not _near(xs[i], ys[i], txs[i], tys[i], _PLACE_NUDGE):
                 return False
+            if not seen[i]:
+                continue            # taken where it lay, its fit pulled as it faded
             near = False
             for j in range(n if n < 8 else 8):
-                if not self.claimed[j] and _near(self.tx[i], self.ty[i], loc.x[j], loc.y[j], reach):
+                if not self.claimed[j] and _near(txs[i], tys[i], loc.x[j], loc.y[j], reach):
                     near = True
-            for k in range(MAX):     # (handed: a present chip's only, reset at _begin)
-                if self.handed[k] and not seen[k] and not self.moved[k] \
-                        and _near(self.tx[i], self.ty[i], self.x[k], self.y[k], reach):
+            for k in range(MAX):
+                if self.present[k] and not seen[k] and _near(txs[i], tys[i], xs[k], ys[k], reach) \
+                        and _near(xs[k], ys[k], txs[k], tys[k], _PLACE_NUDGE):
                     near = True
             if not near:
                 return False
