@@ -325,7 +325,11 @@ for t in range(job["trials"]):
     togp = bytearray((NC + 1) // 2)
     for g in range(NC):
         togp[g >> 1] |= tog[g] << ((g & 1) * 4)
-    k = FA._toggled(NC, togp, 6, badc, fl, fn, fl_new, out, 1 if look else 0)
+    badb = bytearray((NC + 7) >> 3)       # the monitor's faulty pads: a bit a cell
+    for g in range(NC):
+        if badc[g]:
+            badb[g >> 3] |= 1 << (g & 7)
+    k = FA._toggled(NC, togp, 6, badb, fl, fn, fl_new, out, 1 if look else 0)
     got = ([out[i] for i in range(k >> 4)], [fl_new[i] for i in range(k & 15)])
     if got != (exp_flag, exp_new) or any(togp):
         bad.append(["toggled", t, got, [exp_flag, exp_new]])

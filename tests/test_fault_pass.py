@@ -133,6 +133,18 @@ class Ref(FA.FaultMonitor):
     SAME_SPREAD = 100
     SAME_CHECKS = 6
 
+    def _init_hall(self):
+        super()._init_hall()
+        # mux m's pads: mux_pad[16 m + channel] (-1: no pad), as the firmware kept them before
+        # issue 13's heap cut (it reads them from the scan map now)
+        self.mux_pad = array('h', b"\xff\xff" * (self.n_mux * BT.CHANNELS))
+        for bank in range(BT.BANKS):
+            for ch in range(BT.CHANNELS):
+                for adc in range(BT.N_ADC):
+                    g = BT.SCAN_GRID[(bank * BT.CHANNELS + ch) * BT.N_ADC + adc]
+                    if g >= 0:
+                        self.mux_pad[(adc * BT.BANKS + bank) * BT.CHANNELS + ch] = g
+
     def _hall(self):
         grid = self.scan.grid
         base = self.scan.baseline

@@ -294,6 +294,7 @@ dirty = []
 us = []
 tog = bytearray((N + 1) // 2)
 bad = bytearray(N)
+bad_bits = bytearray((N + 7) >> 3)        # what the monitor passes: a bit a cell
 zero_t = bytes((N + 1) // 2)
 zero_b = bytes(N)
 fl = FA.array('h', bytes(16))
@@ -302,6 +303,7 @@ out = FA.array('h', bytes(16))
 for t in range(TRIALS):
     tog[:] = zero_t
     bad[:] = zero_b
+    bad_bits[:] = zero_b[:len(bad_bits)]
     hot = []
     for _ in range(4 + rnd(60)):             # a few cells that changed, some often
         g = rnd(N)
@@ -311,6 +313,7 @@ for t in range(TRIALS):
             hot.append(g)
         if rnd(8) == 0:
             bad[g] = 1
+            bad_bits[g >> 3] |= 1 << (g & 7)
     if t == 0:                                # the grid's last cell
         tog[(N - 1) >> 1] |= 15 << (((N - 1) & 1) << 2)
         hot.append(N - 1)
@@ -326,7 +329,7 @@ for t in range(TRIALS):
         results.append(list(plain(tog, 6, bad, fl, fl_n, look)))
         continue
     t0 = time.ticks_us()
-    k = FA._toggled(N, tog, 6, bad, fl, fl_n, fl_new, out, look)
+    k = FA._toggled(N, tog, 6, bad_bits, fl, fl_n, fl_new, out, look)
     us.append(time.ticks_diff(time.ticks_us(), t0))
     results.append([[out[i] for i in range(k >> 4)], [fl_new[i] for i in range(k & 15)]])
     if any(tog):                              # every count cleared

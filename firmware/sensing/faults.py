@@ -233,22 +233,25 @@ def _decay(flick: ptr8, n: int):
 
 
 @micropython.viper
-def _muxes(nm: int, nc: int, mux_pad: ptr16, mux_bad: ptr8, mux_same: ptr8, grid: ptr16,
-           base: ptr16, out: ptr16) -> int:
+def _muxes(nm: int, nc: int, banks: int, n_adc: int, scan_grid: ptr16, mux_bad: ptr8,
+           mux_same: ptr8, grid: ptr16, base: ptr16, out: ptr16) -> int:
     """Muxes (nm, nc channels each) whose pads' raw readings (grid + base) all lie within
     _SAME_SPREAD, at least 4 pads, counted in mux_same: the ones counted _SAME_CHECKS times go
-    into out, their number returned."""
+    into out, their number returned. Mux m = adc * banks + bank's pads, channel by channel, are
+    read from the scan map (board_table.SCAN_GRID: slot (bank * nc + channel) * n_adc + adc)."""
     k = 0
     m = 0
+    adc = 0
+    bank = 0
     while m < nm:
         if int(mux_bad[m]) == 0:
             lo = 1 << 20
             hi = 0 - lo
             j = 0
-            i = m * nc
-            e = i + nc
+            i = bank * nc * n_adc + adc
+            e = i + nc * n_adc
             while i < e:
-                g = int(mux_pad[i])
+                g = int(scan_grid[i])
                 if (g & 0x8000) == 0:         # -1 (no pad): 0xFFFF through a ptr16
                     j += 1
                     v = ((int(grid[g]) + 0x8000) & 0xFFFF) - 0x8000 + int(base[g])
@@ -258,7 +261,7 @@ def _muxes(nm: int, nc: int, mux_pad: ptr16, mux_bad: ptr8, mux_same: ptr8, grid
                         hi = v
                     if hi - lo >= _SAME_SPREAD:
                         break                 # not one sensor (the zero points differ)
-                i += 1
+                i += n_adc
             if j >= 4 and hi - lo < _SAME_SPREAD:
                 x = int(mux_same[m]) + 1
                 mux_same[m] = x
@@ -268,14 +271,18 @@ def _muxes(nm: int, nc: int, mux_pad: ptr16, mux_bad: ptr8, mux_same: ptr8, grid
             else:
                 mux_same[m] = 0
         m += 1
+        bank += 1
+        if bank == banks:
+            bank = 0
+            adc += 1
     return k
 
 
 @micropython.viper
-def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, fl_new: ptr16,
+def _toggled(n: int, toggles: ptr8, lim: int, bad_bits: ptr8, fl: ptr16, fl_n: int, fl_new: ptr16,
              out: ptr16, look: int) -> int:
     """Presence, at the end of a window: the cells that changed lim times or more and are not
-    faulty (only when look: no hand seen in the window). A cell in fl[:fl_n] (it flickered in
+    faulty (bad_bits: a bit a cell; only when look: no hand seen in the window). A cell in fl[:fl_n] (it flickered in
     the window before too) goes into out, to flag; the first 8 others into fl_new. Every cell's
     count is cleared. Returns len(out) << 4 | len(fl_new).
     A byte of toggles at a time (4 bits a cell, two a byte: shift_scan.unpack), a byte of 0 (both
@@ -292,7 +299,7 @@ def _toggled(n: int, toggles: ptr8, lim: int, bad: ptr8, fl: ptr16, fl_n: int, f
             if look:
                 g = i << 1
                 while b != 0 and g < n:     # the byte's two cells, in order
-                    if (b & 15) >= lim and int(bad[g]) == 0:
+                    if (b & 15) >= lim and (int(bad_bits[g >> 3]) & (1 << (g & 7))) == 0:
                         was = 0
                         q = 0
                         while q < fl_n:
@@ -431,11 +438,11 @@ def _queue_muxes(found: ptr16, k: int, mux_bad: ptr8, kq: ptr8, kh: int, kn: int
 
 @micropython.viper
 def _leave_pads(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, pads: ptr16, k: int,
-                n: int) -> int:
-    """Hall: the pads pads[k:k + n] (-1: none) faulty (bad, unless already) and left out of the
-    fits (ignore 1, usable 0). Returns one of them, or -1."""
+                n: int, step: int) -> int:
+    """Hall: the n pads pads[k], pads[k + step], ... (-1: none) faulty (bad, unless already) and
+    left out of the fits (ignore 1, usable 0). Returns one of them, or -1."""
     g0 = -1
-    e = k + n
+    e = k + n * step
     while k < e:
         g = int(pads[k])
         if (g & 0x8000) == 0:             # -1 (no pad): 0xFFFF through a ptr16
@@ -444,23 +451,22 @@ def _leave_pads(bad: ptr8, ignore: ptr8, usable: ptr8, code: int, pads: ptr16, k
             ignore[g] = 1
             usable[g] = 0
             g0 = g
-        k += 1
+        k += step
     return g0
 
 
 @micropython.viper
-def _leave_cols(bad: ptr8, usable: ptr8, code: int, c0: int, cols: int, rows: int) -> int:
+def _leave_cols(bad_bits: ptr8, usable: ptr8, c0: int, cols: int, rows: int) -> int:
     """Presence: the cells of columns c0 .. c0 + 7 (a shift register) in every row, as
-    _leave_pads (the presence locator's ignore flags are its usable flags' complement). Returns
-    one of them, or -1."""
+    _leave_pads (faulty: their bits in bad_bits; the presence locator's ignore flags are its
+    usable flags' complement). Returns one of them, or -1."""
     g0 = -1
     r = 0
     while r < rows:
         c = c0
         while c < c0 + 8 and c < cols:
             g = r * cols + c
-            if int(bad[g]) == 0:
-                bad[g] = code
+            bad_bits[g >> 3] = int(bad_bits[g >> 3]) | (1 << (g & 7))
             usable[g] = 0
             g0 = g
             c += 1
@@ -683,17 +689,26 @@ class FaultMonitor:
         # a faulty pad found: left out of the checks at once, queued until its mux is judged
         # (_flush) and its report's turn comes (_work)
         n = self.nn
-        if n < MAX_NEW and not self.bad[g]:
+        if n >= MAX_NEW:
+            return
+        if self.shift:
+            b = 1 << (g & 7)
+            if self.bad_bits[g >> 3] & b:
+                return
+            self.bad_bits[g >> 3] |= b
+        else:
+            if self.bad[g]:
+                return
             self.bad[g] = code + 1
-            q = self.nh + n
-            if q >= MAX_NEW:
-                q -= MAX_NEW
-            self.new[q] = g
-            self.newc[q] = code
-            self.nn = n + 1
-            m = self._mux_of(g)
-            if m != 255 and (self.mux_code < 0 or code == self.mux_code) and self.mux_nbad[m] < 255:
-                self.mux_nbad[m] += 1
+        q = self.nh + n
+        if q >= MAX_NEW:
+            q -= MAX_NEW
+        self.new[q] = g
+        self.newc[q] = code
+        self.nn = n + 1
+        m = self._mux_of(g)
+        if m != 255 and (self.mux_code < 0 or code == self.mux_code) and self.mux_nbad[m] < 255:
+            self.mux_nbad[m] += 1
 
     def _mux_of(self, g):
         # the mux of pad g (presence: the shift register of its column), 255: none
@@ -735,11 +750,12 @@ class FaultMonitor:
                 # set_ignored's two flags, which both locators keep per grid cell, written
                 # by machine code; then set_ignored() once for the locator's own bookkeeping)
                 if self.shift:
-                    g = _leave_cols(self.bad, loc.usable, C_MUX + 1, 8 * m,
-                                    BT.PRES_COLS, BT.PRES_ROWS)
+                    g = _leave_cols(self.bad_bits, loc.usable, 8 * m, BT.PRES_COLS, BT.PRES_ROWS)
                 else:
-                    g = _leave_pads(self.bad, loc.ignore, loc.usable, C_MUX + 1, self.mux_pad,
-                                    m * BT.CHANNELS, BT.CHANNELS)
+                    # mux m = adc * BANKS + bank: its channels' slots in the scan map
+                    g = _leave_pads(self.bad, loc.ignore, loc.usable, C_MUX + 1, BT.SCAN_GRID,
+                                    (m % BT.BANKS) * BT.CHANNELS * BT.N_ADC + m // BT.BANKS,
+                                    BT.CHANNELS, BT.N_ADC)
                 if g >= 0:
                     loc.set_ignored(g, 1)
                     self.wk_ign += 1
@@ -797,8 +813,8 @@ class FaultMonitor:
         self.mux_of = bytearray(b"\xff" * n)
         nm = BT.N_ADC * BT.BANKS
         self.n_mux = nm
-        # mux m's pads: mux_pad[16 m + channel] (-1: no pad)
-        self.mux_pad = array('h', b"\xff\xff" * (nm * BT.CHANNELS))
+        # (mux m's pads are read from the scan map itself, _muxes, _leave_pads: a table of them,
+        # mux by mux, was 1.5 KB of the chip's heap, issue 13)
         for bank in range(BT.BANKS):
             for ch in range(BT.CHANNELS):
                 for adc in range(BT.N_ADC):
@@ -806,7 +822,6 @@ class FaultMonitor:
                     if g >= 0:
                         m = adc * BT.BANKS + bank
                         self.mux_of[g] = m
-                        self.mux_pad[m * BT.CHANNELS + ch] = g
         self.mux_bad = bytearray(nm)
         self.mux_same = bytearray(nm)
         self.out = array('H', bytes(2 * max(MAX_NEW, nm)))    # what _pads / _muxes found
@@ -832,8 +847,8 @@ class FaultMonitor:
             # frame while the locator reads none (hall_locate.FLAT: a mux frozen mid-scale is
             # such a frame until it is named; issue 13: it was named 25 frames, a second on the
             # chip, after it froze; every frame the pass costs some 0.2 ms on the chip)
-            k = _muxes(self.n_mux, BT.CHANNELS, self.mux_pad, self.mux_bad, self.mux_same, grid,
-                       self.scan.baseline, out)
+            k = _muxes(self.n_mux, BT.CHANNELS, BT.BANKS, BT.N_ADC, BT.SCAN_GRID, self.mux_bad,
+                       self.mux_same, grid, self.scan.baseline, out)
             if k:
                 self.kn = _queue_muxes(out, k, self.mux_bad, self.kq, self.kh, self.kn, self.n_mux)
         self._numb(grid)
@@ -865,7 +880,10 @@ class FaultMonitor:
         n = BT.PRES_COLS * BT.PRES_ROWS
         self.cols = BT.PRES_COLS
         self.n_grid = n
-        self.bad = bytearray(n)
+        # the pads found faulty, a bit a pad (bit g & 7 of byte g >> 3): with the presence pads
+        # only whether a pad is faulty is read back, never its code (the hall pads' bad holds
+        # it); a byte a pad was 4.6 KB of the chip's heap (issue 13)
+        self.bad_bits = bytearray((n + 7) >> 3)
         self.mux_min = 2               # stuck-off pads in one register: the register is dead
         self.mux_code = C_OFF
         self.full = bytearray(BT.PRES_SR)
@@ -928,7 +946,7 @@ class FaultMonitor:
             hw = self.hand_window
             self.hand_window = 0
             out = self.fl_out
-            k = _toggled(self.n_grid, sc.toggles, self.TOGGLES, self.bad, self.fl_g, self.fl_n,
+            k = _toggled(self.n_grid, sc.toggles, self.TOGGLES, self.bad_bits, self.fl_g, self.fl_n,
                          self.fl_new, out, 0 if hw else 1)
             m = k & 15
             for q in range(k >> 4):
@@ -961,7 +979,7 @@ class FaultMonitor:
             wseen[q] = 0
         for k in range(n):
             g = cells[k]
-            if self.bad[g]:
+            if (self.bad_bits[g >> 3] & (1 << (g & 7))) if self.shift else self.bad[g]:
                 continue
             free = -1
             hit = -1
