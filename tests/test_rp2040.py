@@ -287,7 +287,9 @@ def test_a_power_cut_mid_game_on_the_chip_loses_nothing():
 # (183.4 KB); after the games registry and the register scan 184,320 B (hall, no room) and
 # 187,472 B; with hall_scan's step tables and the journal's CRC table constants in flash
 # hall 185,872 B (181.5 KB: 1,552 B of room), presence 187,968 B (183.6 KB), 2026-12-01,
-# docs/performance.md.) With a stock image
+# docs/performance.md; session 17's merged main hall 184,560 B, presence 184,384 B (64 B of room);
+# with the presence fault monitor's faulty pads a bit a pad and the hall muxes' pads read from
+# the scan map hall 186,096 B, presence 188,384 B, 2026-12-03, bench/heap_walk.py.) With a stock image
 # (.mpy files) the floor is what any configuration needs to run at all.
 HEAP_FLOOR = {
     "hall, OLED": ({}, 180 * 1024),
