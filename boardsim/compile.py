@@ -132,33 +132,61 @@ def _pts_to_seg(P, C, D):
     L2 = float(d @ d)
     if L2 == 0.0:
         return np.hypot(P[:, 0] - C[0], P[:, 1] - C[1])
-    t = np.clip(((P - C) @ d) / L2, 0.0, 1.0)
+    t = _clip01(((P - C) @ d) / L2)
     q = C + t[:, None] * d
     return np.hypot(P[:, 0] - q[:, 0], P[:, 1] - q[:, 1])
 
 
 def _segs_to_pt(A, B, C):
     """Distances from segments A-B (N,2 each) to the one point C."""
-    d = B - A
-    L2 = np.einsum("ij,ij->i", d, d)
-    t = np.einsum("ij,ij->i", C - A, d) / np.where(L2 == 0.0, 1.0, L2)
-    t = np.clip(np.where(L2 == 0.0, 0.0, t), 0.0, 1.0)
-    q = A + t[:, None] * d
-    return np.hypot(C[0] - q[:, 0], C[1] - q[:, 1])
+    return _Segs(A, B).to_pt(C)
 
 
 def _segs_to_seg(A, B, C, D):
     """Distances from segments A-B to the one segment C-D (0 where they cross)."""
-    dist = np.minimum(np.minimum(_segs_to_pt(A, B, C), _segs_to_pt(A, B, D)),
-                      np.minimum(_pts_to_seg(A, C, D), _pts_to_seg(B, C, D)))
-    ab = B - A
-    o1 = _cross(ab[:, 0], ab[:, 1], C[0] - A[:, 0], C[1] - A[:, 1])
-    o2 = _cross(ab[:, 0], ab[:, 1], D[0] - A[:, 0], D[1] - A[:, 1])
-    cd = D - C
-    o3 = _cross(cd[0], cd[1], A[:, 0] - C[0], A[:, 1] - C[1])
-    o4 = _cross(cd[0], cd[1], B[:, 0] - C[0], B[:, 1] - C[1])
-    crossing = (o1 * o2 < 0) & (o3 * o4 < 0)
-    return np.where(crossing, 0.0, dist)
+    s = _Segs(A, B)
+    return s.to_seg(C, D, s.to_pt(C), s.to_pt(D))
+
+
+class _Segs:
+    """Segments A-B (N,2 each) and what every distance to them needs, made once: a router's
+    free() measures the same segments against every obstacle, a polygon's every vertex ends two
+    of its edges (the same numpy operations on the same numbers as measuring each afresh, so
+    the same distances to the last bit: the routes, and so the timelines, do not change)."""
+
+    def __init__(self, A, B):
+        self.A = A
+        self.B = B
+        self.d = d = B - A
+        L2 = np.einsum("ij,ij->i", d, d)
+        self.zero = L2 == 0.0
+        self.den = np.where(self.zero, 1.0, L2)
+
+    def to_pt(self, C):
+        """Distances to the one point C."""
+        A, d = self.A, self.d
+        t = np.einsum("ij,ij->i", C - A, d) / self.den
+        t = _clip01(np.where(self.zero, 0.0, t))
+        q = A + t[:, None] * d
+        return np.hypot(C[0] - q[:, 0], C[1] - q[:, 1])
+
+    def to_seg(self, C, D, to_c, to_d):
+        """Distances to the one segment C-D (0 where they cross), given those to C and D."""
+        A, B, ab = self.A, self.B, self.d
+        to_cd = _pts_to_seg(A, C, D)
+        dist = np.minimum(np.minimum(to_c, to_d),
+                          np.minimum(to_cd, to_cd if B is A else _pts_to_seg(B, C, D)))
+        o1 = _cross(ab[:, 0], ab[:, 1], C[0] - A[:, 0], C[1] - A[:, 1])
+        o2 = _cross(ab[:, 0], ab[:, 1], D[0] - A[:, 0], D[1] - A[:, 1])
+        cd = D - C
+        o3 = _cross(cd[0], cd[1], A[:, 0] - C[0], A[:, 1] - C[1])
+        o4 = _cross(cd[0], cd[1], B[:, 0] - C[0], B[:, 1] - C[1])
+        crossing = (o1 * o2 < 0) & (o3 * o4 < 0)
+        return np.where(crossing, 0.0, dist)
+
+
+def _clip01(t):
+    return np.clip(t, 0.0, 1.0)
 
 
 class Prim:
@@ -170,17 +198,21 @@ class Prim:
         self.v = np.asarray(verts, dtype=float).reshape(-1, 2)
         self.R = float(R)
 
-    def dist(self, A, B):
+    def dist(self, A, B, segs=None):
+        """Distances from segments A-B (N,2 each) to the shape (segs: their _Segs, made once
+        by a caller that measures them against several shapes)."""
         v = self.v
+        s = segs if segs is not None else _Segs(A, B)
         if len(v) == 1:
-            return _segs_to_pt(A, B, v[0])
+            return s.to_pt(v[0])
         if len(v) == 2:
-            return _segs_to_seg(A, B, v[0], v[1])
+            return s.to_seg(v[0], v[1], s.to_pt(v[0]), s.to_pt(v[1]))
         d = None
         inside = np.ones(len(A), dtype=bool)
+        to_v = [s.to_pt(c) for c in v]
         for i in range(len(v)):
             c, e = v[i], v[(i + 1) % len(v)]
-            di = _segs_to_seg(A, B, c, e)
+            di = s.to_seg(c, e, to_v[i], to_v[(i + 1) % len(v)])
             d = di if d is None else np.minimum(d, di)
             inside &= _cross(e[0] - c[0], e[1] - c[1], A[:, 0] - c[0], A[:, 1] - c[1]) >= 0
         return np.where(inside, 0.0, d)
@@ -276,8 +308,9 @@ class Router:
         B = np.asarray(B, dtype=float).reshape(-1, 2)
         m = self.r + CLEAR
         ok = self.table.inside(A, m) & self.table.inside(B, m)
+        segs = _Segs(A, B)
         for p in self.prims:
-            ok &= p.dist(A, B) >= p.R + m - 1e-9
+            ok &= p.dist(A, B, segs) >= p.R + m - 1e-9
         return ok
 
     def free_pt(self, p):
@@ -515,25 +548,43 @@ class Compiler:
             region = region.difference(unary_union(cut))
         return region
 
-    @staticmethod
-    def _pole(region):
+    # a polygon's pole by its exact geometry (WKB): the same zone with the same chips beside it
+    # comes again and again in a run's scenarios (2 of 3 polylabel calls in test_compile's)
+    _poles = {}
+    POLES_KEPT = 4096
+
+    @classmethod
+    def _pole(cls, region):
         """(x, y, clearance) of the point deepest inside `region`, or None."""
         best = None
         for poly in getattr(region, "geoms", [region]):
             if poly.is_empty or poly.geom_type != "Polygon" or poly.area <= 0:
                 continue
-            pt = polylabel(poly, tolerance=0.05)
-            d = poly.boundary.distance(pt)
-            # the middle of the plateau of nearly equal clearance (a pocket's is a short line)
-            core = poly.buffer(-(d - 0.1)) if d > 0.1 else None
-            if core is not None and not core.is_empty and core.contains(core.centroid):
-                c = core.centroid
-                dc = poly.boundary.distance(c)
-                if dc >= d - 0.1:
-                    pt, d = c, dc
-            if best is None or d > best[2]:
-                best = (pt.x, pt.y, d)
+            key = poly.wkb
+            got = cls._poles.get(key)
+            if got is None:
+                got = cls._poly_pole(poly)
+                if not os.environ.get("ZENN_NO_COMPILE_CACHE"):
+                    if len(cls._poles) >= cls.POLES_KEPT:
+                        cls._poles.clear()
+                    cls._poles[key] = got
+            if best is None or got[2] > best[2]:
+                best = got
         return best
+
+    @staticmethod
+    def _poly_pole(poly):
+        """(x, y, clearance) of the point deepest inside the one polygon `poly`."""
+        pt = polylabel(poly, tolerance=0.05)
+        d = poly.boundary.distance(pt)
+        # the middle of the plateau of nearly equal clearance (a pocket's is a short line)
+        core = poly.buffer(-(d - 0.1)) if d > 0.1 else None
+        if core is not None and not core.is_empty and core.contains(core.centroid):
+            c = core.centroid
+            dc = poly.boundary.distance(c)
+            if dc >= d - 0.1:
+                pt, d = c, dc
+        return (pt.x, pt.y, d)
 
     def zone_spots(self, zone, chips, others, avoid=()):
         """Spots for `chips` (names) in `zone`, spread apart, clear of `others` (x, y, r)."""
@@ -593,10 +644,29 @@ class Compiler:
             raise ScenarioError(f"{chip} cannot lie entirely inside {zone}")
         raise ScenarioError(f"no room left for {chip} entirely inside {zone} beside the other chips")
 
+    # the spots found on lines, by everything they depend on (the board, the disc's radius, the
+    # lines' exact geometry, the zones allowed and needed, the chips beside): a scenario's chips
+    # put on the same border beside the same chips, again and again in a run's scenarios (a spot
+    # not found is looked for again, to say where in its error)
+    _line_spots = {}
+
     def _line_spot(self, chip, lines, allowed, others, what, must=()):
         """A centre on `lines` (shapely) where the disc touches no obstacle or chip, overlaps
         every zone in `must` and the fewest zones outside `allowed`: the middle of the longest
         such stretch (ties: the first)."""
+        if os.environ.get("ZENN_NO_COMPILE_CACHE"):
+            return self._line_spot_found(chip, lines, allowed, others, what, must)
+        key = (id(self.board), self.r(chip), lines.wkb, frozenset(allowed),
+               tuple(tuple(o) for o in others), frozenset(must))
+        got = self._line_spots.get(key)
+        if got is None:
+            got = self._line_spot_found(chip, lines, allowed, others, what, must)
+            if len(self._line_spots) >= self.POLES_KEPT:
+                self._line_spots.clear()
+            self._line_spots[key] = got
+        return got
+
+    def _line_spot_found(self, chip, lines, allowed, others, what, must=()):
         r = self.r(chip)
         usable = lines.intersection(self.board.outline.buffer(-(r + CLEAR), join_style="mitre"))
         blocked = [self._obstacles.buffer(r + CLEAR, quad_segs=16)]
