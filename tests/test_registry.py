@@ -25,6 +25,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIRMWARE = os.path.join(ROOT, "firmware")
 TOY = os.path.join(ROOT, "tests", "support", "toy_game")
 LAST_LINE = '    "games.trap",           # Trap Zenn 1 and 2\n'
+# the toy's copy of the firmware made once, on one test worker (tests/conftest.py): each copy
+# is a new folder, whose .mpy build for the unix port (boardsim/mpycache.py, keyed by the folder)
+# is made again, about 2 s of CPU on each worker that runs one of its tests
+ONE_WORKER = ("toy_firmware",)
 
 
 def test_the_registry_lists_the_shipped_games_in_the_menus_order():
