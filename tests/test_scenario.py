@@ -196,15 +196,41 @@ def test_runtime_command_sets_the_target_path():
     argv, env = command("cpython", "/tmp/t.jsonl", display=True)
     assert argv == [sys.executable, RUNNER, "/tmp/t.jsonl", "--display"]
     assert env["PYTHONPATH"].split(os.pathsep) == [fw, tgt]
+    from boardsim.runtime import micropython_argv
     argv, env = command("micropython", "/tmp/t.jsonl", heapsize="256k", runner_args=["--stats"])
-    assert argv[0] == os.path.join(os.path.dirname(sys.executable), "micropython")
-    assert argv[1:] == ["-X", "heapsize=256k", RUNNER, "/tmp/t.jsonl", "--stats"]
+    start = micropython_argv(os.path.join(os.path.dirname(sys.executable), "micropython"))
+    assert start[-1] == os.path.join(os.path.dirname(sys.executable), "micropython")
+    assert argv[:len(start)] == start
+    assert argv[len(start):] == ["-X", "heapsize=256k", RUNNER, "/tmp/t.jsonl", "--stats"]
     # (the same folders compiled to .mpy, boardsim/mpycache.py, come first where mpy-cross is)
     from boardsim import mpycache
     path = env["MICROPYPATH"].split(os.pathsep)
     i = path.index(fw)
     assert path[i:i + 2] == [fw, tgt]
     assert path[:i] == ([] if mpycache.mpy_cross() is None else [mpycache.built(fw), mpycache.built(tgt)])
+
+
+def test_the_unix_port_started_without_its_script_runs_as_with_it(monkeypatch):
+    # boardsim/runtime.py micropython_argv: the venv's unix port started as CPython without
+    # site, straight into the port's main with the script's own argv. A short game on the
+    # presence pads with a power cut: the same events and final state (the heap after boot
+    # among it) as through the pip script
+    from boardsim.runtime import micropython_argv, micropython_path
+    from boardsim.testing import run_timeline
+    exe = micropython_path()
+    if not os.path.exists(exe):
+        pytest.skip("no MicroPython unix port in .venv")
+    assert micropython_argv(exe)[0] == sys.executable      # (this venv's script: launched)
+    tl = [{"op": "boot"}, {"op": "wait", "ms": 300}, {"op": "press", "button": "ok"},
+          {"op": "snapshot", "label": "pressed"}, {"op": "power", "state": "cut"},
+          {"op": "power", "state": "on"}, {"op": "wait", "ms": 200}]
+    runs = []
+    for script in ("0", "1"):
+        monkeypatch.setenv("ZENN_MICROPYTHON_SCRIPT", script)
+        r = run_timeline(tl, "micropython", config={"front_end": "shift"})
+        runs.append((r.events, r.state))
+    assert runs[0][1]["heap_after_boot"] and runs[0][0]
+    assert runs[0] == runs[1]
 
 
 @pytest.mark.parametrize("rt", ["micropython", "cpython"])

@@ -27,7 +27,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from boardsim import mpycache  # noqa: E402
-from boardsim.runtime import PYC_CACHE  # noqa: E402
+from boardsim.runtime import PYC_CACHE, micropython_argv  # noqa: E402
 
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 PYTHON = sys.executable
@@ -62,7 +62,8 @@ def argv_for(runtime, script, heapsize=HEAP, unbuffered=False):
     if runtime == "micropython":
         if not os.path.exists(MICROPYTHON):
             pytest.skip("no MicroPython unix port in .venv")
-        return [MICROPYTHON] + (["-X", f"heapsize={heapsize}"] if heapsize else []) + [str(script)]
+        return (micropython_argv(MICROPYTHON) + (["-X", f"heapsize={heapsize}"] if heapsize else [])
+                + [str(script)])
     return [PYTHON] + (["-u"] if unbuffered else []) + [str(script)]
 
 
