@@ -96,6 +96,13 @@ _PUT_PAGE = const(4)        # a page turn of a verdict's screen counted (bits 2 
 _PUT_MAX = const(42)        # ... to 10 (2 + 4 * 10; 8 pages, 8 digit columns): the lines go out then
 _PUT_KEEP = const(62)       # the bits of a verdict's screen (_PUT_LINES, the page count)
 _PUT_EV = const(6)
+# the hall pads' refresh fit (the settled readings fitted again for a verdict) spread over the
+# turns after its frame on the chip (Locator.resume; issue 13: 11.5 ms with four chips, then
+# the tracker's verdict, 24 ms in one turn): _PUT_FIT while its pieces are made, _PUT_FITTED
+# once they are (the frame's end then: the tracker, its event); no scan in those turns
+_PUT_FIT = const(1024)
+_PUT_FITTED = const(2048)
+_PACE_FITS = const(2)       # chips' group fits a turn (1.5 - 2 ms each on the chip)
 
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
 
@@ -276,20 +283,25 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 self.dirty = 1          # a hand came or went: drawn in a later turn
             v = self.verdict
         ended = 0
-        if self.scan.step():
+        if v & _PUT_FIT:
+            # the frame's refresh fit under way (hall pads, on the chip): a piece of it, or
+            # once it is made the frame's end; nothing scanned (the fit's end reads the frame
+            # in the grid), no button, as in the one turn these pieces were
+            heavy = 1
+            ended = 2
+            if v & _PUT_FITTED:
+                self.verdict = v & ~(_PUT_FIT | _PUT_FITTED)
+                ended = 1               # the frame's end (below)
+            elif not self.loc.resume(_PACE_FITS):
+                self.verdict = v | _PUT_FITTED
+        elif self.scan.step():
             ended = 1
             heavy = 1
             self.hurry = 0
             self.loc.find(self.scan.grid)
-            self.tracker.frame()
-            e = self.tracker.take_event()
-            if e != TR.EV_NONE:
-                ended = 2               # its work in the next turn (above); no button this turn
-                self.verdict = v | _PUT_EVENT | (e << _PUT_EV)
-            elif self.tracker.at_rest():
-                self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
-            if self.mode == SENSORS:
-                self.padmap.draw()
+            if not self.shift and self.loc.pace & 16:
+                self.verdict = v | _PUT_FIT     # its fits in the next turns (above)
+                ended = 2
         elif not heavy and not (v & _PUT_LINES) and self.faults.rn and self.faults.report():
             # a fault found: its report written in a step that ends no frame (issue 13: the
             # frame's end is the loop's longest step already), and not while a verdict's screen
@@ -299,6 +311,17 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 self.notice = self.faults.text
                 self.faults.text = None
             self.dirty = 1
+        if ended == 1:
+            # the frame's end, its fit made: the tracker
+            self.tracker.frame()
+            e = self.tracker.take_event()
+            if e != TR.EV_NONE:
+                ended = 2               # its work in the next turn (above); no button this turn
+                self.verdict |= _PUT_EVENT | (e << _PUT_EV)
+            elif self.tracker.at_rest():
+                self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
+            if self.mode == SENSORS:
+                self.padmap.draw()
         if self.held and time.ticks_diff(time.ticks_ms(), self.held_t) >= self.RESULT_MS:
             self.held = 0
             self.dirty = 1

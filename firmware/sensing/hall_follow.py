@@ -247,17 +247,36 @@ def settle(self, grid):
     full joint fit of every chip that moved, with its neighbours, from where _follow left
     them; the chips that lay still keep their fit. If that does not explain the frame (a
     candidate pad left over, a chip missing badly, too weak or too close to another) the
-    whole search of _find instead."""
+    whole search of _find instead. In three parts (settle_take, settle_fit, settle_end), so
+    that the refresh's fit on the chip can be spread over loop turns (resume, in
+    hall_locate.py; issue 13): run in one go here, the same calls in the same order."""
+    tl = settle_take(self, grid)
+    if tl < 0:
+        return self.n       # not a frame of chips (a fault): the last reading stands
+    settle_fit(self, 0, self.n)
+    return settle_end(self, grid, tl)
+
+
+def settle_take(self, grid):
+    """settle's start: the frame into the residual, every chip's model out of it. Returns
+    the candidates' lowest reading (_take), < 0 for a frame not read."""
     n = self.n
     tl = self._take(grid)
     if tl < 0:
-        return n            # not a frame of chips (a fault): the last reading stands
+        return tl
     self._hold()
     for i in range(n):
         self._model(i, -1)
         self.sub[i] = 1
         self.err[i] = self.serr[i]      # a chip that lay still: as its last full fit
-    for i in range(n):
+    return tl
+
+
+def settle_fit(self, i0, i1):
+    """settle's fits of chips i0 .. i1 - 1, each with its group (in chip order: a chip's
+    test below sees the fits of the chips before it)."""
+    n = self.n
+    for i in range(i0, i1):
         # left where it was while pads jumped (its pads missed by less than FOLLOW_ERR more
         # than at its fit, frame by frame), but they miss by more now: it moved a little
         # (a 3.3 mm nudge over a pad was never refitted, issue 12)
@@ -266,6 +285,12 @@ def settle(self, grid):
         if self.moved[i]:
             self._group(i, n)
             self._fit_group()
+
+
+def settle_end(self, grid, tl):
+    """settle's end, its fits made: the whole search if they do not explain the frame, else
+    the results (_finish). Returns n."""
+    n = self.n
     sep2 = self.MIN_SEP * self.MIN_SEP
     for i in range(n):
         a = self.amp[i]

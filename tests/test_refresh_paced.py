@@ -1,0 +1,144 @@
+"""The hall pads' refresh fit spread over loop turns (issue 13; sensing/hall_locate.py resume(),
+scoreboard/app.py step()'s _PUT_FIT): on the emulated RP2040 the verdict's turn with four chips
+on the board held the refresh's fit (every chip fitted again jointly with its neighbours on the
+settled readings, 11.5 ms) and then the tracker's verdict (6.8 ms): 24 ms in one turn, where
+issue 13 asks every turn at rest to be within 10 ms.
+
+On the chip (the register path's scanner) the locator paces that fit: the turn that ends the
+frame takes its readings (settle_take), the next turns make _PACE_FITS chips' group fits each
+(settle_fit), then its end (settle_end: the checks, the results), scanning nothing meanwhile,
+and the turn after that is the frame's end (the tracker's verdict). The desktop's runner does
+not pace (its turns are 1 ms of virtual time each, whatever they do); here it is switched on
+(loc.paced) in the real firmware on the simulated table, the trap game of tests/test_rp2040.py
+(four chips, hall pads), its paced turns taking no virtual time (else every frame after them
+would be read at other times of the table's), and every loop turn from the one whose tracker asks the refresh to the
+one that gives the verdict (the tracker's _finish) is counted: its group fits (_fit_group).
+Paced, no turn of those makes more than _PACE_FITS fits and the verdict's turn none (without
+pacing: all of the refresh's fits, four chips' and more, in the verdict's turn); and the events,
+the tracker's rest positions and zone masks at the end, and the locator's fits are the run's
+without pacing. Both runtimes.
+"""
+import pytest
+
+from conftest import run_target
+from boardsim.testing import Table
+
+TARGET = r"""
+import sys
+import json
+from array import array
+import runner as R
+import vclock
+
+job = json.loads(sys.stdin.readline())
+MOST = 64
+fits = array("i", [0] * MOST)       # per turn of a span (the refresh asked .. its verdict)
+spans = array("i", [0] * MOST)      # per span: its turns, the verdict turn's fits, the most a turn
+cnt = array("i", [0] * 8)           # [fits this turn, refreshed this turn, finished, span turns, spans]
+
+
+class Counted:
+    def install(self, sb):
+        self.sb = sb
+        loc = sb.loc
+        loc.paced = job["paced"]
+        self.fit = loc._fit_group
+        self.refresh = loc.refresh
+        self.finish = sb.tracker._finish
+        self.step = sb.step
+        loc._fit_group = self.counted_fit
+        loc.refresh = self.counted_refresh
+        sb.tracker._finish = self.counted_finish
+        sb.step = self.counted_step
+
+    def counted_fit(self):
+        cnt[0] += 1
+        return self.fit()
+
+    def counted_refresh(self):
+        cnt[1] = 1
+        return self.refresh()
+
+    def counted_finish(self, n, now):
+        cnt[2] = 1
+        return self.finish(n, now)
+
+    def counted_step(self):
+        cnt[0] = 0
+        cnt[1] = 0
+        cnt[2] = 0
+        paced = self.sb.verdict & 0xC00     # (app._PUT_FIT, _PUT_FITTED: a paced turn)
+        r = self.step()
+        if paced:
+            # on the chip the paced turns share the time the one turn took; on the runner each
+            # turn is a step of virtual time (STEP_US), which would move every frame after it
+            # against the table: these take none
+            vclock._now_us[0] -= R.STEP_US
+        if cnt[1]:
+            cnt[3] = 1                  # a span begins (this turn's own fits are not the refresh's)
+        elif cnt[3]:
+            k = cnt[3]
+            if k < MOST:
+                fits[k] = cnt[0]
+            cnt[3] = k + 1
+            if cnt[2]:                  # the verdict: the span ends
+                s = 3 * cnt[4]
+                if s + 2 < MOST:
+                    most = 0
+                    for j in range(1, k + 1):
+                        if fits[j] > most:
+                            most = fits[j]
+                    spans[s] = k
+                    spans[s + 1] = cnt[0]
+                    spans[s + 2] = most
+                    cnt[4] += 1
+                cnt[3] = 0
+        return r
+
+
+c = Counted()
+r = R.Runner()
+for o in job["tl"]:
+    r.op(o)
+    if getattr(c, "sb", None) is None and r.sb is not None:
+        c.install(r.sb)
+r.run_ms(300)
+sb = r.sb
+tr = sb.tracker
+loc = sb.loc
+print("RESULT " + json.dumps({
+    "spans": [[spans[3 * i], spans[3 * i + 1], spans[3 * i + 2]] for i in range(cnt[4])],
+    "rest": [[tr.present[i], tr.kind[i], tr.x[i], tr.y[i], tr.mask[i], tr.lo[i], tr.hi[i]]
+             for i in range(4)],
+    "chips": [[loc.kind[i], loc.x[i], loc.y[i], loc.strength[i], loc.err[i], loc.unc[i]]
+              for i in range(loc.n)]}))
+"""
+
+
+def trap_game():
+    from tests.test_rp2040 import trap_game as game
+    return game("micropython").timeline()
+
+
+def run(runtime, tmp_path, paced):
+    res, p = run_target(TARGET, runtime, {"tl": trap_game(), "paced": paced},
+                        name="refresh_paced_target.py", tmp_path=tmp_path, timeout=900,
+                        marker="RESULT ")
+    return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+
+
+@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+def test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts(runtime, tmp_path):
+    one, ev1 = run(runtime, tmp_path, 0)
+    paced, ev2 = run(runtime, tmp_path, 1)
+    # the control: in one go, a verdict's turn makes the refresh's fits of every chip
+    assert one["spans"] and max(s[1] for s in one["spans"]) >= 4, one["spans"]
+    # paced: the verdicts (as many), none of their turns with a fit, no turn before with more
+    # than _PACE_FITS (2)
+    assert len(paced["spans"]) == len(one["spans"]), (one["spans"], paced["spans"])
+    assert all(s[1] == 0 and s[2] <= 2 for s in paced["spans"]), paced["spans"]
+    assert max(s[0] for s in paced["spans"]) > max(s[0] for s in one["spans"])
+    # ... and the same game
+    assert ev2 == ev1
+    assert paced["rest"] == one["rest"]
+    assert paced["chips"] == one["chips"]
