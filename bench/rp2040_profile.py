@@ -545,13 +545,21 @@ fa = sb.faults
 HALL = hasattr(sc, "pos")
 POS = "pos" if HALL else "row"
 gc.collect()
+TM = [0]
 def frame():
+    # (a frame's turns: to the one that ends it, and the turns of a refresh fit spread after it,
+    # which scan nothing: app.step's _PUT_FIT, 0xC00; TM[0]: its longest turn)
     t = 0
+    tm = 0
     while True:
         t0 = time.ticks_us()
         sb.step()
-        t += time.ticks_diff(time.ticks_us(), t0)
-        if getattr(sc, POS) == 0:
+        d = time.ticks_diff(time.ticks_us(), t0)
+        t += d
+        if d > tm:
+            tm = d
+        if getattr(sc, POS) == 0 and not (sb.verdict & 0xC00):
+            TM[0] = tm
             return t
 n_wait = 0
 while getattr(sc, POS) != 0:
@@ -561,6 +569,7 @@ for _ in range(12):
 while not tr.at_rest() and n_wait < 400:
     frame()
     n_wait += 1
+TURNS = []
 def run(nrest):
     # (frames at rest, then the window: frames until the tracker rests again)
     rest = [frame() for _ in range(nrest)]
@@ -568,6 +577,7 @@ def run(nrest):
     win = []
     while not tr.at_rest() and len(win) < 200:
         win.append(frame())
+        TURNS.append(TM[0])
     return rest, win
 rest, win = run(24)
 PN = ("find", "tr.frame", "tr._track", "tr._unchanged", "tr._near_anchor", "tr._keep_prev",
@@ -638,7 +648,7 @@ for _ in range(2):
     pwc = [cnt[j] for j in range(NP)]
     wr.append({"rest": r2, "win": w2, "rest_parts": pr, "rest_calls": pc, "win_parts": pw, "win_calls": pwc,
                "first_parts": first, "last_parts": last})
-print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win,
+print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win, "win_turns": TURNS,
                   "parts": PN, "wrapped": wr}))
 """
 
@@ -658,6 +668,10 @@ def print_settle_parts(r):
     print(f"  frames at rest (sb.step() per frame, ms, {len(r['rest'])}): {ms(r['rest'])}")
     print(f"  frames while the stillness is counted ({len(r['win'])}, the verdict's last): "
           f"{ms(r['win'][:-1])}; the verdict's frame {r['win'][-1] / 1000 if r['win'] else '-'}")
+    if r.get("win_turns"):
+        t = r["win_turns"]
+        print(f"  the longest loop turn of each window frame: {ms(t[:-1])}; of the verdict's frame "
+              f"{t[-1] / 1000} ms")
     for k, w in enumerate(r["wrapped"]):
         nr, nw = len(w["rest"]), max(1, len(w["win"]) - 1)
         print(f"  wrapped pass {k}: rest {ms(w['rest'])}, window {ms(w['win'][:-1])} (parts: us a frame,"

@@ -1,15 +1,15 @@
-"""The hall pads' refresh fit spread over loop turns (issue 13; sensing/hall_locate.py resume(),
-scoreboard/app.py step()'s _PUT_FIT): on the emulated RP2040 the verdict's turn with four chips
+"""The hall pads' refresh fit spread over loop turns (issue 13; sensing/hall_follow.py settle(),
+Locator.pace, scoreboard/app.py step()'s _PUT_FIT): on the emulated RP2040 the verdict's turn with four chips
 on the board held the refresh's fit (every chip fitted again jointly with its neighbours on the
 settled readings, 11.5 ms) and then the tracker's verdict (6.8 ms): 24 ms in one turn, where
 issue 13 asks every turn at rest to be within 10 ms.
 
 On the chip (the register path's scanner) the locator paces that fit: the turn that ends the
-frame takes its readings (settle_take), the next turns make _PACE_FITS chips' group fits each
-(settle_fit), then its end (settle_end: the checks, the results), scanning nothing meanwhile,
-and the turn after that is the frame's end (the tracker's verdict). The desktop's runner does
+frame takes its readings, the next turns make _PACE_FITS chips' group fits each, then its end
+(the checks, the results), scanning nothing meanwhile, and the turn after that is the frame's
+end (the tracker's verdict). The desktop's runner does
 not pace (its turns are 1 ms of virtual time each, whatever they do); here it is switched on
-(loc.paced) in the real firmware on the simulated table, the trap game of tests/test_rp2040.py
+(loc.pace's bit 32) in the real firmware on the simulated table, the trap game of tests/test_rp2040.py
 (four chips, hall pads), its paced turns taking no virtual time (else every frame after them
 would be read at other times of the table's), and every loop turn from the one whose tracker asks the refresh to the
 one that gives the verdict (the tracker's _finish) is counted: its group fits (_fit_group).
@@ -41,7 +41,7 @@ class Counted:
     def install(self, sb):
         self.sb = sb
         loc = sb.loc
-        loc.paced = job["paced"]
+        loc.pace = 32 if job["paced"] else 0
         self.fit = loc._fit_group
         self.refresh = loc.refresh
         self.finish = sb.tracker._finish

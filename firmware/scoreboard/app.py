@@ -102,7 +102,6 @@ _PUT_EV = const(6)
 # once they are (the frame's end then: the tracker, its event); no scan in those turns
 _PUT_FIT = const(1024)
 _PUT_FITTED = const(2048)
-_PACE_FITS = const(2)       # chips' group fits a turn (1.5 - 2 ms each on the chip)
 
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
 
@@ -292,8 +291,10 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             if v & _PUT_FITTED:
                 self.verdict = v & ~(_PUT_FIT | _PUT_FITTED)
                 ended = 1               # the frame's end (below)
-            elif not self.loc.resume(_PACE_FITS):
-                self.verdict = v | _PUT_FITTED
+            else:
+                self.loc.find(self.scan.grid)   # (its next piece: hall_follow.settle)
+                if not self.loc.pace & 16:
+                    self.verdict = v | _PUT_FITTED
         elif self.scan.step():
             ended = 1
             heavy = 1

@@ -13,6 +13,9 @@ MAX_FOUND = const(8)       # chips reported at most
 # a lagging fit corrected (follow, below) widens the chip's wander that frame by the
 # correction, at most this (0.1 mm)
 _CORRECT_MAX = const(15)
+# the refresh's fit paced over loop turns on the chip (settle, Locator.pace): this many chips'
+# group fits a turn (1.5 - 2 ms each there; issue 13: <= 10 ms a turn at rest)
+_PACE_FITS = const(2)
 N_GRID = PAD_COLS * PAD_ROWS
 _NEIGH4 = (-1, 1, -PAD_COLS, PAD_COLS)      # a grid cell's 4 neighbours, as index steps
 
@@ -247,36 +250,36 @@ def settle(self, grid):
     full joint fit of every chip that moved, with its neighbours, from where _follow left
     them; the chips that lay still keep their fit. If that does not explain the frame (a
     candidate pad left over, a chip missing badly, too weak or too close to another) the
-    whole search of _find instead. In three parts (settle_take, settle_fit, settle_end), so
-    that the refresh's fit on the chip can be spread over loop turns (resume, in
-    hall_locate.py; issue 13): run in one go here, the same calls in the same order."""
-    tl = settle_take(self, grid)
-    if tl < 0:
-        return self.n       # not a frame of chips (a fault): the last reading stands
-    settle_fit(self, 0, self.n)
-    return settle_end(self, grid, tl)
-
-
-def settle_take(self, grid):
-    """settle's start: the frame into the residual, every chip's model out of it. Returns
-    the candidates' lowest reading (_take), < 0 for a frame not read."""
+    whole search of _find instead.
+    Paced (Locator.pace, the refresh's fit on the chip; issue 13): this call takes the frame
+    and its models out only, then each call after it (find(), in the loop turns after the
+    frame's, which scan nothing: the grid is this frame's until the end) makes _PACE_FITS
+    chips' fits, then one the end: the same calls in the same order as in one go."""
     n = self.n
-    tl = self._take(grid)
-    if tl < 0:
-        return tl
-    self._hold()
-    for i in range(n):
-        self._model(i, -1)
-        self.sub[i] = 1
-        self.err[i] = self.serr[i]      # a chip that lay still: as its last full fit
-    return tl
-
-
-def settle_fit(self, i0, i1):
-    """settle's fits of chips i0 .. i1 - 1, each with its group (in chip order: a chip's
-    test below sees the fits of the chips before it)."""
-    n = self.n
-    for i in range(i0, i1):
+    p = self.pace
+    if p & 16:
+        # a paced fit under way: chips k .. e - 1 now, or its end (k == n)
+        tl = p >> 7
+        k = p & 15
+        e = k + _PACE_FITS
+        if e > n:
+            e = n
+        self.pace = (p & ~15) | e if k < n else p & 32
+    else:
+        tl = self._take(grid)
+        if tl < 0:
+            return n            # not a frame of chips (a fault): the last reading stands
+        self._hold()
+        for i in range(n):
+            self._model(i, -1)
+            self.sub[i] = 1
+            self.err[i] = self.serr[i]      # a chip that lay still: as its last full fit
+        if p & 64:
+            self.pace = (p & 32) | 16 | (tl << 7)     # paced: the fits from the next call on
+            return n
+        k = 0
+        e = n
+    for i in range(k, e):
         # left where it was while pads jumped (its pads missed by less than FOLLOW_ERR more
         # than at its fit, frame by frame), but they miss by more now: it moved a little
         # (a 3.3 mm nudge over a pad was never refitted, issue 12)
@@ -285,12 +288,8 @@ def settle_fit(self, i0, i1):
         if self.moved[i]:
             self._group(i, n)
             self._fit_group()
-
-
-def settle_end(self, grid, tl):
-    """settle's end, its fits made: the whole search if they do not explain the frame, else
-    the results (_finish). Returns n."""
-    n = self.n
+    if self.pace & 16:
+        return n                # (paced: more of it in the next call)
     sep2 = self.MIN_SEP * self.MIN_SEP
     for i in range(n):
         a = self.amp[i]

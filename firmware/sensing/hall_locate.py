@@ -301,12 +301,11 @@ class Locator:
         self.sy = 0
         self.sa = 0
         self.se = 0
-        # the refresh's fit spread over loop turns (on the chip: the register path's scanner,
-        # whose loop turns the app keeps within 10 ms; resume()): 1 on, 0 in one go
-        self.paced = 1 if scan is not None and getattr(scan, "hw", 0) else 0
-        # 0; 1: refresh() asked, paced; bit 16: a paced fit under way, the next chip to fit
-        # in bits 0 - 3 (n: its end next), its candidates' lowest reading (settle_take) << 5
-        self.pace = 0
+        # the refresh's fit paced over loop turns (settle): bit 32 on (the chip: the register
+        # path's scanner, whose loop turns the app keeps within 10 ms; issue 13), 64 asked by
+        # refresh(), 16 under way (the next chip to fit in bits 0 - 3, n: its end; the
+        # candidates' lowest reading, _take's, from bit 7 on)
+        self.pace = 32 if scan is not None and getattr(scan, "hw", 0) else 0
 
     def set_prior(self, sigma):
         """How well the chips' strength is known (LSB, one sigma; 0: not at all)."""
@@ -371,6 +370,16 @@ class Locator:
     # -- the frame -----------------------------------------------------------------------------
     def find(self, grid):
         """Chips in one frame of signed pad readings (grid index order). Returns their number."""
+        if self.pace & 16:
+            # the refresh's fit paced (on the chip): its next piece, on the frame it took (the
+            # app's turns after that frame scan nothing and call find() again until it is made)
+            n = self._settle(grid)
+            if not self.pace & 16:
+                self.still_fit = 0 if self.unread else 1      # (as below)
+                self.kept_near = self.near_threshold
+                self.kept_s = self.ref_s
+                self.kept_b = self.ref_b
+            return n
         if self.near_stale:
             self._near()
         sc = self.scan
@@ -381,63 +390,26 @@ class Locator:
             if (same and self.still_fit and self.kept_near == self.near_threshold
                     and self.kept_s == self.ref_s and self.kept_b == self.ref_b):
                 return self.n   # nothing moved since a fit of a settled frame: keep it
-            while self.pace & 16 and self.resume(MAX_FOUND):
-                pass                        # (a caller that did not resume it: finished now)
             # the readings fitted now: a pad drifting away from them counts as a jump
             # (hall_scan.mark; issue 12: a chip creeping to rest never jumps a pad)
             sc.mark()
-            p = self.pace
-            self.pace = 0
             if not same:
                 # pads jump: chips move (or are put down, lifted), and the frame is smeared
                 # (its banks were read over 16 steps): follow the chips of the frame before
                 self.still_fit = 0
+                self.pace &= 32         # (a refresh asked: followed now, not paced)
                 return self._follow(grid)
-            if p:
-                # the refresh's fit, paced: its frame taken now, its fits in the next loop
-                # turns (resume: the app scans nothing meanwhile, so this frame's readings
-                # stay in the grid for its end), the chips of the frame before until then
-                tl = hall_follow.settle_take(self, grid)
-                if tl >= 0:
-                    self.pace = (tl << 5) | 16
-                    return self.n
-                n = self.n          # (not a frame of chips: as _settle)
-            else:
-                n = self._settle(grid) if self.followed else self._find(grid)
-            self._kept()
+            n = self._settle(grid) if self.followed else self._find(grid)
+            if self.pace & 16:
+                return n                # paced: the chips of the frame before until it is made
+            self.pace &= 32
+            # (a frame not read is looked at again next time, never kept as a fit)
+            self.still_fit = 1 if same and not self.unread else 0
+            self.kept_near = self.near_threshold
+            self.kept_s = self.ref_s
+            self.kept_b = self.ref_b
             return n
         return self._find(grid)
-
-    def _kept(self):
-        # (a frame not read is looked at again next time, never kept as a fit)
-        self.still_fit = 0 if self.unread else 1
-        self.kept_near = self.near_threshold
-        self.kept_s = self.ref_s
-        self.kept_b = self.ref_b
-
-    def resume(self, most):
-        """A piece of the refresh's fit that find() began (pace, on the chip): the group fits
-        of up to `most` chips, or once they are made its end (settle_end: the checks, the
-        results; the whole search where they do not explain the frame), on the frame find()
-        took (the grid unchanged since: app.step scans nothing while a fit is under way). The
-        same calls in the same order as _settle's in one go. Returns 1 while a piece is left,
-        0 once the results are the fit's (and at once when none is under way)."""
-        p = self.pace
-        if not p & 16:
-            return 0
-        i = p & 15
-        n = self.n
-        if i < n:
-            j = i + most
-            if j > n:
-                j = n
-            hall_follow.settle_fit(self, i, j)
-            self.pace = (p & ~15) | j
-            return 1
-        self.pace = 0
-        hall_follow.settle_end(self, self.scan.grid, p >> 5)
-        self._kept()
-        return 0
 
     def refresh(self):
         """The tracker takes the chips' positions now that the board rests: the next find()
@@ -451,9 +423,10 @@ class Locator:
                 self.moved[i] = 1
         self.followed = 1
         self.still_fit = 0
-        # on the chip that fit is made over the loop turns after that frame (resume; issue
-        # 13: 11.5 ms with four chips, the tracker's verdict after it in the same turn)
-        self.pace = self.paced
+        # on the chip that fit is paced over the loop turns after its frame (settle; issue 13:
+        # 11.5 ms with four chips, and the tracker's verdict after it, in one turn)
+        if self.pace & 32:
+            self.pace |= 64
 
     def _take(self, grid):
         """The frame into the residual (usable pads only) and its candidate pads into cand.
