@@ -546,15 +546,18 @@ HALL = hasattr(sc, "pos")
 POS = "pos" if HALL else "row"
 gc.collect()
 TM = [0]
+TL = []
 def frame():
     # (a frame's turns: to the one that ends it, and the turns of a refresh fit spread after it,
     # which scan nothing: app.step's _PUT_FIT, 0xC00; TM[0]: its longest turn)
     t = 0
     tm = 0
+    TL.clear()
     while True:
         t0 = time.ticks_us()
         sb.step()
         d = time.ticks_diff(time.ticks_us(), t0)
+        TL.append(d)
         t += d
         if d > tm:
             tm = d
@@ -578,7 +581,9 @@ def run(nrest):
     while not tr.at_rest() and len(win) < 200:
         win.append(frame())
         TURNS.append(TM[0])
+    LAST_TURNS.extend(TL)
     return rest, win
+LAST_TURNS = []
 rest, win = run(24)
 PN = ("find", "tr.frame", "tr._track", "tr._unchanged", "tr._near_anchor", "tr._keep_prev",
       "tr._set_anchor", "tr._matches_snapshot", "fa.frame", "fa._chatter", "fa._hall", "fa._presence",
@@ -620,6 +625,7 @@ def parts(frames):
         t += f
     return t
 wr = []
+WVT = []
 for _ in range(2):
     while getattr(sc, POS) != 0:
         sb.step()
@@ -644,11 +650,12 @@ for _ in range(2):
         if first is None:
             first = [cur[j] - snap[j] for j in range(NP)]
     last = [cur[j] - snap[j] for j in range(NP)]
+    WVT.append(list(TL))
     pw = [cur[j] for j in range(NP)]
     pwc = [cnt[j] for j in range(NP)]
     wr.append({"rest": r2, "win": w2, "rest_parts": pr, "rest_calls": pc, "win_parts": pw, "win_calls": pwc,
                "first_parts": first, "last_parts": last})
-print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win, "win_turns": TURNS,
+print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win, "win_turns": TURNS, "verdict_turns": LAST_TURNS, "wrapped_verdict_turns": WVT,
                   "parts": PN, "wrapped": wr}))
 """
 
@@ -672,6 +679,10 @@ def print_settle_parts(r):
         t = r["win_turns"]
         print(f"  the longest loop turn of each window frame: {ms(t[:-1])}; of the verdict's frame "
               f"{t[-1] / 1000} ms")
+        print(f"  the verdict's frame turn by turn (ms): "
+              f"{' '.join(f'{x / 1000:.2f}' for x in r.get('verdict_turns', []))}"
+              + "".join(f"; wrapped pass {k}: {' '.join(f'{x / 1000:.2f}' for x in w)}"
+                        for k, w in enumerate(r.get("wrapped_verdict_turns", []))))
     for k, w in enumerate(r["wrapped"]):
         nr, nw = len(w["rest"]), max(1, len(w["win"]) - 1)
         print(f"  wrapped pass {k}: rest {ms(w['rest'])}, window {ms(w['win'][:-1])} (parts: us a frame,"

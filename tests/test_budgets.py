@@ -29,6 +29,11 @@ ONE_WORKER = ("mem", "host_mpy")
 # best/buzzer hooks and issue 12's fitted readings and anchor frame: about +14 KB in all; the Pico
 # itself, measured on the emulated chip, leaves 236 KB free at main.py)
 FIRMWARE_HEAP_MAX = {"hall": 223_000,       # held after boot, code and objects (measured 189 KB;
+                                            # hall 222,944 B / shift 223,552 B with issue 13's
+                                            # refresh fit paced on the chip, hallverdict: app.py
+                                            # +96 B of code on this port (main 037af57 shift
+                                            # 223,456 B); frozen on the chip 184,560 B free after
+                                            # boot (hall), as main
                                             # 222,336 B (hall) / 222,720 B (shift) with issue
                                             # 13's next file prepared again after a game,
                                             # gamestart2: journal.py's preparation in steps and
@@ -48,7 +53,7 @@ FIRMWARE_HEAP_MAX = {"hall": 223_000,       # held after boot, code and objects 
                                             # main 708f553, 220,096 B with issue 13's second
                                             # anchor in the tracker: +96 B code, +64 B its
                                             # entries; on the chip, frozen, 80 B less free)
-                     "shift": 223_500}      # (222,144 B est. with gamestart's journal, +800 B
+                     "shift": 223_600}      # (222,144 B est. with gamestart's journal, +800 B
                                             # of code, and preshold's held fits resumed, +672 B;
                                             # main 0c602ca 220,544 B; frozen, the code is in
                                             # flash: the chip keeps 184,400 B free after boot)
@@ -67,12 +72,14 @@ FIRMWARE_HEAP_MAX = {"hall": 223_000,       # held after boot, code and objects 
                                             # reading of every strobe, +2.3 KB the locator's
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
-CODE_RAM_MAX = {"hall": 176_000,            # the modules, once imported (measured 146 KB)
-                "shift": 172_000}           # (main 037af57 measured 171,808 B, over 171,800,
+CODE_RAM_MAX = {"hall": 176_200,            # the modules, once imported (measured 146 KB)
+                "shift": 172_100}           # (main 037af57 measured 171,808 B, over 171,800,
                                             # the figure moving by a 32 B block from run to
                                             # run; heaproom's fault monitor 171,808 - 171,840 B,
                                             # hall 175,776 B: its stock .mpy heap estimate 3.9 KB
-                                            # lower, held by PICO_ESTIMATE_MAX below)
+                                            # lower, held by PICO_ESTIMATE_MAX below; then
+                                            # hallverdict's paced refresh fit, app.py's turns of
+                                            # the fit and hall_follow's settle in pieces: MERGE18)
                                             # (gamestart2's preparation after a game: hall
                                             # 175,456 B, shift 171,040 B; journal.mpy +506 B,
                                             # app.mpy +73 B of armv6m code)
@@ -106,7 +113,8 @@ PICO_ESTIMATE_MAX = {"hall": 184_200,      # (171.6 KB after the app split and i
 # hall 185,379 -> 183,966 B, shift 187,305 -> 183,412 B with heaproom's fault monitor (the presence
 # pads' faulty pads a bit a pad, the hall muxes' pads read from the scan map; `python -m
 # bench.memory --display both`, 2026-12-03): the budgets taken down with them so that the room
-# stays (frozen, the chip keeps 186,096 / 188,384 B free after boot, tests/test_rp2040.py)
+# stays (frozen, the chip keeps 186,096 / 188,384 B free after boot, tests/test_rp2040.py);
+# then hallverdict's paced refresh fit (its code, a stock .mpy deployment only): MERGE18
 # shift 187,192 B with presmove's search units begun only while the time left covers the frame's
 # longest (presence_locate's code for it): a stock .mpy deployment only; frozen,
 # the chip keeps 184,352 B free after boot (tests/test_rp2040.py -k heap_free)

@@ -7,14 +7,15 @@ issue 13 asks every turn at rest to be within 10 ms.
 On the chip (the register path's scanner) the locator paces that fit: the turn that ends the
 frame takes its readings, the next turns make _PACE_FITS chips' group fits each, then its end
 (the checks, the results), scanning nothing meanwhile, and the turn after that is the frame's
-end (the tracker's verdict). The desktop's runner does
-not pace (its turns are 1 ms of virtual time each, whatever they do); here it is switched on
+end (the tracker), its verdict (Tracker._finish: the rest positions, the zone masks of every
+chip that moved) in the turn after that. The desktop's runner does not pace (its turns are 1 ms of virtual time each, whatever they do); here it is switched on
 (loc.pace's bit 32) in the real firmware on the simulated table, the trap game of tests/test_rp2040.py
 (four chips, hall pads), its paced turns taking no virtual time (else every frame after them
 would be read at other times of the table's), and every loop turn from the one whose tracker asks the refresh to the
 one that gives the verdict (the tracker's _finish) is counted: its group fits (_fit_group).
-Paced, no turn of those makes more than _PACE_FITS fits and the verdict's turn none (without
-pacing: all of the refresh's fits, four chips' and more, in the verdict's turn); and the events,
+Paced, no turn of those makes more than _PACE_FITS fits and the verdict's turn none, nor the
+tracker's pass over the frame (_track: a turn before it; without pacing all of the refresh's
+fits, four chips' and more, and that pass are in the verdict's turn); and the events,
 the tracker's rest positions and zone masks at the end, and the locator's fits are the run's
 without pacing. Both runtimes.
 """
@@ -33,8 +34,10 @@ import vclock
 job = json.loads(sys.stdin.readline())
 MOST = 64
 fits = array("i", [0] * MOST)       # per turn of a span (the refresh asked .. its verdict)
-spans = array("i", [0] * MOST)      # per span: its turns, the verdict turn's fits, the most a turn
-cnt = array("i", [0] * 8)           # [fits this turn, refreshed this turn, finished, span turns, spans]
+spans = array("i", [0] * MOST)      # per span: its turns, the verdict turn's fits, the most a turn,
+                                    # the verdict turn's tracker passes (_track)
+cnt = array("i", [0] * 8)           # [fits this turn, refreshed this turn, finished, span turns, spans,
+                                    #  _track this turn]
 
 
 class Counted:
@@ -45,7 +48,9 @@ class Counted:
         self.fit = loc._fit_group
         self.refresh = loc.refresh
         self.finish = sb.tracker._finish
+        self.track = sb.tracker._track
         self.step = sb.step
+        sb.tracker._track = self.counted_track
         loc._fit_group = self.counted_fit
         loc.refresh = self.counted_refresh
         sb.tracker._finish = self.counted_finish
@@ -59,6 +64,10 @@ class Counted:
         cnt[1] = 1
         return self.refresh()
 
+    def counted_track(self, n, now, dt, same):
+        cnt[5] += 1
+        return self.track(n, now, dt, same)
+
     def counted_finish(self, n, now):
         cnt[2] = 1
         return self.finish(n, now)
@@ -67,6 +76,7 @@ class Counted:
         cnt[0] = 0
         cnt[1] = 0
         cnt[2] = 0
+        cnt[5] = 0
         paced = self.sb.verdict & 0xC00     # (app._PUT_FIT, _PUT_FITTED: a paced turn)
         r = self.step()
         if paced:
@@ -82,8 +92,8 @@ class Counted:
                 fits[k] = cnt[0]
             cnt[3] = k + 1
             if cnt[2]:                  # the verdict: the span ends
-                s = 3 * cnt[4]
-                if s + 2 < MOST:
+                s = 4 * cnt[4]
+                if s + 3 < MOST:
                     most = 0
                     for j in range(1, k + 1):
                         if fits[j] > most:
@@ -91,6 +101,7 @@ class Counted:
                     spans[s] = k
                     spans[s + 1] = cnt[0]
                     spans[s + 2] = most
+                    spans[s + 3] = cnt[5]
                     cnt[4] += 1
                 cnt[3] = 0
         return r
@@ -107,7 +118,7 @@ sb = r.sb
 tr = sb.tracker
 loc = sb.loc
 print("RESULT " + json.dumps({
-    "spans": [[spans[3 * i], spans[3 * i + 1], spans[3 * i + 2]] for i in range(cnt[4])],
+    "spans": [[spans[4 * i + k] for k in range(4)] for i in range(cnt[4])],
     "rest": [[tr.present[i], tr.kind[i], tr.x[i], tr.y[i], tr.mask[i], tr.lo[i], tr.hi[i]]
              for i in range(4)],
     "chips": [[loc.kind[i], loc.x[i], loc.y[i], loc.strength[i], loc.err[i], loc.unc[i]]
@@ -133,10 +144,12 @@ def test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts(runtime, tmp_p
     paced, ev2 = run(runtime, tmp_path, 1)
     # the control: in one go, a verdict's turn makes the refresh's fits of every chip
     assert one["spans"] and max(s[1] for s in one["spans"]) >= 4, one["spans"]
-    # paced: the verdicts (as many), none of their turns with a fit, no turn before with more
-    # than _PACE_FITS (2)
+    # ... and the tracker's pass over the frame (_track) before its verdict's zone masks
+    assert all(s[3] == 1 for s in one["spans"]), one["spans"]
+    # paced: the verdicts (as many), none of their turns with a fit or the tracker's pass (the
+    # verdict a turn of its own), no turn before with more than _PACE_FITS (2) fits
     assert len(paced["spans"]) == len(one["spans"]), (one["spans"], paced["spans"])
-    assert all(s[1] == 0 and s[2] <= 2 for s in paced["spans"]), paced["spans"]
+    assert all(s[1] == 0 and s[2] <= 2 and s[3] == 0 for s in paced["spans"]), paced["spans"]
     assert max(s[0] for s in paced["spans"]) > max(s[0] for s in one["spans"])
     # ... and the same game
     assert ev2 == ev1

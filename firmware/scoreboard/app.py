@@ -316,7 +316,12 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
             # the frame's end, its fit made: the tracker
             self.tracker.frame()
             e = self.tracker.take_event()
-            if e != TR.EV_NONE:
+            if self.tracker.confirm == 2:
+                # its verdict put off to the next turn (the hall pads' paced refresh, on the
+                # chip): that turn calls frame() again, scanning nothing (above)
+                self.verdict |= _PUT_FIT | _PUT_FITTED
+                ended = 2
+            elif e != TR.EV_NONE:
                 ended = 2               # its work in the next turn (above); no button this turn
                 self.verdict |= _PUT_EVENT | (e << _PUT_EV)
             elif self.tracker.at_rest():

@@ -28,6 +28,7 @@ class StandInLocator:
         self.unc = array('i', (unc,) * 8)
         self.wander = array('i', (wander,) * 8)
         self.hand = 0
+        self.pace = 0       # (the hall locator's: its refresh fit not paced, tracker.frame())
         self.cut = 0
         self.hand_x = 0
         self.hand_y = 0
