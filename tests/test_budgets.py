@@ -28,12 +28,13 @@ ONE_WORKER = ("mem", "host_mpy")
 # (202.6 KB with the hall pads after issue 13's bounded fault monitor, issue 14's held results and
 # best/buzzer hooks and issue 12's fitted readings and anchor frame: about +14 KB in all; the Pico
 # itself, measured on the emulated chip, leaves 236 KB free at main.py)
-FIRMWARE_HEAP_MAX = {"hall": 223_000,       # held after boot, code and objects (measured 189 KB;
-                                            # hall 222,944 B / shift 223,552 B with issue 13's
-                                            # refresh fit paced on the chip, hallverdict: app.py
-                                            # +96 B of code on this port (main 037af57 shift
-                                            # 223,456 B); frozen on the chip 184,560 B free after
-                                            # boot (hall), as main
+FIRMWARE_HEAP_MAX = {"hall": 223_100,       # held after boot, code and objects (measured 189 KB;
+                                            # hall 223,008 B / shift 223,648 B with issue 13's
+                                            # refresh fit and verdict paced on the chip,
+                                            # hallverdict: app.py, tracker.py, hall_follow.py
+                                            # code on this port (main 037af57 shift 223,456 B);
+                                            # frozen on the chip 184,560 B (hall) / 184,368 B
+                                            # (presence) free after boot, as main
                                             # 222,336 B (hall) / 222,720 B (shift) with issue
                                             # 13's next file prepared again after a game,
                                             # gamestart2: journal.py's preparation in steps and
@@ -53,7 +54,7 @@ FIRMWARE_HEAP_MAX = {"hall": 223_000,       # held after boot, code and objects 
                                             # main 708f553, 220,096 B with issue 13's second
                                             # anchor in the tracker: +96 B code, +64 B its
                                             # entries; on the chip, frozen, 80 B less free)
-                     "shift": 223_600}      # (222,144 B est. with gamestart's journal, +800 B
+                     "shift": 223_700}      # (222,144 B est. with gamestart's journal, +800 B
                                             # of code, and preshold's held fits resumed, +672 B;
                                             # main 0c602ca 220,544 B; frozen, the code is in
                                             # flash: the chip keeps 184,400 B free after boot)
@@ -80,6 +81,11 @@ CODE_RAM_MAX = {"hall": 176_200,            # the modules, once imported (measur
                                             # lower, held by PICO_ESTIMATE_MAX below; then
                                             # hallverdict's paced refresh fit, app.py's turns of
                                             # the fit and hall_follow's settle in pieces: MERGE18)
+
+                "shift": 172_000}           # (hallverdict's paced refresh fit: hall 176,128 B,
+                                            # main 037af57 175,744; shift 171,968 B, main
+                                            # 171,776: app.py's turns of the fit, the tracker's
+                                            # verdict put off, hall_follow's settle in pieces)
                                             # (gamestart2's preparation after a game: hall
                                             # 175,456 B, shift 171,040 B; journal.mpy +506 B,
                                             # app.mpy +73 B of armv6m code)
@@ -115,6 +121,10 @@ PICO_ESTIMATE_MAX = {"hall": 184_200,      # (171.6 KB after the app split and i
 # bench.memory --display both`, 2026-12-03): the budgets taken down with them so that the room
 # stays (frozen, the chip keeps 186,096 / 188,384 B free after boot, tests/test_rp2040.py);
 # then hallverdict's paced refresh fit (its code, a stock .mpy deployment only): MERGE18
+
+PICO_ESTIMATE_MAX = {"hall": 185_900,      # (hall 185,806 B with hallverdict's paced refresh fit and verdict;
+                                           # 171.6 KB after the app split and issues 12-13's
+                     "shift": 187_500}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # shift 187,192 B with presmove's search units begun only while the time left covers the frame's
 # longest (presence_locate's code for it): a stock .mpy deployment only; frozen,
 # the chip keeps 184,352 B free after boot (tests/test_rp2040.py -k heap_free)
