@@ -80,9 +80,8 @@ CODE_RAM_MAX = {"hall": 176_200,            # the modules, once imported (measur
                                             # hall 175,776 B: its stock .mpy heap estimate 3.9 KB
                                             # lower, held by PICO_ESTIMATE_MAX below; then
                                             # hallverdict's paced refresh fit, app.py's turns of
-                                            # the fit and hall_follow's settle in pieces: MERGE18)
-
-                "shift": 172_000}           # (hallverdict's paced refresh fit: hall 176,128 B,
+                                            # the fit and hall_follow's settle in pieces)
+                                            # (hallverdict's paced refresh fit: hall 176,128 B,
                                             # main 037af57 175,744; shift 171,968 B, main
                                             # 171,776: app.py's turns of the fit, the tracker's
                                             # verdict put off, hall_follow's settle in pieces)
@@ -114,17 +113,15 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 184_200,      # (171.6 KB after the app split and issues 12-13's
+PICO_ESTIMATE_MAX = {"hall": 184_500,      # (171.6 KB after the app split and issues 12-13's
                      "shift": 183_700}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # hall 185,379 -> 183,966 B, shift 187,305 -> 183,412 B with heaproom's fault monitor (the presence
 # pads' faulty pads a bit a pad, the hall muxes' pads read from the scan map; `python -m
 # bench.memory --display both`, 2026-12-03): the budgets taken down with them so that the room
 # stays (frozen, the chip keeps 186,096 / 188,384 B free after boot, tests/test_rp2040.py);
-# then hallverdict's paced refresh fit (its code, a stock .mpy deployment only): MERGE18
-
-PICO_ESTIMATE_MAX = {"hall": 185_900,      # (hall 185,806 B with hallverdict's paced refresh fit and verdict;
-                                           # 171.6 KB after the app split and issues 12-13's
-                     "shift": 187_500}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# then hallverdict's paced refresh fit (its code, a stock .mpy deployment only): hall 184,256 B
+# merged (session 18, with takebeside's take rule)
+# (hall 185,806 B with hallverdict's paced refresh fit and verdict, before heaproom)
 # shift 187,192 B with presmove's search units begun only while the time left covers the frame's
 # longest (presence_locate's code for it): a stock .mpy deployment only; frozen,
 # the chip keeps 184,352 B free after boot (tests/test_rp2040.py -k heap_free)
@@ -165,7 +162,9 @@ PICO_ESTIMATE_MAX = {"hall": 185_900,      # (hall 185,806 B with hallverdict's 
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 164_500     # (164,020 B merged 2026-12-03 (session 17): journalstep's stepped
+MPY_TOTAL_MAX = 165_000     # (164,687 B merged 2026-12-03 (session 18): hallverdict's paced refresh
+# fit and verdict turn (app, hall_follow, hall_locate, tracker), takebeside's take rule, heaproom's
+# fault monitor; 164,020 B merged 2026-12-03 (session 17): journalstep's stepped
 # preparation, journal.mpy +125 B; presmove's search units timed, presence_locate.mpy +340 B;
 # restframe's kept masks, tracker.mpy +70 B; 163,485 B before: code is
 # flash in the frozen image (141 KB free before the filesystem), heap only for a stock .mpy
