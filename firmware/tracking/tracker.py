@@ -53,6 +53,9 @@ _LAG_TOL = const(15)
 # as it did, and changes nothing but the uncertainty it copies (issue 13: _track was 0.9 of a
 # settle window frame's 1.1 ms more than a frame at rest on the chip)
 _TIDY = const(8)
+# Tracker.OFF_SLID and its square (_follow: a constant, no lookup on the chip)
+_OFF_SLID = const(100)
+_OFF_SLID2 = const(_OFF_SLID * _OFF_SLID)
 
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest ...
@@ -93,7 +96,7 @@ class Tracker:
     OFF_STRENGTH = B.ADC_PEAK * 3 // 4
     # ... or seen this far (10 mm) from where it lay, however weak: a chip sliding over the
     # edge leaves the pad grid and weakens; a lifted chip's fit does not wander that far
-    OFF_SLID = 100
+    OFF_SLID = _OFF_SLID
     # a chip seen at rest weaker than this share (in 1/4) of its rest strength is fading: a
     # hand lifting it. The board is then no longer at rest, so the lift is followed frame by
     # frame and the chip is seen weak before it vanishes (a chip flicked off keeps its strength)
@@ -430,11 +433,17 @@ class Tracker:
     def _set_anchor(self, n, o):
         """This frame's chips into the anchor entries from o on. Returns how many."""
         loc = self.loc
+        lk = loc.kind
+        lx = loc.x
+        ly = loc.y
+        ak = self.ak
+        ax = self.ax
+        ay = self.ay
         m = n if n < 8 else 8
         for j in range(m):
-            self.ak[o + j] = loc.kind[j]
-            self.ax[o + j] = loc.x[j]
-            self.ay[o + j] = loc.y[j]
+            ak[o + j] = lk[j]
+            ax[o + j] = lx[j]
+            ay[o + j] = ly[j]
         return m
 
     def _near_anchor(self, n, o, m, more):
@@ -622,10 +631,13 @@ class Tracker:
         # kind nearest to it within MOVE_TOL (+ wander), so that a chip that moved far since the
         # frame before (a long frame) cannot take the place of one that did not
         tol = self.MOVE_TOL
+        cb = self.claimed_by
+        present = self.present
+        weak = self.weak
         for i in range(MAX):
             if not seen[i]:
-                self.claimed_by[i] = 0
-                if self.present[i]:
+                cb[i] = 0
+                if present[i]:
                     tidy = 0
                 continue
             best = -1
@@ -645,12 +657,12 @@ class Tracker:
                     best = j
             if best >= 0:
                 self._follow(i, best)
-                self.claimed_by[i] = best + 1
+                cb[i] = best + 1
                 k += 1
-                if self.weak[i]:
+                if weak[i]:
                     tidy = 0
             else:
-                self.claimed_by[i] = 0
+                cb[i] = 0
                 tidy = 0
         # then the others: the nearest left within the reach of the time since the frame before
         jump = self.MAX_JUMP
@@ -658,7 +670,7 @@ class Tracker:
             jump = self.MAX_JUMP * (dt if dt < 400 else 400) // self.JUMP_MS
         jump2 = jump * jump + 1
         for i in range(MAX):
-            if not seen[i] or self.claimed_by[i]:
+            if not seen[i] or cb[i]:
                 continue
             best = -1
             bd = jump2
@@ -691,7 +703,6 @@ class Tracker:
         # a chip lost for a frame or two (a fast slide smears its field over the frame) is
         # found again where a strong chip of its kind shows up unclaimed; a chip lifted by a
         # hand comes back only faded in, so it is not taken for one that slid
-        present = self.present
         for i in range(MAX):
             if not present[i] or seen[i]:
                 continue
@@ -814,7 +825,9 @@ class Tracker:
                     break
 
     def _follow(self, i, j):
-        # (each attribute looked up once: a lookup is some us on the chip, four chips a frame)
+        # (each attribute looked up once, and only where it is read: a lookup is some us on
+        # the chip, four chips a frame; issue 13: the settle window's first frame matches
+        # every chip afresh)
         loc = self.loc
         self.claimed[j] = 1
         x = loc.x[j]
@@ -827,25 +840,29 @@ class Tracker:
         dx = x - self.x[i]
         dy = y - self.y[i]
         d = dx * dx + dy * dy
-        t = self.MOVE_TOL + w
         ms = self.MOVE_STRENGTH
         graded = self.graded
-        if st < ms and d <= self.OFF_SLID * self.OFF_SLID:
+        if st < ms and d <= _OFF_SLID2:
             self.faded[i] = 1
-        if graded and st * 8 < self.rs[i] * self.FADED_Q and d <= t * t:
-            self.weak[i] = 1                # weaker where it lay (_finish: a lift, or a flick)
-            self.weak_t[i] = self.now
+        if graded:
+            t = self.MOVE_TOL + w
+            if st * 8 < self.rs[i] * self.FADED_Q and d <= t * t:
+                self.weak[i] = 1            # weaker where it lay (_finish: a lift, or a flick)
+                self.weak_t[i] = self.now
+            else:
+                self.weak[i] = 0
         else:
             self.weak[i] = 0
         self.tunc[i] = loc.unc[j]
         self.tw[i] = w
-        moved = self.moved[i]
-        if moved and not graded:
-            self._graze(i, x, y)
-        if not moved and st >= ms:
+        moved = self.moved
+        if moved[i]:
+            if not graded:
+                self._graze(i, x, y)
+        elif st >= ms:
             t = self.move_tol + w
             if d > t * t:
-                self.moved[i] = 1
+                moved[i] = 1
                 self.n_moved += 1
                 self.move_order[i] = self.n_moved
                 self.mf[i] = self.afr
