@@ -1069,6 +1069,7 @@ class Tracker:
             self.y[slot] = loc.y[j]
             self.rs[slot] = loc.strength[j]
             self.tunc[slot] = loc.unc[j]
+            self.claimed_by[slot] = j + 1     # (its fit: _track's carried matching may take it)
             placed = True
         # (the snapshot's arrays and disc_mask in locals: a lookup each fewer in the verdict's
         # turn, issue 13)
