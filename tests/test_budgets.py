@@ -113,14 +113,15 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 184_500,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 183_700}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+PICO_ESTIMATE_MAX = {"hall": 184_800,      # (171.6 KB after the app split and issues 12-13's
+                     "shift": 184_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # hall 185,379 -> 183,966 B, shift 187,305 -> 183,412 B with heaproom's fault monitor (the presence
 # pads' faulty pads a bit a pad, the hall muxes' pads read from the scan map; `python -m
 # bench.memory --display both`, 2026-12-03): the budgets taken down with them so that the room
 # stays (frozen, the chip keeps 186,096 / 188,384 B free after boot, tests/test_rp2040.py);
 # then hallverdict's paced refresh fit (its code, a stock .mpy deployment only): hall 184,256 B
-# merged (session 18, with takebeside's take rule)
+# merged (session 18, with takebeside's take rule); with firstframe's carried matching (tracker.mpy
+# +280 B of code) hall 184,532 B, shift 183,764 B
 # (hall 185,806 B with hallverdict's paced refresh fit and verdict, before heaproom)
 # shift 187,192 B with presmove's search units begun only while the time left covers the frame's
 # longest (presence_locate's code for it): a stock .mpy deployment only; frozen,
