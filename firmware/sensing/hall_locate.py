@@ -305,7 +305,7 @@ class Locator:
         # path's scanner, whose loop turns the app keeps within 10 ms; issue 13), 64 asked by
         # refresh(), 16 under way (the next chip to fit in bits 0 - 3, n: its end; the
         # candidates' lowest reading, _take's, from bit 7 on)
-        self.pace = 32 if scan is not None and getattr(scan, "hw", 0) else 0
+        self.pace = 32 if scan is not None and getattr(scan, "hw", False) else 0
 
     def set_prior(self, sigma):
         """How well the chips' strength is known (LSB, one sigma; 0: not at all)."""

@@ -697,6 +697,7 @@ class _Ignored:
 
 class PresenceLocator:
     GRADED = False         # every chip seen alike (no strength); a hand is seen (tracker.py)
+    pace = 0               # no refresh fit paced over loop turns (the hall locator's, app.py)
     RIM = 10               # 0.1 mm: the chips' seen radius is their radius less this, until calibrated
     PER_CHIP = 2           # pads: what one chip more costs a fit (so that a set of fewer wins a tie)
     OVERLAP = 3            # pads: what two chips overlapping costs a fit
