@@ -34,7 +34,9 @@ from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # no
 # docs/performance.md "The rest of the suite"); a group's figure the sum of its tests';
 # test_presence_mismatch.py's two one group since (its own -n 2 run); the physics and shot
 # tests' (test_shots_physics, the two test_presence_moves in one group, the lifts, the trap
-# and six-player games) from branch physdesk's run of them after its cuts (load 15 - 19).
+# and six-player games) from branch physdesk's run of them after its cuts (load 15 - 19); session
+# 18's new tests (the toy firmware's group, the takes beside others, the paced refresh) from the
+# merge's whole run (load 3 - 5, one engineer's chip bench beside it).
 # Left out: tests whose figure
 # was their module fixture's processes ended there (CPU over wall). Tests added since (no
 # figure) are dealt with their files. LONGEST_FIRST: the files of 5 s and more in that run.
@@ -52,6 +54,11 @@ COSTLIEST = {
     "test_unreadable.py::test_hall_pads_out_of_calibration_are_reported_unreadable_until_calibrated[rp2040]": 12.7,
     "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip[test_presence_moves-job0]": 9.8,
     "@presence_moves_runs": 9.5,
+    "@test_registry.py::toy_firmware": 8.9,
+    "test_taken_from_beside_others.py::test_a_chip_taken_from_a_touching_group_at_every_phase_of_the_scan_is_no_shot[cpython-hall]": 7.6,
+    "test_refresh_paced.py::test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts[cpython]": 4.5,
+    "test_taken_from_beside_others.py::test_a_chip_taken_from_a_touching_group_at_every_phase_of_the_scan_is_no_shot[cpython-shift]": 3.9,
+    "test_taken_from_beside_others.py::test_chips_taken_from_beside_others_as_players_do_are_no_shot_trap[cpython-hall]": 3.4,
     "test_shots_physics.py::test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right[micropython]": 8.5,
     "test_power_cuts.py::test_power_cuts_through_a_bowling_game": 8.5,
     "test_rp2040_shift.py::test_the_register_scan_reads_what_the_pin_and_spi_calls_read_on_the_chip": 7.5,
@@ -129,7 +136,8 @@ COSTLIEST = {
 }
 LONGEST_FIRST = ("test_shots_physics.py", "test_rp2040.py", "test_rp2040_shift.py",
                  "test_rp2040_presence.py", "test_unreadable.py", "test_presence.py",
-                 "test_presence_still_budget.py", "test_off_or_lifted.py", "test_budgets.py",
+                 "test_presence_still_budget.py", "test_off_or_lifted.py",
+                 "test_taken_from_beside_others.py", "test_budgets.py",
                  "test_settle_anchor.py", "test_presence_moves.py", "test_games_trap.py",
                  "test_games_bowling.py", "test_fault_budget.py", "test_registry.py",
                  "test_faults.py", "test_play.py", "test_render.py", "test_power_cuts.py",
