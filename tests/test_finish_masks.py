@@ -28,28 +28,14 @@ from tracking import tracker as TR
 from tracking import shot as S
 from tables import board_table as B
 from sensing import zones
-from tracker_standins import StandInLocator, QuietFastInputs
+from tracker_standins import StandInLocator, QuietFastInputs, tracker_state
 
 job = json.loads(sys.stdin.readline())
-NAMES = ("present", "kind", "x", "y", "mask", "lo", "hi", "tx", "ty", "tunc", "seen", "moved",
-         "ts", "faded", "weak", "weak_t", "rs", "hand_n", "hand_t", "handed", "gone_t", "ghost_n",
-         "ghost_t", "move_order", "mf", "lf", "mdx", "mdy", "tw", "grazed", "ak", "ax", "ay")
-INTS = ("n_moved", "afr", "state", "still", "still_since", "confirm", "an", "ao", "bn", "bt",
-        "rest_ok", "edges", "event", "frames")
 MAX = TR.MAX
 
 
 def state(tr):
-    s = [list(getattr(tr, k)) for k in NAMES] + [getattr(tr, k) for k in INTS]
-    s.append(list(tr.claimed))
-    s.append(list(tr.cupped)[:MAX])
-    r = tr.res
-    s.append([getattr(r, k) for k in ("t_start", "t_rest", "n")])
-    for k in ("fate", "moved", "sure", "x", "y", "kind", "end_mask", "start_mask", "start_lo",
-              "start_hi"):
-        if hasattr(r, k):
-            s.append(list(getattr(r, k)))
-    return s
+    return tracker_state(tr, cupped=MAX)
 
 
 calls = [0]

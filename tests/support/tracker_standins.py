@@ -72,3 +72,29 @@ class QuietFastInputs:
 
     def clear(self):
         pass
+
+
+# What the tracker keeps, for the tests that run two trackers side by side on the same frames
+# and compare them after every frame (test_track_same, test_track_carry, test_finish_masks)
+TRACKER_ARRAYS = ("present", "kind", "x", "y", "mask", "lo", "hi", "tx", "ty", "tunc", "seen",
+                  "moved", "ts", "faded", "weak", "weak_t", "rs", "hand_n", "hand_t", "handed",
+                  "gone_t", "ghost_n", "ghost_t", "move_order", "mf", "lf", "mdx", "mdy", "tw",
+                  "grazed", "ak", "ax", "ay")
+TRACKER_INTS = ("n_moved", "afr", "state", "still", "still_since", "confirm", "an", "ao", "bn",
+                "bt", "rest_ok", "edges", "event", "frames")
+RESULT_ARRAYS = ("fate", "moved", "sure", "x", "y", "kind", "end_mask", "start_mask", "start_lo",
+                 "start_hi")
+
+
+def tracker_state(tr, claimed=None, cupped=None, results=RESULT_ARRAYS):
+    """Every value the tracker keeps, as lists: `claimed` and `cupped` cut to their first so many
+    bytes (None: all), the shot result's arrays among `results` that it has."""
+    s = [list(getattr(tr, k)) for k in TRACKER_ARRAYS] + [getattr(tr, k) for k in TRACKER_INTS]
+    s.append(list(tr.claimed)[:claimed])
+    s.append(list(tr.cupped)[:cupped])
+    r = tr.res
+    s.append([getattr(r, k) for k in ("t_start", "t_rest", "n")])
+    for k in results:
+        if hasattr(r, k):
+            s.append(list(getattr(r, k)))
+    return s
