@@ -502,6 +502,73 @@ out["grid_hw"], out["lows_hw"], out["us_hw"] = res[0]
 out["grid_pin"], out["lows_pin"], out["us_pin"] = res[1]
 out["present"] = [g for g in range(len(BT.PAD_PRESENT)) if BT.PAD_PRESENT[g]]
 out["cols"], out["zero"] = BT.PAD_COLS, BT.ADC_ZERO
+# scan_rp2 settles each reading itself (while the next one converts): against settle() on the
+# same readings, exactly. One bank a call, every bank position twice, from states drawn near the
+# limits (as EDGES' settle() below): baselines at either end of 16 bits (the clamp), averages
+# near +-2**19 (x16), fitted readings at either end, jump 0 (every pad jumps) to 2**30 - 1 (none),
+# smoothing shifts 0 - 15, drift 0 - 2**30 - 1. The bank's pads are drawn; the rest of the arrays
+# must stay as they were.
+import random
+from array import array
+sc = HS.HallScanner()
+sc.hw = 1
+N = len(sc.grid)
+B19 = 1 << 19
+bad = []
+kinds = [0, 0, 0, 0]                # pads smoothed, smoothed and drifted, jumped, clamped
+for trial in range(32):
+    random.seed(trial)
+    row = HS.GRAY[sc.pos] * 48
+    for s in range(48):
+        g = BT.SCAN_GRID[row + s]
+        if g < 0:
+            continue
+        r = random.getrandbits(2)
+        sc.baseline[g] = (0, 65535, random.getrandbits(16), BT.ADC_ZERO)[r]
+        r = random.getrandbits(2)
+        sc.acc[g] = HS.ACC_BIAS + ((B19 - 1 - random.getrandbits(6)), (random.getrandbits(6) - B19 + 1),
+                                   random.getrandbits(20) - B19, (BT.ADC_ZERO - sc.baseline[g]) * 16)[r]
+        sc.ref[g] = (0, 65535, random.getrandbits(16), HS.REF_BIAS)[random.getrandbits(2)]
+        sc.grid[g] = random.getrandbits(16) - 32768
+    jump = (0, 16, random.getrandbits(21), (1 << 30) - 1)[trial & 3]
+    sh = (0, 2, 4, 15)[(trial >> 3) & 3]
+    drift = (0, 1, random.getrandbits(16), (1 << 30) - 1)[(trial >> 1) & 3]
+    b0 = array('H', sc.baseline)
+    a0 = array('i', sc.acc)
+    g0 = array('h', sc.grid)
+    r0 = array('H', sc.ref)
+    r = HS.scan_rp2(sc.pos, sc.bank, 1, sc.hwpins, sc.raw, sc.baseline, sc.acc, sc.grid, jump, sh,
+                    sc.ref, drift)
+    nj = HS.settle(sc.raw, row, b0, a0, g0, jump, sh, r0, drift)
+    if ((r >> 8) != nj or bytes(a0) != bytes(sc.acc) or bytes(g0) != bytes(sc.grid)
+            or bytes(b0) != bytes(sc.baseline) or bytes(r0) != bytes(sc.ref)):
+        bad.append(trial)
+    for s in range(48):             # which of settle()'s branches the pads took
+        g = BT.SCAN_GRID[row + s]
+        if g >= 0:
+            v = sc.raw[s] - b0[g]
+            if v > 32767 or v < -32767:
+                kinds[3] += 1
+            if g0[g] * 16 + HS.ACC_BIAS == a0[g] and (jump == 0 or jump == 16):
+                kinds[2] += 1
+            elif jump == (1 << 30) - 1:
+                kinds[0 if -drift <= g0[g] + HS.REF_BIAS - r0[g] <= drift else 1] += 1
+    sc.pos = r & 15
+    sc.bank = (r >> 4) & 15
+# a whole frame in 4 calls (a reading owed from one bank settled in the next): every pad settled
+# once, none else touched (jump 0: each pad's average is its reading, as the grid holds it)
+for g in range(N):
+    sc.acc[g] = 0
+    sc.grid[g] = 0
+nj = 0
+for _ in range(4):
+    r = HS.scan_rp2(sc.pos, sc.bank, 4, sc.hwpins, sc.raw, sc.baseline, sc.acc, sc.grid, 0, 2,
+                    sc.ref, 0)
+    nj += r >> 8
+    sc.pos = r & 15
+    sc.bank = (r >> 4) & 15
+out["exact_bad"], out["exact_kinds"], out["frame_nj"], out["frame_pos"] = bad, kinds, nj, sc.pos
+out["frame_off"] = [g for g in range(N) if (sc.acc[g] == sc.grid[g] * 16 + HS.ACC_BIAS) != bool(BT.PAD_PRESENT[g])]
 print(json.dumps(out))
 '''
 
@@ -531,6 +598,12 @@ def test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip():
     under = [g for g in out["present"] if abs(pin[g]) > 400 and g != stuck]
     assert len(under) >= 3 and max(abs(pin[g]) for g in under) > 2000, [pin[g] for g in under]
     assert all((hw[g] > 0) == (pin[g] > 0) and abs(hw[g]) > 80 for g in under)
+    # the register path's own settling of each reading: settle()'s numbers exactly, every branch
+    # of it taken (smoothed, drifted, jumped, clamped), every pad of a frame settled once
+    assert out["exact_bad"] == []
+    assert min(out["exact_kinds"]) >= 20, out["exact_kinds"]
+    assert out["frame_nj"] == len(out["present"]) and out["frame_pos"] == 0
+    assert out["frame_off"] == []
 
 
 # -- viper on armv6m against the plain references ------------------------------------------------

@@ -34,7 +34,9 @@
 # On the RP2040 itself (HW: the rp2 port with its own machine module) a step scans PER_STEP_HW = 4
 # banks in one viper call, scan_rp2(): the select pins through SIO's GPIO_OUT_SET / _CLR and each
 # conversion through the ADC's CS and RESULT registers (the same pins moved in the same order, the
-# same 12-bit reading scaled as read_u16() scales it), then settle(). Python calls are the costly
+# same 12-bit reading scaled as read_u16() scales it), each reading through settle()'s arithmetic
+# while the next one converts (written out there: tests/test_rp2040.py holds it to settle() on the
+# chip, exactly). Python calls are the costly
 # part there (about 30 us each on the emulated chip), so the step's own Python and the loop
 # turn's (app.step) are paid 4 times a frame instead of 16. Everywhere else (the unix port, the
 # simulator, CPython, the chip running the simulator's stand-in) a step is one bank as above.
@@ -122,22 +124,34 @@ def scan_rp2(pos: int, bank: int, n: int, hwp: ptr8, raw, base, acc, grid, jump:
     read_bank()'s reads without a runtime call: each channel pin through SIO's GPIO_OUT_SET / _CLR
     (hwp: the channel pins' GPIO numbers [0:4], the bank pins' [4:8], the ADCs' inputs [8:11]),
     each conversion started in the ADC's CS (AINSEL: the input) and waited for, RESULT scaled to
-    16 bits as read_u16() scales it (12 bits: r << 4 | r >> 8); then settle(). Returns settle()'s
-    count summed << 8 | the bank code << 4 | the next position (no array for them: heap).
-    One call a loop turn: the Python around a bank's two calls cost as much as the reads
-    (docs/performance.md)."""
+    16 bits as read_u16() scales it (12 bits: r << 4 | r >> 8) into raw (by slot), and each
+    reading through settle()'s arithmetic (its baseline, clamp, smoothing, jump and drift count:
+    the same operations, written out here) while the next conversion runs: a conversion takes 2
+    us, settle's work on a pad about as long, and settle() called per bank cost its arguments'
+    conversion besides (issue 13: a frame's reads 4.9 -> 3.6 ms; docs/performance.md). Each pad
+    is one slot of the bank (SCAN_GRID), read once, so the order the pads are settled in changes
+    nothing. Returns the pads counted summed << 8 | the bank code << 4 | the next position (no
+    array for them: heap). One call a loop turn: the Python around a bank's calls cost as much
+    as the reads (docs/performance.md)."""
     gray = ptr8(GRAY)
     flip = ptr8(FLIP)
     sp = ptr8(SEQ_PIN)
     ss = ptr8(SEQ_SLOT)
     sm = ptr8(SEQ_MASK)
+    sg = ptr16(SCAN_GRID)
     sio = ptr32(_SIO_BASE)
     adc = ptr32(_ADC_BASE)
     rw = ptr16(raw)
+    bs = ptr16(base)
+    ac = ptr32(acc)
+    gd = ptr16(grid)
+    rf = ptr16(ref)
     c0 = _CS_START | (int(hwp[8]) << 12)
     c1 = _CS_START | (int(hwp[9]) << 12)
     c2 = _CS_START | (int(hwp[10]) << 12)
     nj = 0
+    q = -1                  # the reading settle()'s arithmetic is owed: its SCAN_GRID index ...
+    qv = 0                  # ... and its value (-1: none)
     while n > 0:
         code = int(gray[pos])
         if code != bank:
@@ -148,6 +162,7 @@ def scan_rp2(pos: int, bank: int, n: int, hwp: ptr8, raw, base, acc, grid, jump:
             else:
                 sio[6] = 1 << int(hwp[4 + b])
         # (a real board: the muxes settle here, see HallScanner.step)
+        row = code * _SLOTS
         t = pos << 4
         end = t + 16
         while t < end:
@@ -159,30 +174,69 @@ def scan_rp2(pos: int, bank: int, n: int, hwp: ptr8, raw, base, acc, grid, jump:
                     sio[6] = 1 << int(hwp[f >> 1])
             i = int(ss[t])
             m = int(sm[t])
-            if m & 1:
-                adc[0] = c0
-                while (adc[0] & _CS_READY) == 0:
-                    pass
-                v = adc[1]
-                rw[i] = (v << 4) | (v >> 8)
-            if m & 2:
-                adc[0] = c1
-                while (adc[0] & _CS_READY) == 0:
-                    pass
-                v = adc[1]
-                rw[i + 1] = (v << 4) | (v >> 8)
-            if m & 4:
-                adc[0] = c2
-                while (adc[0] & _CS_READY) == 0:
-                    pass
-                v = adc[1]
-                rw[i + 2] = (v << 4) | (v >> 8)
+            k = 0
+            while k < 3:
+                if (m >> k) & 1:
+                    if k == 0:
+                        adc[0] = c0
+                    elif k == 1:
+                        adc[0] = c1
+                    else:
+                        adc[0] = c2
+                    if q >= 0:
+                        # the reading before, while this one converts: settle()'s pad (every
+                        # slot read has a pad: SEQ_MASK is made from SCAN_GRID)
+                        g = int(sg[q])
+                        v = qv - int(bs[g])
+                        if v > 32767:
+                            v = 32767
+                        elif v < -32767:
+                            v = -32767
+                        v = v << 4
+                        a = int(ac[g]) - ACC_BIAS
+                        d = v - a
+                        if d > 0 - jump and d < jump:
+                            v = a + (d >> sh)
+                            e = ((v + 8) >> 4) + REF_BIAS - int(rf[g])
+                            if e > drift or e < 0 - drift:
+                                nj += 1
+                        else:
+                            nj += 1
+                        ac[g] = v + ACC_BIAS
+                        gd[g] = (v + 8) >> 4
+                    while (adc[0] & _CS_READY) == 0:
+                        pass
+                    v = adc[1]
+                    v = ((v << 4) | (v >> 8)) & 0xFFFF     # (as raw holds it)
+                    rw[i + k] = v
+                    q = row + i + k
+                    qv = v
+                k += 1
             t += 1
-        nj += int(settle(raw, code * _SLOTS, base, acc, grid, jump, sh, ref, drift))
         pos = (pos + 1) & 15
         n -= 1
         if pos == 0:
             break
+    if q >= 0:
+        # the last reading (the same arithmetic as above)
+        g = int(sg[q])
+        v = qv - int(bs[g])
+        if v > 32767:
+            v = 32767
+        elif v < -32767:
+            v = -32767
+        v = v << 4
+        a = int(ac[g]) - ACC_BIAS
+        d = v - a
+        if d > 0 - jump and d < jump:
+            v = a + (d >> sh)
+            e = ((v + 8) >> 4) + REF_BIAS - int(rf[g])
+            if e > drift or e < 0 - drift:
+                nj += 1
+        else:
+            nj += 1
+        ac[g] = v + ACC_BIAS
+        gd[g] = (v + 8) >> 4
     return (nj << 8) | (bank << 4) | pos
 
 
