@@ -113,11 +113,13 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 185_100,      # (171.6 KB after the app split and issues 12-13's
-                     "shift": 184_000}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+PICO_ESTIMATE_MAX = {"hall": 186_700,      # (171.6 KB after the app split and issues 12-13's
+                     "shift": 185_400}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # hall 185,026 B with hallfirst's register scan settling each reading while the next converts
-# (hall_scan.mpy +1.3 KB of code: a stock .mpy deployment only; frozen, the chip's heap after boot
-# is main's, tests/test_rp2040.py -k heap_free)
+# (hall_scan.mpy +1.3 KB of code), then hall 186,556 B / shift 185,298 B with the tracker's carried
+# matching and its follows in viper (tracker._carry, tracker.mpy 10,868 -> 13,895 B of armv6m
+# code): a stock .mpy deployment only; frozen, the chip keeps 48 B less than main free after boot
+# (tests/test_rp2040.py -k heap_free)
 # hall 185,379 -> 183,966 B, shift 187,305 -> 183,412 B with heaproom's fault monitor (the presence
 # pads' faulty pads a bit a pad, the hall muxes' pads read from the scan map; `python -m
 # bench.memory --display both`, 2026-12-03): the budgets taken down with them so that the room
@@ -166,8 +168,9 @@ PICO_ESTIMATE_MAX = {"hall": 185_100,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 166_100     # (165,981 B with hallfirst's register scan settling each reading
-# while the next converts, hall_scan.mpy +1.3 KB; 164,687 B merged 2026-12-03 (session 18): hallverdict's paced refresh
+MPY_TOTAL_MAX = 169_100     # (169,008 B with hallfirst's tracker._carry in viper, tracker.mpy
+# +3.0 KB; 165,981 B with its register scan settling each reading while the next converts,
+# hall_scan.mpy +1.3 KB; 164,687 B merged 2026-12-03 (session 18): hallverdict's paced refresh
 # fit and verdict turn (app, hall_follow, hall_locate, tracker), takebeside's take rule, heaproom's
 # fault monitor; 164,020 B merged 2026-12-03 (session 17): journalstep's stepped
 # preparation, journal.mpy +125 B; presmove's search units timed, presence_locate.mpy +340 B;

@@ -11,6 +11,8 @@
 #   a change   both of the last two                     (a hand rearranged chips)
 # Chips keep their slot from one rest to the next, so the rules can tell the big chips apart.
 # RAM: about 400 bytes. Allocation-free after construction.
+import sys
+import micropython
 from micropython import const
 from array import array
 import time
@@ -56,6 +58,160 @@ _TIDY = const(8)
 # Tracker.OFF_SLID and its square (_follow: a constant, no lookup on the chip)
 _OFF_SLID = const(100)
 _OFF_SLID2 = const(_OFF_SLID * _OFF_SLID)
+
+if sys.implementation.name != "micropython":
+    def ptr8(x):            # CPython: _carry runs as plain Python over the arrays
+        return x
+
+    def ptr32(x):
+        return x
+
+
+@micropython.viper
+def _carry(tr, loc, n: int) -> int:
+    """Tracker._track's matching carried over (see there), in machine code (issue 13: the check
+    and the four _follow()s were 1.3 ms of the settle window's first frame with four chips on
+    the chip, some 25 attribute lookups a chip): how many tracked chips are seen, each exactly at
+    the fit it followed last (claimed_by - 1 < n, its kind), no two of one kind at one place; -1
+    if one is not, or one present is not seen. Where that is all n of the locator's chips, also
+    what _track then writes: claimed cleared, each seen chip's _follow(i, claimed_by - 1) (the
+    same operations in the same order; a moved chip's _graze called as there), claimed_by of the
+    unseen ones cleared, claimed[_TIDY]. Positions within +-2**14 (the board's within +-5000): a
+    sum of squares stays below 2**31. A 64-bit port loads an array('i') word without its sign:
+    the values compared by size are taken back to it (equalities compare words). Three
+    arguments: a viper call with many allocates its argument array on the chip."""
+    seen = ptr8(tr.seen)
+    present = ptr8(tr.present)
+    cb = ptr8(tr.claimed_by)
+    kind = ptr8(tr.kind)
+    tx = ptr32(tr.tx)
+    ty = ptr32(tr.ty)
+    lk = ptr8(loc.kind)
+    lx = ptr32(loc.x)
+    ly = ptr32(loc.y)
+    c = 0
+    i = 0
+    while i < MAX:
+        if int(seen[i]) == 0:
+            if int(present[i]) != 0:
+                return -1
+        else:
+            j = int(cb[i]) - 1
+            xi = int(tx[i])
+            yi = int(ty[i])
+            ki = int(kind[i])
+            if j < 0 or j >= n or int(lx[j]) != xi or int(ly[j]) != yi or int(lk[j]) != ki:
+                return -1
+            q = 0
+            while q < i:
+                if int(seen[q]) != 0 and int(tx[q]) == xi and int(ty[q]) == yi and \
+                        int(kind[q]) == ki:
+                    return -1
+                q += 1
+            c += 1
+        i += 1
+    if c != n:
+        return c
+    claimed = ptr8(tr.claimed)
+    ls = ptr32(loc.strength)
+    lw = ptr32(loc.wander)
+    lu = ptr32(loc.unc)
+    sx = ptr32(tr.x)
+    sy = ptr32(tr.y)
+    ts = ptr32(tr.ts)
+    rs = ptr32(tr.rs)
+    faded = ptr8(tr.faded)
+    weak = ptr8(tr.weak)
+    weak_t = ptr32(tr.weak_t)
+    tunc = ptr32(tr.tunc)
+    tw = ptr32(tr.tw)
+    moved = ptr8(tr.moved)
+    order = ptr8(tr.move_order)
+    mf = ptr8(tr.mf)
+    mdx = ptr32(tr.mdx)
+    mdy = ptr32(tr.mdy)
+    graded = int(tr.graded)
+    ms = int(tr.MOVE_STRENGTH)
+    tol = int(tr.MOVE_TOL)
+    mtol = int(tr.move_tol)
+    fq = int(tr.FADED_Q)
+    now = int(tr.now)
+    afr = int(tr.afr)
+    nm = int(tr.n_moved)
+    w16 = 65536             # (w16 * w16: 2**32 on a 64-bit port, where it is used)
+    j = 0
+    while j < 8:
+        claimed[j] = 0
+        j += 1
+    tidy = 1
+    i = 0
+    while i < MAX:
+        if int(seen[i]) == 0:
+            cb[i] = 0
+            i += 1
+            continue
+        # _follow(i, j)
+        j = int(cb[i]) - 1
+        claimed[j] = 1
+        x = int(lx[j])
+        if (x >> 29) > 3:
+            x -= w16 * w16
+        y = int(ly[j])
+        if (y >> 29) > 3:
+            y -= w16 * w16
+        st = int(ls[j])
+        if (st >> 29) > 3:
+            st -= w16 * w16
+        w = int(lw[j])
+        if (w >> 29) > 3:
+            w -= w16 * w16
+        tx[i] = x
+        ty[i] = y
+        ts[i] = st
+        v = int(sx[i])
+        if (v >> 29) > 3:
+            v -= w16 * w16
+        dx = x - v
+        v = int(sy[i])
+        if (v >> 29) > 3:
+            v -= w16 * w16
+        dy = y - v
+        d = dx * dx + dy * dy
+        if st < ms and d <= _OFF_SLID2:
+            faded[i] = 1
+        if graded:
+            t = tol + w
+            v = int(rs[i])
+            if (v >> 29) > 3:
+                v -= w16 * w16
+            if st * 8 < v * fq and d <= t * t:
+                weak[i] = 1             # weaker where it lay (_finish: a lift, or a flick)
+                weak_t[i] = now
+            else:
+                weak[i] = 0
+        else:
+            weak[i] = 0
+        tunc[i] = lu[j]
+        tw[i] = w
+        if int(moved[i]) != 0:
+            if not graded:
+                tr._graze(i, x, y)
+        elif st >= ms:
+            t = mtol + w
+            if d > t * t:
+                moved[i] = 1
+                nm += 1
+                order[i] = nm
+                mf[i] = afr
+                mdx[i] = dx
+                mdy[i] = dy
+        if int(weak[i]) != 0:
+            tidy = 0
+        i += 1
+    tr.n_moved = nm
+    claimed[_TIDY] = tidy
+    return c
+
 
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest ...
@@ -616,6 +772,16 @@ class Tracker:
                 if seen[i]:
                     self.tunc[i] = unc[cb[i] - 1]
             return
+        # The matching carried over: every tracked chip is seen and lies exactly at the fit it
+        # followed last (cb), no two of one kind at one place, and those are all the locator's
+        # chips: the first pass below would match each to that fit (at distance 0, the only one
+        # there), the others would find nothing left, and _ghosts no chip unclaimed, so only
+        # the follows are made. (Issue 13: the settle window's first frame, the activity begun
+        # with every chip where the frame before saw it, matched four chips afresh: 1.8 ms of
+        # an 11.2 ms frame on the chip.) _carry checks it and makes the follows, in machine code
+        # (1.3 ms of that frame in Python); else (not all of them) the passes
+        if not loc.hand and _carry(self, loc, n) == n:
+            return
         lk = loc.kind
         lx = loc.x
         ly = loc.y
@@ -626,47 +792,6 @@ class Tracker:
         cb = self.claimed_by
         present = self.present
         weak = self.weak
-        # The matching carried over: every tracked chip is seen and lies exactly at the fit it
-        # followed last (cb), no two of one kind at one place, and those are all the locator's
-        # chips: the first pass below would match each to that fit (at distance 0, the only one
-        # there), the others would find nothing left, and _ghosts no chip unclaimed, so only
-        # the follows are made. (Issue 13: the settle window's first frame, the activity begun
-        # with every chip where the frame before saw it, matched four chips afresh: 1.8 ms of
-        # an 11.2 ms frame on the chip.) Else (c < 0, or not all of them) the passes
-        c = -1 if loc.hand else 0
-        if c == 0:
-            for i in range(MAX):
-                if not seen[i]:
-                    if present[i]:
-                        c = -1
-                        break
-                    continue
-                j = cb[i] - 1
-                xi = tx[i]
-                yi = ty[i]
-                ki = kind[i]
-                if j < 0 or j >= n or lx[j] != xi or ly[j] != yi or lk[j] != ki:
-                    c = -1
-                    break
-                for q in range(i):
-                    if seen[q] and tx[q] == xi and ty[q] == yi and kind[q] == ki:
-                        c = -1
-                if c < 0:
-                    break
-                c += 1
-        if c == n:
-            for j in range(8):
-                claimed[j] = 0
-            tidy = 1
-            for i in range(MAX):
-                if seen[i]:
-                    self._follow(i, cb[i] - 1)
-                    if weak[i]:
-                        tidy = 0
-                else:
-                    cb[i] = 0
-            claimed[_TIDY] = tidy
-            return
         for j in range(8):
             claimed[j] = 0
         tidy = 1 if n <= 8 and not loc.hand else 0
