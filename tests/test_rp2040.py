@@ -503,7 +503,7 @@ out["grid_pin"], out["lows_pin"], out["us_pin"] = res[1]
 out["present"] = [g for g in range(len(BT.PAD_PRESENT)) if BT.PAD_PRESENT[g]]
 out["cols"], out["zero"] = BT.PAD_COLS, BT.ADC_ZERO
 # scan_rp2 settles each reading itself (while the next one converts): against settle() on the
-# same readings, exactly. One bank a call, every bank position twice, from states drawn near the
+# same readings, exactly. One bank a call, every bank position once, from states drawn near the
 # limits (as EDGES' settle() below): baselines at either end of 16 bits (the clamp), averages
 # near +-2**19 (x16), fitted readings at either end, jump 0 (every pad jumps) to 2**30 - 1 (none),
 # smoothing shifts 0 - 15, drift 0 - 2**30 - 1. The bank's pads are drawn; the rest of the arrays
@@ -516,7 +516,7 @@ N = len(sc.grid)
 B19 = 1 << 19
 bad = []
 kinds = [0, 0, 0, 0]                # pads smoothed, smoothed and drifted, jumped, clamped
-for trial in range(32):
+for trial in range(16):
     random.seed(trial)
     row = HS.GRAY[sc.pos] * 48
     for s in range(48):
@@ -531,7 +531,7 @@ for trial in range(32):
         sc.ref[g] = (0, 65535, random.getrandbits(16), HS.REF_BIAS)[random.getrandbits(2)]
         sc.grid[g] = random.getrandbits(16) - 32768
     jump = (0, 16, random.getrandbits(21), (1 << 30) - 1)[trial & 3]
-    sh = (0, 2, 4, 15)[(trial >> 3) & 3]
+    sh = (0, 2, 4, 15)[(trial >> 2) & 3]
     drift = (0, 1, random.getrandbits(16), (1 << 30) - 1)[(trial >> 1) & 3]
     b0 = array('H', sc.baseline)
     a0 = array('i', sc.acc)

@@ -292,7 +292,7 @@ def test_the_carry_in_viper_equals_the_plain_check_and_follows(runtime, tmp_path
 @pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
 def test_the_carry_in_viper_on_the_chip(tmp_path):
     from boardsim.rp2040 import probe
-    job = {"seed": 13, "cases": 160}
+    job = {"seed": 13, "cases": 100}
     r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
                          await_ms=300000, wait_ms=100, settle_ms=0)
     got = r.events[-1]
