@@ -9,8 +9,9 @@ within +-2**14 (presence +-2**13: see TARGET; negative ones: a 64-bit port loads
 fits off the snapshot by 0, around the slide's 10 mm, around either move tolerance (+ wander),
 far; strengths around MOVE_STRENGTH and around FADED_Q / 8 of the rest strength (the faded, weak
 and moved rules' edges); chips moved before (presence: `_graze`), move counts, frame numbers and
-clocks up to their limits; both kinds of locator (graded: hall; presence). Every value both
-trackers keep is compared after every case. Under the MicroPython unix port with the heap locked
+clocks up to their limits; both kinds of locator (graded: hall; presence). Every array and
+count the check, the follows and `_graze` read or write (ARRAYS, INTS) is compared after every
+case, with the result. Under the MicroPython unix port with the heap locked
 around the call, CPython, and the emulated RP2040 (its 32-bit words; skipped with the reason
 without one).
 """
