@@ -1,11 +1,11 @@
 """A row of chips lying still is not "moved" by a verdict elsewhere on the board (hall pads,
-docs/sensing.md "A still row fitted again"). Three big chips side by side 3.5 mm apart across
-the trapper's Zenn line (the Trap Zenn opening, as players line them up: the line is 126 mm
-long, the three 117 mm) have a merged field that is flat along the row: fitted afresh on each
-verdict's settled frame, the row's fit slid along it by 2 - 11 mm with nothing touched. The
-tracker took such a slide for a move: the small chip put down in the centre circle, 250 mm
-away, gave a phantom trapper's shot (a sure one, turn shot 1 gone, on main before branch
-rowflip). Now a chip the last verdict's fit placed keeps that fit until its pads miss it.
+docs/sensing.md "A still chip keeps the verdict's fit"). Three big chips side by side 3.5 mm
+apart across the trapper's Zenn line (the Trap Zenn opening, as players line them up: the line
+is 126 mm long, the three 117 mm) have a merged field that is flat along the row: fitted afresh
+on each verdict's settled frame, the row's fit slid along it with nothing touched. The tracker
+took such a slide for a move: the small chip put down in the centre circle, 250 mm away, gave a
+phantom trapper's shot (a sure one, turn shot 1 gone, on main before branch rowflip). Now a chip
+the last verdict's fit placed keeps that fit until its pads miss it.
 
 Played through the real firmware on the simulated table, both runtimes, both front ends (the
 presence pads see no such slide: the same game must come out).

@@ -621,6 +621,7 @@ def copy(self, src, dst):
     self.err[dst] = self.err[src]
     self.sub[dst] = self.sub[src]
     self.moved[dst] = self.moved[src]
+    self.kept[dst] = self.kept[src]
     self.outlier[dst] = self.outlier[src]
     self.serr[dst] = self.serr[src]
 

@@ -39,13 +39,15 @@ def follow(self, grid):
     qm = self.qm
     fe = self.fe
     moved = self.moved
+    kept = self.kept
     for i in range(pn):
         qx[i] = self.x[i]
         qy[i] = self.y[i]
         qa[i] = self.amp[i]
         qe[i] = self.werr[i]
-        # (bit 1: fitted by the frame before's _follow, fe 0 there; a settled fit leaves fe 1)
-        qm[i] = self.moved[i] | (2 if fe[i] == 0 else 0)
+        # (bit 1: fitted by the frame before's _follow, fe 0 there; a settled fit leaves fe 1;
+        # bit 2: kept, the last refresh's fit)
+        qm[i] = self.moved[i] | (2 if fe[i] == 0 else 0) | (4 if kept[i] else 0)
         self.qs[i] = self.serr[i]
         self.qo[i] = self.outlier[i]
         qclaim[i] = 0
@@ -75,6 +77,7 @@ def follow(self, grid):
                 best = q
         fe[i] = 0
         moved[i] = 1
+        kept[i] = 0
         if best < 0:
             continue
         # it starts where it was (a chip lying still stays there if that still fits its
@@ -85,7 +88,8 @@ def follow(self, grid):
         self.y[i] = qy[best]
         fe[i] = qe[best] + self.FOLLOW_ERR
         # (bit 1 kept: fitted in the frame before, fitted again below however well it fits)
-        moved[i] = qm[best]
+        moved[i] = qm[best] & 3
+        kept[i] = qm[best] >> 2
         self.serr[i] = self.qs[best]
         self.outlier[i] = self.qo[best]
         if bd >= near2:
@@ -148,6 +152,8 @@ def follow(self, grid):
         self.y0[n] = qy[q]
         fe[n] = qe[q] + self.FOLLOW_ERR
         moved[n] = qm[q] & 1
+        # (as strong as its pads read by a hole: a fit of its own now, not the refresh's)
+        kept[n] = qm[q] >> 2 if self.amp[n] == qa[q] else 0
         self.serr[n] = self.qs[q]
         self.outlier[n] = self.qo[q]
         n += 1
@@ -169,6 +175,7 @@ def follow(self, grid):
                 if e > f:
                     # moved far: from the seed
                     self._restore(i)
+                    kept[i] = 0
                     self.x[i] = self.x0[i]
                     self.y[i] = self.y0[i]
                     self._model(i, -1)
@@ -193,6 +200,7 @@ def follow(self, grid):
             self.gk = 1
             self._fit_group()
             moved[i] = 1
+            kept[i] = 0
             fe[i] = 0
             fits += 1
             if force:
@@ -286,8 +294,10 @@ def settle(self, grid):
         if not self.moved[i] and self._win_err(i) > self.werr[i] + self.SETTLE_ERR:
             self.moved[i] = 1
         if self.moved[i]:
-            self._group(i, n)
+            gk = self._group(i, n)
             self._fit_group()
+            for q in range(gk):
+                self.kept[self.gm[q]] = 0
     if self.pace & 16:
         return n                # (paced: more of it in the next call)
     sep2 = self.MIN_SEP * self.MIN_SEP
@@ -301,6 +311,11 @@ def settle(self, grid):
         # (a chip left where it lay, weaker, is fading there as a hand lifts it: _follow kept
         # it as strong as its pads read, where _find would not seed it, by a cup's hole)
         weak = 4 * a < 3 * r
+        # (a kept chip, the last refresh's fit not fitted again, passed these then or was
+        # _find's: the search again would only draw its row's fit anew; a moved chip come
+        # within MIN_SEP of it is looked at from the moved one's side)
+        if self.kept[i]:
+            continue
         if ((weak and self.moved[i]) or self.err[i] > self.SPLIT_ERR
                 or self._nearest(i, n, -1, sep2) >= 0 or (not weak and self._odd(i))):
             return self._find(grid)

@@ -285,11 +285,14 @@ class Locator:
         self.qe = array('i', bytes(4 * MAX_FOUND))
         self.werr = array('i', bytes(4 * MAX_FOUND))    # _win_err of each chip found
         self.moved = bytearray(MAX_FOUND)   # 1: fitted by _follow since the last full fit
+        # 1: chip i's fit is the one the last refresh made (the tracker's rest position), not
+        # fitted since: refresh() leaves it, unless its pads no longer fit it (_settle)
+        self.kept = bytearray(MAX_FOUND)
         self.serr = array('i', bytes(4 * MAX_FOUND))    # err at the last full fit
         self.qs = array('i', bytes(4 * MAX_FOUND))
         self.qo = array('h', bytes(2 * MAX_FOUND))
         self.qm = bytearray(MAX_FOUND)
-        self.followed = 0    # 1: the result is _follow's
+        self.followed = 0    # 1: the result is _follow's, 2: refresh() asked for a fit
         self.fe = array('i', bytes(4 * MAX_FOUND))      # _follow: fit chip i beyond this
         self.iters = 0       # Gauss-Newton iterations of a fit at most (0: MAX_ITER and more)
         self.fits = 0        # single-chip fits made by the last _follow (the bench reads it)
@@ -413,15 +416,19 @@ class Locator:
 
     def refresh(self):
         """The tracker takes the chips' positions now that the board rests: the next find()
-        fits every chip again, jointly with its neighbours, on the settled readings (_settle;
-        the whole search if that does not explain them), instead of keeping a fit made while a
-        chip crept to rest or on readings still settling (issue 12). Once per shot. A chip
-        fitted without a misreading pad (outlier, _reject) keeps that fit: fitted again with
-        the pad, it lands far off and too weak, and is no longer near enough to be rejected."""
+        fits every chip fitted since the last refresh again, jointly with its neighbours, on the
+        settled readings (_settle; the whole search if that does not explain them), instead of
+        keeping a fit made while a chip crept to rest or on readings still settling (issue 12).
+        Once per shot. A chip fitted without a misreading pad (outlier, _reject) keeps that fit:
+        fitted again with the pad, it lands far off and too weak, and is no longer near enough
+        to be rejected. A chip not fitted since the last refresh (kept) keeps its fit too, unless
+        its pads now miss it (_settle, SETTLE_ERR): fitted again on new noise, a row of chips'
+        joint fit slid along the row by up to 11 mm, which the tracker took for a move (a
+        phantom shot; docs/sensing.md, "A still chip keeps the verdict's fit")."""
         for i in range(self.n):
-            if self.outlier[i] < 0:
+            if self.outlier[i] < 0 and not self.kept[i]:
                 self.moved[i] = 1
-        self.followed = 1
+        self.followed = 2       # (the settled fit it asks for is the next rest's: _finish)
         self.still_fit = 0
         # on the chip that fit is paced over the loop turns after its frame (settle; issue 13:
         # 11.5 ms with four chips, and the tracker's verdict after it, in one turn)
@@ -599,6 +606,7 @@ class Locator:
             i += 1
         for i in range(n):
             self.moved[i] = 1       # all fitted afresh
+            self.kept[i] = 0
         return self._finish(n, grid, True)
 
 
@@ -631,6 +639,10 @@ class Locator:
                 self.serr[i] = self.err[i]
                 self.fe[i] = 1      # not fitted by _follow (its next frame's test, hall_follow)
         self.pn = n
+        if settled and self.followed == 2:
+            # the fit refresh() asked for: the positions the tracker takes as the rest's
+            for i in range(n):
+                self.kept[i] = 1
         self.followed = 0 if settled else 1
         lim = self.GROUP * self.GROUP
         for i in range(n):
