@@ -536,6 +536,7 @@ def print_fault_table(rows):
 # what a frame in the window spends that a frame at rest does not
 SETTLE = r"""
 import time
+import micropython
 import json
 from array import array
 sb = __main__.sb
@@ -547,6 +548,11 @@ POS = "pos" if HALL else "row"
 gc.collect()
 TM = [0]
 TL = []
+# each turn under heap_lock as main.py runs it (the frames' locals on the C stack: unlocked, a
+# call's heap block is searched for, as long as the heap's layout makes it, and the figures moved
+# with this script's own lists; docs/performance.md, "Frames on the C stack"); the wrapped passes
+# below unlocked (their wrappers allocate): their parts' figures include those searches
+LOCK = [1]
 def frame():
     # (a frame's turns: to the one that ends it, and the turns of a refresh fit spread after it,
     # which scan nothing: app.step's _PUT_FIT, 0xC00; TM[0]: its longest turn)
@@ -555,8 +561,17 @@ def frame():
     TL.clear()
     while True:
         t0 = time.ticks_us()
-        sb.step()
+        if LOCK[0]:
+            micropython.heap_lock()
+            try:
+                sb.step()
+            finally:
+                micropython.heap_unlock()
+        else:
+            sb.step()
         d = time.ticks_diff(time.ticks_us(), t0)
+        if sb.need_service:
+            sb.service()        # (as main.py: outside the turn, untimed)
         TL.append(d)
         t += d
         if d > tm:
@@ -626,6 +641,7 @@ def parts(frames):
     return t
 wr = []
 WVT = []
+LOCK[0] = 0
 for _ in range(2):
     while getattr(sc, POS) != 0:
         sb.step()
