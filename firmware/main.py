@@ -19,14 +19,8 @@ sb.boot()
 # commands from the host on the USB serial console, one per line (tools/calibrate)
 console = select.poll()
 console.register(sys.stdin, select.POLLIN)
-# Each turn with the heap locked, as the tests run it: the turn allocates nothing, and a call of
-# a function whose locals and stack take over 11 words then keeps them on the C stack. Unlocked,
-# MicroPython puts them in a heap block for the call (m_new_obj_var_maybe), found by a search of
-# the heap's free blocks that lasts as long as the heap's layout makes it: 0.07 - 0.33 ms more a
-# call on the chip, a 16-step frame 1.4 - 4.1 ms longer, and by how much changing with whatever was
-# allocated outside the turns (issue 13: docs/performance.md, "Frames on the C stack"). A turn
-# that did allocate (what tests/test_rp2040.py's locked loop looks for) raises MemoryError: the
-# loop stops, the watchdog restarts the chip and the journal brings the game back
+# each turn with the heap locked, as the tests run it: a call's locals then go on the C stack,
+# not into a heap block searched for (issue 13: docs/performance.md, "Frames on the C stack")
 idle = 0
 while True:
     micropython.heap_lock()

@@ -171,7 +171,8 @@ PICO_ESTIMATE_MAX = {"hall": 186_700,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
-MPY_TOTAL_MAX = 169_700     # (merged 2026-12-03 (session 19) with rowflip's kept fits, +491 B;
+MPY_TOTAL_MAX = 170_000     # (merged 2026-12-03 (session 19) with rowflip's kept fits, +491 B,
+# and settlewin's locked turns in main.py (kept as source), +305 B;
 # 169,008 B with hallfirst's tracker._carry in viper, tracker.mpy
 # +3.0 KB; 165,981 B with its register scan settling each reading while the next converts,
 # hall_scan.mpy +1.3 KB; 164,687 B merged 2026-12-03 (session 18): hallverdict's paced refresh
