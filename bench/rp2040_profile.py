@@ -134,6 +134,7 @@ print(json.dumps(r))
 # (ticks_ms when the last call that sent to them, flush() or service(), returned: the screen is
 # shown then, whatever the rest of that step does)
 LOOP = r'''
+import micropython
 import time
 import json
 from array import array
@@ -179,7 +180,11 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     t0 = time.ticks_us()
     if not tr.at_rest():
         moving = 1
-    idle = sb.step()
+    micropython.heap_lock()         # (as main.py: "Frames on the C stack")
+    try:
+        idle = sb.step()
+    finally:
+        micropython.heap_unlock()
     t1 = time.ticks_us()
     d = time.ticks_diff(t1, t0)
     fw += d
