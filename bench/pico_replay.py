@@ -32,7 +32,6 @@ def norm(line):
     except ValueError:
         return line
     a.pop("cpu_us", None)
-    a.pop("skipped", None)      # (the host's: how many of the instructions it counted, not ran)
     if a.get("stderr") == "":
         a.pop("stderr")
     return json.dumps(a, sort_keys=True)

@@ -175,60 +175,6 @@ def test_a_warm_emulators_session_starts_as_a_new_node_process_does():
     assert cold[4].startswith("pico.mjs:"), cold[4]
 
 
-# -- the ADC's busy-wait: pico.mjs counts the turns of a wait for a conversion it can skip (they
-# end before the conversion's alarm and change nothing, pico.mjs skipPoll()); counted or run, the
-# chip is at the same instruction, cycle and time at every slice's end ----------------------------
-# A program in flash (pico.mjs starts at the flash's first word): 200 conversions started in the
-# ADC's CS, each waited for by reading CS until READY (as the hall scan's viper code does), then
-# the core sleeps.
-ADC_WAITS = bytes.fromhex(
-    "0648"      # ldr  r0, =0x4004c000   (the ADC's CS)
-    "0121"      # movs r1, #1            (EN)
-    "0160"      # str  r1, [r0]
-    "c824"      # movs r4, #200
-    "0521"      # movs r1, #5            (EN | START_ONCE)      loop:
-    "0160"      # str  r1, [r0]
-    "0268"      # ldr  r2, [r0]                                wait:
-    "520a"      # lsrs r2, r2, #9        (READY into carry)
-    "fcd3"      # bcc  wait
-    "013c"      # subs r4, #1
-    "f8d1"      # bne  loop
-    "30bf"      # wfi
-    "fde7"      # b    wfi
-    "0000"
-    "00c00440"  # .word 0x4004c000
-)
-
-
-def _adc_wait_answers(tmp_path, monkeypatch, mode):
-    from boardsim.rp2040.chip import Pico
-    monkeypatch.setenv("ZENN_PICO_POLL", mode)
-    image = tmp_path / "adc_waits.bin"
-    image.write_bytes(ADC_WAITS)
-    got = []
-    with Pico(str(image), images.find_bootrom(), node=images.node(), server="") as pico:
-        pico.power(True)
-        for us in range(1, 520):            # a slice's end every us: most fall inside a wait
-            pico.run(us)
-            st = pico.stats()
-            got.append((st["t"], st["instructions"], st["cycles_ns"]))
-        skipped = pico.stats()["skipped"]
-    return got, skipped
-
-
-@pytest.mark.skipif(NODE_WHY is not None, reason=f"no emulator here: {NODE_WHY}")
-@needs_chip
-def test_the_adcs_busy_wait_counted_not_run_leaves_the_chip_where_running_it_does(tmp_path, monkeypatch):
-    stepped, none = _adc_wait_answers(tmp_path, monkeypatch, "step")
-    counted, skipped = _adc_wait_answers(tmp_path, monkeypatch, "skip")
-    assert none == 0
-    # most of each wait's turns counted, not run (3 instructions a turn, ~40 turns a conversion)
-    assert skipped > 200 * 3 * 20, skipped
-    # the 200 conversions end in the slices (then the core sleeps: no instruction more)
-    assert stepped[-1][1] == stepped[-50][1] and stepped[100][1] > stepped[50][1]
-    assert counted == stepped
-
-
 # -- the emulator's decoder: pico.mjs runs rp2040js's instructions through fastcore.mjs's table,
 # rp2040js's own bodies dispatched without its chain of tests; both must step alike -----------
 CORE_CHECK = os.path.join(ROOT, "boardsim", "rp2040", "corecheck.mjs")

@@ -233,9 +233,7 @@ let instructions;
 let coreWhy;                // undefined until the first power-on, then null (the table decoder) or why not
 let errText;                // a session's stderr, sent with the next answer (a warm server's host reads it)
 let cpu0;                   // the process's user CPU (us) when the session began
-let TRACE, WDT_TRACE, USB_IDLE_ZLP, POLL_SKIP;
-let pollSeen = false;       // the firmware read the ADC's CS while its conversion was under way
-let skipped;                // instructions of ADC waits counted without being run (the `stats` answer)
+let TRACE, WDT_TRACE, USB_IDLE_ZLP;
 
 // the state of a new process: a session's (opts: the image, the boot ROM, the flash filesystem,
 // its offset, and the environment's ZENN_PICO_* settings, as a process reads them)
@@ -284,12 +282,6 @@ function newSession(opts) {
   const usb = env.ZENN_PICO_USB || 'nak';
   if (usb !== 'nak' && usb !== 'zlp') throw new Error(`ZENN_PICO_USB=${usb}: nak (the default) or zlp`);
   USB_IDLE_ZLP = usb === 'zlp';
-  // ZENN_PICO_POLL=step runs every turn of the ADC's busy-wait (skipPoll(), below), for comparison
-  const poll = env.ZENN_PICO_POLL || 'skip';
-  if (poll !== 'skip' && poll !== 'step') throw new Error(`ZENN_PICO_POLL=${poll}: skip (the default) or step`);
-  POLL_SKIP = poll === 'skip';
-  pollSeen = false;
-  skipped = 0;
 }
 
 // what the process would write on its stderr: to the host with the next answer in a session
@@ -371,13 +363,6 @@ function wire(mcu) {
 
   // ADC: each conversion answered with the pad selected at its start (12 bits, as the chip's)
   const adc = mcu.adc;
-  const adcRead32 = adc.readUint32.bind(adc);
-  adc.readUint32 = (off) => {
-    // CS read while busy: the firmware may be waiting for the conversion (wdt.changed ends
-    // runUntil's inner loop, which then looks: skipPoll())
-    if (off === 0 && adc.busy && POLL_SKIP) { pollSeen = true; wdt.changed = true; }
-    return adcRead32(off);
-  };
   adc.onADCRead = (channel) => {
     adc.channelValues[channel] = adcRead(mcu, channel) >> 4;
     adc.currentChannel = channel;
@@ -522,100 +507,6 @@ function romCall(mcu, pc) {
   return true;
 }
 
-// The ADC's busy-wait skipped exactly (issue 15). The hall scan starts a conversion and reads
-// the ADC's CS until READY (firmware/sensing/hall_scan.py scan_rp2): 2 us of chip time, about 15
-// turns of a 12-instruction loop, 14 % of a hall run's instructions with main.py at rest. Every
-// turn while the conversion is under way is the same: the same registers and flags at the same
-// PC, nothing written, nothing read but SRAM, flash and CS. When the firmware reads CS while the
-// ADC is busy, the chip is stepped here, instruction by instruction as runUntil does, once round
-// to its next read of CS (each instruction checked first: a register operation, a branch, or a
-// load from SRAM, flash or CS; anything else and the loop goes on as usual); if it came back to
-// exactly the state it left, the turns that end before the next alarm (the conversion's end, or
-// any other) and before `limit` are counted, not run: the clock, the core's cycles and the
-// instruction count advanced by that many turns' worth. What the chip does next is what it would
-// have done: the state after m identical turns, no alarm, interrupt or peripheral touched between.
-const SRAM_BASE = 0x20000000, SRAM_END = 0x20042000, FLASH_END = FLASH_BASE + 0x200000;
-const ADC_CS = 0x4004c000;
-const POLL_TURN_MAX = 32;               // instructions in one turn of a wait, at most
-const POLL_TRIES = 3;                   // turns stepped to find two alike, at most
-const pollRegs = new Uint32Array(16);
-
-function plainLoad(addr, size) {
-  if (addr & (size - 1)) return false;
-  if (addr >= SRAM_BASE && addr + size <= SRAM_END) return true;
-  if (addr >= FLASH_BASE && addr + size <= FLASH_END) return true;
-  return addr === ADC_CS && size === 4;
-}
-
-// the instruction at PC changes nothing but registers and flags, and reads nothing but SRAM,
-// flash or the ADC's CS (Thumb-1 encodings, ARMv6-M ARM A5.2)
-function pureAt(mcu, r) {
-  const pc = r[15];
-  if (!((pc >= FLASH_BASE && pc < FLASH_END) || (pc >= SRAM_BASE && pc < SRAM_END))) return false;
-  const op = mcu.readUint16(pc);
-  if (op < 0x4700) return true;                         // shifts, add/sub/mov/cmp, ALU, hi-register ops
-  if (op < 0x4800) return false;                        // BX, BLX
-  if (op < 0x5000) return plainLoad(((pc + 4) & ~3) + ((op & 0xff) << 2), 4);      // LDR literal
-  if (op < 0x6000) {                                    // register offset: STR STRH STRB LDRSB LDR LDRH LDRB LDRSH
-    const kind = (op >> 9) & 7;
-    if (kind < 3) return false;
-    return plainLoad((r[(op >> 3) & 7] + r[(op >> 6) & 7]) >>> 0, kind === 4 ? 4 : kind === 5 || kind === 7 ? 2 : 1);
-  }
-  if (op < 0x9000) {                                    // immediate offset: word, byte, half-word
-    if (!(op & 0x0800)) return false;                   // (the stores)
-    const size = op < 0x7000 ? 4 : op < 0x8000 ? 1 : 2;
-    return plainLoad((r[(op >> 3) & 7] + ((op >> 6) & 31) * size) >>> 0, size);
-  }
-  if (op < 0xa000) return (op & 0x0800) !== 0 && plainLoad((r[13] + ((op & 0xff) << 2)) >>> 0, 4);  // LDR [SP]
-  if (op < 0xb000) return true;                         // ADR, ADD Rd, SP, #imm
-  const h = op & 0xff00, h6 = op & 0xffc0;
-  if (h === 0xb000 || h === 0xb200) return true;        // ADD/SUB SP, #imm; SXTH SXTB UXTH UXTB
-  if (h6 === 0xba00 || h6 === 0xba40 || h6 === 0xbac0) return true;   // REV REV16 REVSH
-  if (op === 0xbf00) return true;                       // NOP
-  return (op >= 0xd000 && op < 0xde00) || (op >= 0xe000 && op < 0xe800);   // B<cond>, B
-}
-
-function skipPoll(mcu, limit) {
-  const core = mcu.core, clock = mcu.clock, r = core.registers;
-  for (let tries = 0; tries < POLL_TRIES; tries++) {
-    if (core.waiting || core.interruptsUpdated || !mcu.adc.busy) return;
-    pollRegs.set(r);
-    const N = core.N, Z = core.Z, C = core.C, V = core.V;
-    const c0 = core.cycles, t0 = clock.nanosCounter;
-    // one turn, as runUntil steps it, to the next read of CS
-    let k = 0;
-    pollSeen = false;
-    while (!pollSeen) {
-      if (k === POLL_TURN_MAX || clock.nanosCounter >= limit || core.waiting || core.interruptsUpdated || !pureAt(mcu, r)) {
-        pollSeen = false;
-        return;
-      }
-      const dt = core.executeInstruction() * NS_PER_CYCLE;
-      instructions++;
-      k++;
-      const due = clock.nextAlarm;
-      if (due !== null && due.nanos <= clock.nanosCounter + dt) { clock.tick(dt); pollSeen = false; return; }
-      clock.nanosCounter += dt;
-    }
-    pollSeen = false;
-    let same = core.N === N && core.Z === Z && core.C === C && core.V === V;
-    for (let i = 0; same && i < 16; i++) same = r[i] === pollRegs[i];
-    if (!same) continue;            // (the first turn: registers from before the loop)
-    if (core.waiting || core.interruptsUpdated) return;
-    const dNs = clock.nanosCounter - t0;
-    const now = clock.nanosCounter;
-    const due = clock.nextAlarm === null ? Infinity : clock.nextAlarm.nanos;
-    // m more turns, each instruction of them ending before the alarm and starting before limit
-    const m = Math.min(Math.floor((due - 1 - now) / dNs), Math.floor((limit - now) / dNs));
-    if (!(m > 0)) return;
-    clock.nanosCounter = now + m * dNs;
-    core.cycles += m * (core.cycles - c0);
-    instructions += m * k;
-    skipped += m * k;
-    return;
-  }
-}
-
 // Run the chip until table time tEnd (ns). Returns when it is reached.
 function runUntil(tEnd) {
   if (!chip) { offNs = Math.max(offNs, tEnd); return; }
@@ -652,7 +543,6 @@ function runUntil(tEnd) {
     }
     instructions += n;
     if (!chip) { offNs = Math.max(offNs, tEnd); break; }    // (a torn write cut the power)
-    if (pollSeen) { pollSeen = false; if (!wdt.forced) skipPoll(mcu, limit); }
     if (wdt.forced) { wdt.forced = false; reset('reset'); mcu = chip; continue; }
     if (wdt.enabled && clock.nanos >= wdt.fedNs + wdt.load * 500) {
       if (WDT_TRACE) {
@@ -778,7 +668,7 @@ function command(c) {
         pres: (c.rows || []).map((row) => { presLatchRow(row); return Array.from(W.pres.latched); }),
       });
     case 'stats':
-      return answer({ instructions, skipped, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user - cpu0,
+      return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user - cpu0,
                       core: coreWhy === null ? 'table' : `plain (${coreWhy})` });
     case 'quit':
       answer();

@@ -413,7 +413,6 @@ def main(argv):
                     f.write(json.dumps({"test": os.environ.get("PYTEST_CURRENT_TEST", ""),
                                         "slices": r.steps, "ms": vclock.now_ms(),
                                         "instructions": st["instructions"],
-                                        "skipped": st.get("skipped", 0),
                                         "node_cpu_s": round(st["cpu_us"] / 1e6, 3),
                                         "runner_cpu_s": round(me.ru_utime + me.ru_stime, 3)}) + "\n")
         if "--final" in argv:
