@@ -5,10 +5,8 @@ backward loops with their turns per exit (a wait on a peripheral turns many time
     .venv/bin/python -m bench.pico_pcs STREAM_DIR [--top N] [--loops N]
 
 The replay runs a copy of pico.mjs with one counting line in runUntil's loop (written beside it
-for its imports, removed after; the count is the executed instructions, so with
-ZENN_PICO_POLL=skip, the default, the ADC waits pico.mjs counts without running are not in it:
-ZENN_PICO_POLL=step for the firmware's own view). Needs arm-none-eabi-nm and -objdump (the
-image's ELF)."""
+for its imports, removed after); its answers are not compared (bench/pico_replay.py does that).
+Needs arm-none-eabi-nm and -objdump (the image's ELF)."""
 import bisect
 import json
 import os
