@@ -6,7 +6,7 @@ STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
 
-.PHONY: all venv sim test test-rp2040 image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
+.PHONY: all venv sim test test-rp2040 unixport image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
 
 all: test
 
@@ -58,6 +58,13 @@ image-fresh: $(STAMP)
 # save included: about 560 s of CPU with the console NAKed (docs/performance.md). `make test` runs its short tests only.
 test-rp2040: $(STAMP) rp2040js
 	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 --dist loadgroup tests/test_rp2040*.py
+
+# The MicroPython unix port built here from MPY_DIR's tree, -O2 with gcc's profile of the
+# simulator's games (tools/build_unixport.py; into ~/.cache/zenn/unixport/, MPY_DIR untouched):
+# the desktop tier's unix-port games in about 0.65 - 0.75 of the CPU, the same events
+# (docs/performance.md). Used where named: ZENN_MICROPYTHON=~/.cache/zenn/unixport/micropython.
+unixport: $(STAMP)
+	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport
 
 # The firmware's speed, memory and latency against their targets (docs/performance.md), as
 # a Markdown table; bench/*.py one by one for the details. A few minutes.

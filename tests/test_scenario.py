@@ -190,7 +190,9 @@ def test_cli_malformed_scenario_exits_2_with_one_line(tmp_path, obj, fragment):
     assert p.stderr.count("\n") == 1 and p.stderr.startswith(fragment), p.stderr
 
 
-def test_runtime_command_sets_the_target_path():
+def test_runtime_command_sets_the_target_path(monkeypatch):
+    # (the venv's unix port: ZENN_MICROPYTHON, another one, has its own test below)
+    monkeypatch.delenv("ZENN_MICROPYTHON", raising=False)
     from boardsim.runtime import RUNNER, command
     fw, tgt = os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")
     argv, env = command("cpython", "/tmp/t.jsonl", display=True)
@@ -233,6 +235,32 @@ def test_the_unix_port_started_without_its_script_runs_as_with_it(monkeypatch):
         runs.append((r.events, r.state))
     assert runs[0][1]["heap_after_boot"] and runs[0][0]
     assert runs[0] == runs[1]
+
+
+def test_the_unix_port_named_by_zenn_micropython_plays_the_games(monkeypatch, tmp_path):
+    # boardsim/runtime.py micropython_path: ZENN_MICROPYTHON names the unix port the runner's
+    # games start (`make unixport`'s, built for speed). Here a wrapper of the venv's port that
+    # leaves a mark: the game is played through it, with the events and final state it has
+    # through the venv's port
+    from boardsim.runtime import micropython_argv, micropython_path
+    from boardsim.testing import run_timeline
+    monkeypatch.delenv("ZENN_MICROPYTHON", raising=False)
+    venv = micropython_path()
+    if not os.path.exists(venv):
+        pytest.skip("no MicroPython unix port in .venv")
+    tl = [{"op": "boot"}, {"op": "wait", "ms": 300}, {"op": "press", "button": "ok"},
+          {"op": "wait", "ms": 200}]
+    before = run_timeline(tl, "micropython", config={"front_end": "shift"})
+    mark = tmp_path / "started"
+    wrapper = tmp_path / "micropython"
+    wrapper.write_text("#!/bin/sh\necho $$ >> %s\nexec %s \"$@\"\n"
+                       % (mark, " ".join("'%s'" % a for a in micropython_argv(venv))))
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("ZENN_MICROPYTHON", str(wrapper))
+    assert micropython_path() == str(wrapper)
+    after = run_timeline(tl, "micropython", config={"front_end": "shift"})
+    assert mark.read_text().count("\n") == 1
+    assert before.events and (after.events, after.state) == (before.events, before.state)
 
 
 @pytest.mark.parametrize("rt", ["micropython", "cpython"])

@@ -27,9 +27,10 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 from boardsim import mpycache  # noqa: E402
-from boardsim.runtime import PYC_CACHE, micropython_argv  # noqa: E402
+from boardsim.runtime import PYC_CACHE, micropython_argv, micropython_path  # noqa: E402
 
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
+# (the venv's, or ZENN_MICROPYTHON's: boardsim/runtime.py micropython_path)
+MICROPYTHON = micropython_path()
 PYTHON = sys.executable
 RUNTIMES = ["micropython", "cpython"]
 # the firmware, the simulator's target side (the `machine` stand-in, the pad models; under
