@@ -116,7 +116,7 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 186_700,      # (171.6 KB after the app split and issues 12-13's
+PICO_ESTIMATE_MAX = {"hall": 187_000,      # (171.6 KB after the app split and issues 12-13's
                      "shift": 185_400}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # hall 185,026 B with hallfirst's register scan settling each reading while the next converts
 # (hall_scan.mpy +1.3 KB of code), then hall 186,556 B / shift 185,298 B with the tracker's carried
@@ -171,6 +171,7 @@ PICO_ESTIMATE_MAX = {"hall": 186_700,      # (171.6 KB after the app split and i
 # 2026-12-03: 183,237 / 182,492 B estimated (hall / shift) with the journal written in place
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
+# 186,797 B (hall) merged 2026-12-03 (session 19): hallfirst's scan and carry with rowflip's kept fits
 MPY_TOTAL_MAX = 170_000     # (merged 2026-12-03 (session 19) with rowflip's kept fits, +491 B,
 # and settlewin's locked turns in main.py (kept as source), +305 B;
 # 169,008 B with hallfirst's tracker._carry in viper, tracker.mpy
