@@ -74,6 +74,30 @@ def test_monitor_from_the_simulator_through_a_pipe(tmp_path, demo_lines):
     assert " 39 " in p.stdout and " 30 " in p.stdout
 
 
+def reading_port(proc, port, timeout=30.0):
+    """Wait until `proc` has opened `port` and sleeps reading it: pyserial empties the port's
+    input as it opens it, so what is written before is lost. Seen in /proc (Linux): the port
+    among its files and the process asleep in select/poll, which it reaches only after the
+    open (a fixed second before: the monitor reads within about 0.2 - 0.5 s). Elsewhere, that
+    second."""
+    if not os.path.exists(f"/proc/{proc.pid}/wchan"):
+        time.sleep(1.0)
+        return
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            fds = os.listdir(f"/proc/{proc.pid}/fd")
+            opened = any(os.readlink(f"/proc/{proc.pid}/fd/{fd}") == port for fd in fds)
+            with open(f"/proc/{proc.pid}/wchan") as f:
+                asleep = any(w in f.read() for w in ("poll", "select"))
+        except OSError:                             # (a descriptor closed as it was read)
+            opened = asleep = False
+        if opened and asleep:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the monitor did not open {port}")
+
+
 def test_monitor_on_a_serial_port(tmp_path):
     # a pseudo-terminal stands in for the Pico's USB serial port
     lines = events_of(screens.trap1().timeline())
@@ -83,7 +107,7 @@ def test_monitor_on_a_serial_port(tmp_path):
                              "--width", "100"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     try:
-        time.sleep(1.0)                              # let it open the port
+        reading_port(proc, port)                     # let it open the port
         # the device side: a banner, then the events in small pieces, as USB delivers them
         data = ("\r\nMicroPython v1.28.0 on 2026-01-01; Raspberry Pi Pico with RP2040\r\n" + lines).encode()
         for i in range(0, len(data), 61):
