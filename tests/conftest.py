@@ -8,6 +8,14 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+# pytest rewrites the asserts of every test module it imports (and of its plugins' packages,
+# hypothesis's); with PYTHONDONTWRITEBYTECODE (as on these machines and in CI) it kept none of it
+# and each test process did it all again at every run, some 2 - 3 s of CPU. Kept, with this
+# process's own bytecode, in build/host-pyc, where the runtimes' is (boardsim/runtime.py PYC_CACHE;
+# a source newer than its entry is compiled again). A clean clone's first run still does it all.
+if sys.dont_write_bytecode:
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = sys.pycache_prefix or os.path.join(ROOT, "build", "host-pyc")
 # The chip tier's runs in one warm emulator per test process (each xdist worker's): one node
 # process, started at the first chip run, serves every chip run as a session that starts from a
 # new process's state (boardsim/rp2040/chip.py WarmNode; docs/rp2040.md "The warm emulator").
