@@ -1,9 +1,9 @@
 """What a whole `make test` run's per-test record (ZENN_TEST_CPU=FILE, tests/conftest.py) says
 about the suite's time, and the dealing tables tests/conftest.py takes from it.
 
-    python -m bench.suite_dealing FILE [--files] [--tail N] [--table] [--min S]
+    python -m bench.suite_dealing FILE [--files [--before OLD]] [--tail N] [--table] [--min S]
 
---files  CPU and wall seconds per test file, the costliest first
+--files  CPU and wall seconds per test file, the costliest first (--before: beside another run's)
 --tail   each xdist worker's span and its last N tests: do the two end together, or does a long
          test dealt out late keep one busy alone?
 --table  COSTLIEST (every work unit of --min CPU seconds and more: an xdist group, "@" and its
@@ -95,6 +95,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("record", help="a ZENN_TEST_CPU file")
     ap.add_argument("--files", action="store_true")
+    ap.add_argument("--before", help="another ZENN_TEST_CPU file, for --files")
     ap.add_argument("--tail", type=int, default=0)
     ap.add_argument("--table", action="store_true")
     ap.add_argument("--min", type=float, default=2.0, help="CPU seconds of a unit in COSTLIEST")
@@ -103,8 +104,11 @@ def main(argv=None):
     print(f"{len(recs)} tests, CPU {sum(cpu(r) for r in recs):.1f} s, wall {sum(r['wall'] for r in recs):.1f} s "
           "(summed over the workers)")
     if a.files:
+        old = dict(per_file(load(a.before))) if a.before else {}
         for f, (c, w, n) in per_file(recs):
-            print(f"{f:45s} {n:4d} tests  CPU {c:7.1f}  wall {w:7.1f}")
+            was = old.get(f)
+            print(f"{f:45s} {n:4d} tests  CPU {c:7.1f}  wall {w:7.1f}"
+                  + (f"   before: CPU {was[0]:7.1f}  wall {was[1]:7.1f}" if was else ""))
     if a.tail:
         print("\n".join(tail(recs, a.tail)))
     if a.table:
