@@ -10,6 +10,89 @@ _A_L15 = _A_L & 0x7FFF
 _C = 12345
 
 
+import sys
+# On the RP2040 (tests/test_rp2040*.py: the reference scripts' own draws on the emulated chip) the
+# draws run in viper (Rng below is then _ChipRng): the same steps on machine words (every value
+# below 2**31: the same numbers; the chip's answers are compared with CPython's on the same draws),
+# at a small part of the bytecode's instructions. The draws were about half of some scripts' chip
+# time, a board's pads drawn in mask() most of others' (issue 15).
+_V = sys.platform == "rp2"
+if _V:
+    import micropython
+    from array import array
+
+    @micropython.viper
+    def _next_v(st: ptr32) -> int:
+        h = st[0]
+        l = st[1]
+        t0 = (l & 0xFF) * 20077 + 12345
+        t1 = (l >> 8) * 20077
+        s = ((t1 & 0xFF) << 8) + t0
+        h = (((h * 20077) & 0x7FFF) + (((l & 0x7FFF) * 16838) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+        l = s & 0xFFFF
+        st[0] = h
+        st[1] = l
+        return (h << 8) | (l >> 8)
+
+    @micropython.viper
+    def _mask_v(buf: ptr8, n: int, m: int, st: ptr32):
+        h = st[0]
+        l = st[1]
+        i = 0
+        while i < n:
+            t0 = (l & 0xFF) * 20077 + 12345
+            t1 = (l >> 8) * 20077
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * 20077) & 0x7FFF) + (((l & 0x7FFF) * 16838) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            buf[i] = 1 if ((h << 8) | (l >> 8)) % m else 0
+            i += 1
+        st[0] = h
+        st[1] = l
+
+    @micropython.viper
+    def _churn_v(buf: ptr8, n: int, mm: int, allowed: ptr8, st: ptr32):
+        m_off = mm & 0xFFFF
+        m_on = mm >> 16
+        h = st[0]
+        l = st[1]
+        i = 0
+        while i < n:
+            on = buf[i]
+            m = 0
+            if on:
+                m = m_off
+            elif (allowed[i >> 3] >> (i & 7)) & 1:
+                m = m_on
+            if m:
+                t0 = (l & 0xFF) * 20077 + 12345
+                t1 = (l >> 8) * 20077
+                s = ((t1 & 0xFF) << 8) + t0
+                h = (((h * 20077) & 0x7FFF) + (((l & 0x7FFF) * 16838) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+                l = s & 0xFFFF
+                if ((h << 8) | (l >> 8)) % m == 0:
+                    buf[i] = 0 if on else 1
+            i += 1
+        st[0] = h
+        st[1] = l
+
+    @micropython.viper
+    def _fill_v(buf: ptr32, n: int, lo: int, m: int, st: ptr32):
+        h = st[0]
+        l = st[1]
+        i = 0
+        while i < n:
+            t0 = (l & 0xFF) * 20077 + 12345
+            t1 = (l >> 8) * 20077
+            s = ((t1 & 0xFF) << 8) + t0
+            h = (((h * 20077) & 0x7FFF) + (((l & 0x7FFF) * 16838) & 0x7FFF) + (t1 >> 8) + (s >> 16)) & 0x7FFF
+            l = s & 0xFFFF
+            buf[i] = lo + ((h << 8) | (l >> 8)) % m
+            i += 1
+        st[0] = h
+        st[1] = l
+
+
 class Rng:
     def __init__(self, seed):
         self.h = (seed >> 16) & 0x7FFF
@@ -132,3 +215,54 @@ class Rng:
             usable[i] = 1 if ((h << 8) | (l >> 8)) % 10 else 0
         self.h = h
         self.l = l
+
+
+if _V:
+    _PlainRng = Rng
+
+    class _ChipRng(_PlainRng):
+        """Rng with its state in an array (st: h, l) for the viper draws; cells() (and what
+        the viper draws do not take) through the plain code."""
+
+        def __init__(self, seed):
+            _PlainRng.__init__(self, seed)
+            self.st = array('i', [self.h, self.l])
+
+        def next(self):
+            return _next_v(self.st)
+
+        def below(self, n):
+            return _next_v(self.st) % n
+
+        def mask(self, buf, n, m):
+            if isinstance(buf, bytearray) and 0 < m < 0x40000000:
+                _mask_v(buf, n, m, self.st)
+            else:
+                self._plain(_PlainRng.mask, buf, n, m)
+
+        def churn(self, buf, n, m_off, m_on, allowed):
+            if isinstance(buf, bytearray) and 0 < m_off < 0x10000 and 0 < m_on < 0x4000:
+                _churn_v(buf, n, m_off | (m_on << 16), allowed, self.st)
+            else:
+                self._plain(_PlainRng.churn, buf, n, m_off, m_on, allowed)
+
+        def fill(self, buf, n, lo, hi):
+            # (in viper into a 4-byte int array only, lo and hi small ints)
+            if (isinstance(buf, array) and 0 < n <= len(buf) and isinstance(buf[0], int)
+                    and len(bytes(memoryview(buf)[:1])) == 4 and -0x20000000 < lo <= hi < 0x20000000):
+                _fill_v(buf, n, lo, hi - lo + 1, self.st)
+            else:
+                self._plain(_PlainRng.fill, buf, n, lo, hi)
+
+        def cells(self, grid, usable, n, dens):
+            self._plain(_PlainRng.cells, grid, usable, n, dens)
+
+        def _plain(self, fn, *args):
+            st = self.st
+            self.h = st[0]
+            self.l = st[1]
+            fn(self, *args)
+            st[0] = self.h
+            st[1] = self.l
+
+    Rng = _ChipRng
