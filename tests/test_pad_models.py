@@ -109,3 +109,143 @@ def test_the_pad_models_updated_change_by_change_are_the_models_made_at_once(run
     # every kind of change happened, and the boards were not empty
     assert min(c["moved"], c["faded"], c["came"], c["went"], c["hands"], c["same"]) > 3, c
     assert c["pads"] > 20, c
+
+
+# -- the hall pads' noise and a bank's reads, a batch at a time under CPython ------------------
+# hall_model.py draws the noise NB values at a time: under MicroPython in viper, under CPython
+# from the XOR of the sequences that follow each set bit of the state (xorshift32 is linear);
+# here both runtimes against one plain xorshift32 loop, from states that include 0, 1 and
+# all ones, draw after draw
+NOISE_TARGET = r'''
+import json
+from array import array
+import world_table as T
+import hall_model as HM
+from lcg import Rng
+
+NB = HM.NB
+tab = HM._scale_table(T.NOISE_LSB)
+rng = Rng(5)
+bad = []
+draws = 0
+for trial in range(12):
+    s0 = (0, 1, 0xFFFFFFFF, 0x80000000)[trial] if trial < 4 else (rng.below(65536) << 16) | rng.below(65536)
+    st = array('I', (s0,))
+    s = s0
+    for d in range(3 if trial > 1 else 1):
+        raw = array('H', bytes(2 * NB))
+        fast = array('i', bytes(4 * (NB + 4)))
+        buf = memoryview(fast)[2:2 + NB]
+        HM._draw(raw, buf, NB, st, tab)
+        draws += 1
+        for i in range(NB):
+            s ^= (s << 13) & 0xFFFFFFFF
+            s ^= s >> 17
+            s ^= (s << 5) & 0xFFFFFFFF
+            u = (s & 255) + ((s >> 8) & 255) + ((s >> 16) & 255) + (s >> 24)
+            if (raw[i] != u | (((s >> 8) & 1) << 15) or fast[2 + i] != tab[u]) and len(bad) < 5:
+                bad.append([trial, d, i, raw[i], fast[2 + i], u])
+        if (st[0] != s or fast[0] or fast[1] or fast[NB + 2] or fast[NB + 3]) and len(bad) < 5:
+            bad.append([trial, d, "state or beyond the buffer", st[0], s])
+print(json.dumps({"bad": bad, "draws": draws}))
+'''
+
+
+def test_the_hall_noise_drawn_a_batch_at_a_time_is_the_plain_xorshift(runtime, tmp_path):
+    r = run_script(NOISE_TARGET, "noise_target.py", runtime, None, tmp_path)
+    assert r["bad"] == [] and r["draws"] == 32, r
+
+
+# hall_scan.read_bank()'s CPython twin hands a bank to the world's bank reader (world.py
+# _bank_reader_py) when the firmware's readers are the world's: the same pin moves and readings,
+# the noise drawn in the same order, against the firmware's own body calling the readers one by
+# one, from the same state: every Gray position, chips on the pads, the noise running out mid-
+# bank; with a fault or a stand-in the bank reader declines (the readers one by one then)
+BANK_TARGET = r'''
+import json
+from array import array
+import machine
+import world as W
+import viper_twins as VT
+from tables import pins
+from sensing import hall_scan as HS
+from lcg import Rng
+
+w = W.World()
+machine.attach(w)
+h = w.hall
+chp = [machine.Pin(p, machine.Pin.OUT, value=0) for p in pins.MUX_CHANNEL_SELECT]
+bkp = [machine.Pin(p, machine.Pin.OUT, value=0) for p in pins.MUX_BANK_SELECT]
+rd = [machine.ADC(machine.Pin(p)).read_u16 for p in pins.MUX_ADC]
+ours = VT.BANK_READER[0] is not None and VT.BANK_READER[0][:3] == rd
+calls = [0, 0]                  # the bank reader's calls, and those it took
+bank = VT.BANK_READER[0][3]
+
+
+def counted(ops, chp_, raw_):
+    calls[0] += 1
+    took = bank(ops, chp_, raw_)
+    calls[1] += 1 if took else 0
+    return took
+
+
+VT.BANK_READER[0][3] = counted
+rng = Rng(9)
+packed = array('i', bytes(4 * 4 * 4))
+for i in range(4):
+    packed[4 * i] = rng.below(4000) - 2000
+    packed[4 * i + 1] = rng.below(9000) - 4500
+    packed[4 * i + 2] = (1, -1)[i & 1]
+    packed[4 * i + 3] = 1000
+h.update_packed(packed, 4)
+
+
+def state():
+    return (bytes(machine._level), bytes(h.fast), bytes(h.nraw), h.rng[0])
+
+
+def put(s):
+    machine._level[:] = s[0]
+    h.fast[:] = array('i', s[1])
+    h.nraw[:] = array('H', s[2])
+    h.rng[0] = s[3]
+
+
+bad = []
+n = 0
+for trial in range(40):
+    pos = trial % 16
+    code = HS.GRAY[pos]
+    for b in range(4):
+        bkp[b].value((code >> b) & 1)
+    for c in range(4):
+        chp[c].value(rng.below(2))
+    if trial % 4 == 1:
+        h.fast[0] = 1024 - rng.below(40)        # the noise runs out within the bank
+    fault = trial == 30
+    if fault:
+        w.fault({"op": "fault", "pad": [3, 5], "mode": "numb"}, 0)
+    if trial == 34:
+        w.stand_in(w)                           # (the world itself standing in: flags set)
+    before = state()
+    raw1 = array('H', bytes(2 * 48))
+    raw2 = array('H', bytes(2 * 48))
+    HS.read_bank(pos << 4, chp, rd[0], rd[1], rd[2], raw1)
+    after = state()
+    put(before)
+    HS.read_bank.firmware(pos << 4, chp, rd[0], rd[1], rd[2], raw2)
+    if (raw1 != raw2 or after != state()) and len(bad) < 5:
+        bad.append([trial, list(raw1), list(raw2), after[1:] == state()[1:]])
+    if trial == 34:
+        w.stand_in(None)
+    n += 1
+print(json.dumps({"bad": bad, "ours": ours, "calls": calls, "n": n}))
+'''
+
+
+def test_a_banks_reads_in_one_call_are_the_readers_reads_one_by_one(tmp_path):
+    r = run_script(BANK_TARGET, "bank_target.py", "cpython", None, tmp_path)
+    assert r["bad"] == [] and r["ours"], r
+    # every bank went to the bank reader; it took all but the faulty one and the stand-in's
+    # (a fault stays: every bank from the fault on)
+    assert r["calls"][0] == 40 and r["calls"][1] == 30, r

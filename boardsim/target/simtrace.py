@@ -85,6 +85,26 @@ def _reader_wrapper(f):
     return read_u16
 
 
+def _bank_wrapper(f):
+    """The world's bank reader (world.py _bank_reader_py, CPython): each value it read folded
+    as _reader_wrapper folds it, in the order it read them (each op's channels 0, 1, 2)."""
+    def read_bank(ops, chp, raw):
+        if not f(ops, chp, raw):
+            return False
+        for _p, _v, s, m in ops:
+            if m & 1:
+                _fold(2, raw[s])
+                _count[1] += 1
+            if m & 2:
+                _fold(2, raw[s + 1])
+                _count[1] += 1
+            if m & 4:
+                _fold(2, raw[s + 2])
+                _count[1] += 1
+        return True
+    return read_bank
+
+
 def _spi_wrapper(f):
     def readinto(buf):
         f(buf)
@@ -182,8 +202,14 @@ def install():
             vs[i] = _pin_wrapper(vs[i])
     w = machine._world[0]
     rd = getattr(w, "adc_readers", None) or []
+    plain = list(rd)
     for i in range(len(rd)):
         rd[i] = _reader_wrapper(rd[i])
+    vt = sys.modules.get("viper_twins")
+    bank = vt.BANK_READER[0] if vt is not None else None
+    if bank is not None and bank[:3] == plain:
+        # the twin hands a bank to it when the firmware's readers are the wrapped ones
+        vt.BANK_READER[0] = rd[:3] + [_bank_wrapper(bank[3])]
     sr = getattr(w, "spi_readers", None)
     if sr:
         sr[1] = _spi_wrapper(sr[1])

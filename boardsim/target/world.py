@@ -722,7 +722,9 @@ def make(rare):
 def _adc_readers(world):
     """The zero-argument read_u16 functions, one per ADC channel."""
     if sys.implementation.name != "micropython":
-        return [_adc_closure_py(world, channel) for channel in range(_N_ADC)]
+        out = [_adc_closure_py(world, channel) for channel in range(_N_ADC)]
+        _bank_reader_py(world, out)
+        return out
     if sys.platform == "rp2":
         return _adc_readers_rp2(world)
     import uctypes
@@ -790,6 +792,82 @@ def _adc_closure_py(world, channel):
             return 65535
         return ((v >> 4) << 4) | (v >> 12)
     return read_u16
+
+
+def _bank_reader_py(world, readers):
+    """CPython: a bank's reads in one call. hall_scan.read_bank()'s twin (viper_twins.py) hands
+    a bank to it when the three readers the firmware gives are this world's (`readers`, as
+    registered in viper_twins.BANK_READER; simtrace.py wraps both): each op's channel pin moved
+    through the firmware's own Pin.value(), then each ADC with a pad there read as its
+    _adc_closure_py reader reads it, the noise drawn in the same order: the same numbers in the
+    same slots. 44 reader calls a step, and the select pins looked up for each, were some 40 %
+    of a CPython game on the hall pads. While a stand-in answers or a pad has a fault (neither
+    changes within a bank: World.stand_in and World.fault run between steps) it does nothing
+    and returns False: the twin then calls the readers one by one."""
+    import viper_twins
+    f0, f1, f2 = world.adc_ctx[:3]      # the stand-in flags (_adc_closure_py), channels 0 - 2
+    lv = _level
+    c0, c1, c2, c3 = world.sel_ch
+    b0, b1, b2, b3 = world.sel_bank
+    per = _BANKS * _CHANNELS
+    p0 = _PAD_AT[0:per]
+    p1 = _PAD_AT[per:2 * per]
+    p2 = _PAD_AT[2 * per:3 * per]
+    hall = world.hall
+    fast = hall.fast                    # ctl, nbuf, clean
+    nb = _NB
+    clean0 = 2 + nb
+    chans = _CHANNELS
+    zero = _ADC_ZERO
+
+    def read_bank(ops, chp, raw):
+        """ops: viper_twins' (pin, level, slot, mask) for each of the bank's 16 channels."""
+        if f0[0] or f1[0] or f2[0] or fast[1]:
+            return False
+        i = fast[0]
+        for p, level, s, m in ops:
+            if p >= 0:
+                chp[p].value(level)
+            at = ((lv[b0] | (lv[b1] << 1) | (lv[b2] << 2) | (lv[b3] << 3)) * chans
+                  + (lv[c0] | (lv[c1] << 1) | (lv[c2] << 2) | (lv[c3] << 3)))
+            if m & 1:
+                pad = p0[at]
+                if pad < 0:
+                    raw[s] = zero
+                else:
+                    if i >= nb:
+                        hall._draw()
+                        i = 0
+                    v = fast[clean0 + pad] + fast[2 + i]
+                    i += 1
+                    raw[s] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
+            if m & 2:
+                pad = p1[at]
+                if pad < 0:
+                    raw[s + 1] = zero
+                else:
+                    if i >= nb:
+                        hall._draw()
+                        i = 0
+                    v = fast[clean0 + pad] + fast[2 + i]
+                    i += 1
+                    raw[s + 1] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
+            if m & 4:
+                pad = p2[at]
+                if pad < 0:
+                    raw[s + 2] = zero
+                else:
+                    if i >= nb:
+                        hall._draw()
+                        i = 0
+                    v = fast[clean0 + pad] + fast[2 + i]
+                    i += 1
+                    raw[s + 2] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
+        fast[0] = i
+        return True
+
+    if _N_ADC == 3:
+        viper_twins.BANK_READER[0] = [readers[0], readers[1], readers[2], read_bank]
 
 
 # The Pico's (tools/hil): one viper closure over one array, which holds the channel, the
