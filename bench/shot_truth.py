@@ -47,11 +47,9 @@ sys.path.insert(0, ROOT)
 
 from shapely.geometry import LineString, Point  # noqa: E402
 
-from boardsim.compile import compile_scenario  # noqa: E402
 from boardsim.geometry import Board  # noqa: E402
 from boardsim.physics import simulate_flick  # noqa: E402
-from boardsim.scenario import parse  # noqa: E402
-from boardsim.testing import run_timeline  # noqa: E402
+from boardsim.testing import compile_cached, run_timeline  # noqa: E402
 
 SHOTS_PER_RUN = 40       # a six-player game has at least 60 balls: no run reaches game over
 WAIT_MS = 1500           # after a shot's move (the runner rests SETTLE_MS more)
@@ -145,11 +143,12 @@ def draw_shots(seed, n, truth):
     return out
 
 
-def simulate_shots(draws, board):
-    """Each drawn shot through the physics (independent of the others: run in any process)."""
+def simulate_shots(draws, board, simulate=simulate_flick):
+    """Each drawn shot through the physics (independent of the others: run in any process).
+    simulate: simulate_flick, or a kept one of the same (tests/test_shots_physics.py)."""
     shots = []
     for kind, x, y, vx, vy in draws:
-        moves, final = simulate_flick(board, {"small": ("small", x, y)}, "small", (vx, vy))
+        moves, final = simulate(board, {"small": ("small", x, y)}, "small", (vx, vy))
         mv = next((m for m in moves if m["chip"] == "small"), None)
         pts = mv["pts"] if mv else [[x, y, 0]]
         if final.get("small", ("board",))[0] == "board" and "small" in final:
@@ -169,7 +168,8 @@ def make_shots(seed, n, board, truth):
 
 
 def timeline(shots):
-    tl = compile_scenario(parse({"game": "bowling", "players": PLAYERS, "steps": []}))
+    # (the game's start, the same for every batch: compiled once, boardsim/testing.py)
+    tl = compile_cached({"game": "bowling", "players": PLAYERS, "steps": []})
     where = None
     for s in shots:
         if where is not None:
@@ -308,9 +308,10 @@ def _flick_v(rng, pos, mover, aim):
     return round(v * math.cos(a), 1), round(v * math.sin(a), 1), v
 
 
-def make_trap_games(seed, n_games, board, truth):
+def make_trap_games(seed, n_games, board, truth, simulate=simulate_flick):
     """Each game: a set-up, a trapper flick of a big chip (mostly aimed at the small one, so
-    chips knock each other), the end of the turn, a fugitive flick of the small chip."""
+    chips knock each other), the end of the turn, a fugitive flick of the small chip.
+    simulate: as simulate_shots'."""
     rng = random.Random(seed)
     games = []
     for _ in range(n_games):
@@ -321,7 +322,7 @@ def make_trap_games(seed, n_games, board, truth):
             if mover not in cur:
                 break
             vx, vy, v = _flick_v(rng, cur, mover, cur.get("small") if mover != "small" else None)
-            moves, final = simulate_flick(board, cur, mover, (vx, vy))
+            moves, final = simulate(board, cur, mover, (vx, vy))
             after = dict(cur)
             for c, st in final.items():
                 if st[0] == "board":
@@ -337,7 +338,7 @@ def make_trap_games(seed, n_games, board, truth):
 
 def trap_timeline(games_one):
     g = games_one
-    tl = compile_scenario(parse({"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": []}))
+    tl = compile_cached({"game": "trap1", "players": 2, "options": {"trapper": 1}, "steps": []})
     for name in BIGS + ("small",):
         k, x, y = g["setup"][name]
         tl.append({"op": "put", "chip": name, "x": x, "y": y})

@@ -249,3 +249,94 @@ def test_a_banks_reads_in_one_call_are_the_readers_reads_one_by_one(tmp_path):
     # every bank went to the bank reader; it took all but the faulty one and the stand-in's
     # (a fault stays: every bank from the fault on)
     assert r["calls"][0] == 40 and r["calls"][1] == 30, r
+
+
+# shift_scan.read_rows()'s CPython twin hands a step's strobes to the world's strobe reader
+# (world.py _strobe_reader_py) when the firmware's SPI reads through the world's readinto: the
+# same pin levels, latches, coins, random state and bytes read as the firmware's own body
+# (Pin.value() and readinto one by one), from the same state: every step of a frame, chips and
+# hands on the pads (ragged rims: coins), pad and register faults, select pins left anywhere;
+# it declines while a stand-in answers and for a pin whose value() is not the machine's own
+STROBE_TARGET = r'''
+import json
+import machine
+import world as W
+import viper_twins as VT
+from sensing import shift_scan as SS
+from lcg import Rng
+
+w = W.World(front_end="shift")
+machine.attach(w)
+sc = SS.PresenceScanner()
+pm = w.pres
+calls = [0, 0]                  # the strobe reader's calls, and those it took
+strobes = VT.STROBE_READER[0][1]
+ours = VT.STROBE_READER[0][0] is sc.spi.readinto
+
+
+def counted(*a):
+    calls[0] += 1
+    c = strobes(*a)
+    calls[1] += 1 if c >= 0 else 0
+    return c
+
+
+VT.STROBE_READER[0][1] = counted
+rng = Rng(13)
+
+
+def state():
+    return (bytes(machine._level), bytes(pm.latched), bytes(pm.coin), pm._rs[0], pm.latches,
+            bytes(sc.rowbuf))
+
+
+def put(s):
+    machine._level[:] = s[0]
+    pm.latched[:] = s[1]
+    pm.coin[:] = s[2]
+    pm._rs[0] = s[3]
+    pm.latches = s[4]
+    sc.rowbuf[:] = s[5]
+
+
+def spot():
+    return (rng.below(4400) - 2200, rng.below(9400) - 4700)
+
+
+bad = []
+n = 0
+plain_value = sc.sel[2].value
+for trial in range(48):
+    if trial % 16 == 0:
+        chips = [spot() + ((180, 250)[rng.below(2)], 1000) for _ in range(4)]
+        hands = [spot()] if trial else []
+        pm.update(chips, hands)
+    if trial == 20:
+        pm.set_fault(rng.below(pm.n), 1 + rng.below(3))
+        pm.set_sr_fault(rng.below(pm.nsr), 1 + rng.below(3))
+    if trial == 40:
+        w.stand_in(w)
+    if trial == 44:
+        w.stand_in(None)
+        sc.sel[2].value = lambda v=None: plain_value(v)     # a bench's counting pin
+    strobe = (trial % 16) * SS.STROBES_PER_STEP
+    code = rng.below(256) if trial % 3 == 1 else sc.code
+    before = state()
+    c1 = SS.read_rows(strobe, code, sc.sel, sc.load, sc.spi, sc.views)
+    after = state()
+    put(before)
+    c2 = SS.read_rows.firmware(strobe, code, sc.sel, sc.load, sc.spi, sc.views)
+    if (c1 != c2 or after != state()) and len(bad) < 5:
+        bad.append([trial, c1, c2, [a == b for a, b in zip(after, state())]])
+    sc.code = c1
+    n += 1
+print(json.dumps({"bad": bad, "ours": ours, "calls": calls, "n": n, "ragged": pm.nragged,
+                  "latches": pm.latches}))
+'''
+
+
+def test_a_steps_strobes_in_one_call_are_the_pins_and_reads_one_by_one(tmp_path):
+    r = run_script(STROBE_TARGET, "strobe_target.py", "cpython", None, tmp_path)
+    assert r["bad"] == [] and r["ours"] and r["ragged"] > 0, r
+    # every step went to the strobe reader; it took all but the stand-in's and the counted pin's
+    assert r["calls"] == [48, 40] and r["latches"] == 48 * 12, r

@@ -15,11 +15,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from boardsim.compile import compile_scenario
 from boardsim.geometry import Board
 from boardsim.physics import simulate_flick
-from boardsim.scenario import parse
-from boardsim.testing import run_timeline
+from boardsim.testing import compile_cached, run_timeline
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 import shot_truth as ST  # noqa: E402
@@ -44,8 +42,16 @@ def _simulate(chips, mover, v):
     return copy.deepcopy(_FLICKS[key])
 
 
+def _simulate_on(board, chips, mover, v):
+    """simulate_flick's signature, kept as _simulate keeps it on BOARD (shot_truth's simulate)."""
+    if board is not BOARD:
+        return simulate_flick(board, chips, mover, v)
+    return _simulate(chips, mover, v)
+
+
 def _run(scenario, front_end="hall", runtime="micropython"):
-    return run_timeline(compile_scenario(parse(scenario)), runtime, config={"front_end": front_end})
+    # (compiled once for both front ends and runtimes: compile_cached, its flicks included)
+    return run_timeline(compile_cached(scenario), runtime, config={"front_end": front_end})
 
 
 def _run_calibrated(scenario, front_end):
@@ -53,7 +59,7 @@ def _run_calibrated(scenario, front_end):
     the calibration measures them). Uncalibrated, every hall verdict within 4 mm of a line is
     unsure (Locator.UNC_UNCALIBRATED): a test of what else makes a verdict unsure (a tie, a
     knock unseen) asks a calibrated board."""
-    tl = compile_scenario(parse(scenario))
+    tl = compile_cached(scenario)
     if front_end == "hall":
         from test_faults import hall_calibration
         tl.insert(0, {"op": "flash", "write": "calib.bin", "hex": hall_calibration().hex()})
@@ -272,7 +278,7 @@ def _on_the_lip(steps):
     """A bowling game's timeline: the small chip put down where the seed-45 bench's flick left
     it, on cup a's lip (put as the bench puts it: a scenario's place refuses a chip over a
     cup), then steps: ("lift", ms at rest before) or ("flick", v, ms at rest before)."""
-    tl = compile_scenario(parse({"game": "bowling", "players": 1, "steps": []}))
+    tl = compile_cached({"game": "bowling", "players": 1, "steps": []})
     x, y = -2.9, -368.8
     for st_ in steps:
         tl.append({"op": "put", "chip": "small", "x": x, "y": y})
@@ -425,7 +431,7 @@ def _knock_apart_timeline():
                    "big3": {"x": 150, "y": 300}, "small": {"x": 0, "y": -63}}},
         {"flick": "big1", "v": [0, -400]}, {"press": "turn"}, {"wait_ms": 1},
         {"wait_ms": 1500}, {"snapshot": "after"}]}
-    tl = compile_scenario(parse(sc))
+    tl = compile_cached(sc)
     k = max(i for i, o in enumerate(tl) if o == {"op": "wait", "ms": 1})
     pts = lambda x, y, dy: [[x, y + dy * t / 60.0, float(t)] for t in range(0, 61, 10)]  # noqa: E731
     tl[k] = {"op": "move", "moves": [{"chip": "small", "pts": pts(0, -63, 25), "end": "rest", "hits": []},
@@ -617,7 +623,7 @@ def trap_games(draw):
     """A Trap Zenn game as the bench draws it (set-up, trapper's flick, fugitive's flick), as
     the scenario the bench prints for it."""
     seed = draw(st.integers(0, 2 ** 30))
-    return ST.trap_scenario_of(ST.make_trap_games(seed, 1, BOARD, TRAP_TRUTH)[0])
+    return ST.trap_scenario_of(ST.make_trap_games(seed, 1, BOARD, TRAP_TRUTH, _simulate_on)[0])
 
 
 @SHARED_TRAP_RUNS
@@ -738,7 +744,7 @@ def test_a_chip_lifted_by_the_side_into_a_crowd_of_big_ghosts_is_no_shot(runtime
         {"wait_ms": 2000}]}
     f = _final(-118.11, -425.87, (-1242.4, 2411.9))
     assert f[0] == "board" and f[1] > 224, f          # by the side, 1 mm from it
-    r = run_timeline(compile_scenario(parse(sc)), runtime, config={"front_end": "shift"})
+    r = run_timeline(compile_cached(sc), runtime, config={"front_end": "shift"})
     shots = r.events_of("shot")
     assert [s["ball"] for s in shots] == [1, 2] and shots[1]["zone"] != "off", shots
 
@@ -751,7 +757,7 @@ def test_a_hand_by_the_end_seen_as_crowds_flags_no_pad_flickering(runtime):
     # well from then on and shot 10, a 4.85 mm nudge, went unseen. A crowd is a hand to the
     # monitor: no pad flagged, every shot seen
     draws = ST.draw_shots(41, 2000, TRUTH)[:11]
-    shots = ST.simulate_shots(draws, BOARD)
+    shots = ST.simulate_shots(draws, BOARD, _simulate_on)
     assert shots[10]["dist"] > 4.8
     r = run_timeline(ST.timeline(shots), runtime, config={"front_end": "shift"})
     assert r.events_of("fault") == [], r.events_of("fault")

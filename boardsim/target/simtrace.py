@@ -105,6 +105,18 @@ def _bank_wrapper(f):
     return read_bank
 
 
+def _strobes_wrapper(f):
+    """The world's strobe reader (world.py _strobe_reader_py, CPython): each view it filled
+    folded as _spi_wrapper folds a readinto's buffer, in strobe order."""
+    def read_rows(strobe, code, sel, load, views, count):
+        c = f(strobe, code, sel, load, views, count)
+        if c >= 0:
+            for i in range(count):
+                _bytes(views[i])
+        return c
+    return read_rows
+
+
 def _spi_wrapper(f):
     def readinto(buf):
         f(buf)
@@ -212,7 +224,11 @@ def install():
         vt.BANK_READER[0] = rd[:3] + [_bank_wrapper(bank[3])]
     sr = getattr(w, "spi_readers", None)
     if sr:
+        plain_rd = sr[1]
         sr[1] = _spi_wrapper(sr[1])
+        strobes = vt.STROBE_READER[0] if vt is not None else None
+        if strobes is not None and strobes[0] is plain_rd:
+            vt.STROBE_READER[0] = [sr[1], _strobes_wrapper(strobes[1])]
     for name in ("ticks_ms", "ticks_us", "ticks_cpu", "time"):
         setattr(vclock, name, _ticks(getattr(vclock, name)))
 

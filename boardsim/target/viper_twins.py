@@ -376,8 +376,28 @@ def settle_twin(raw, row, base, acc, grid, jump, sh, ref, drift):
     return nj
 
 
+# -- the presence pads' strobes (firmware/sensing/shift_scan.py) ---------------------------------
+# [readinto, strobes]: a world's bound SPI readinto and its strobe reader (world.py
+# _strobe_reader_py, set as the world is made; simtrace.py wraps both), or None
+STROBE_READER = [None]
+
+
+def read_rows_twin(strobe, code, sel, load, spi, views):
+    """shift_scan.read_rows(): handed to the world's strobe reader when the firmware's SPI reads
+    through that world's readinto (identity), the same pin moves, latches and bytes; else (or
+    when it declines) the firmware's own body."""
+    r = STROBE_READER[0]
+    if r is not None and spi.readinto is r[0]:
+        code2 = r[1](strobe, code, sel, load, views,
+                     read_rows_twin.firmware.__globals__["STROBES_PER_STEP"])
+        if code2 >= 0:
+            return code2
+    return read_rows_twin.firmware(strobe, code, sel, load, spi, views)
+
+
 # (module name, function name) -> the twin; micropython.viper looks here
 TWINS = {("sensing.presence_locate", "moves"): moves_twin,
          ("sensing.shift_scan", "unpack"): unpack_twin,
+         ("sensing.shift_scan", "read_rows"): read_rows_twin,
          ("sensing.hall_scan", "read_bank"): read_bank_twin,
          ("sensing.hall_scan", "settle"): settle_twin}

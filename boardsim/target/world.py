@@ -143,6 +143,8 @@ class World:
             if rd is not None:
                 self.spi_readers = [self.shift_bus, rd]
         machine.watch(sh["load"], edge or self._load_edge)
+        if edge is not None and self.spi_readers and sys.implementation.name != "micropython":
+            _strobe_reader_py(self, edge)
         self.hands = []         # [x, y, until_us(, 1: a put's or lift's)]: hands over the pads
         self.chatter = [0, 0]   # per cup: when its beam chatters next (virtual us; 0: never)
         self.rng = 0x9E3779B9
@@ -868,6 +870,72 @@ def _bank_reader_py(world, readers):
 
     if _N_ADC == 3:
         viper_twins.BANK_READER[0] = [readers[0], readers[1], readers[2], read_bank]
+
+
+def _strobe_reader_py(world, edge):
+    """CPython: a presence step's strobes in one call. shift_scan.read_rows()'s twin
+    (viper_twins.py) hands them to it when the firmware's SPI reads through this world's bound
+    readinto (registered in viper_twins.STROBE_READER; simtrace.py wraps both): each strobe's
+    row select pins and the load pin moved as their Pin.value() moves them (the level set, the
+    pin's watcher told: the load pin's falling edge latches the model), then the line read into
+    the strobe's view as the readinto reads it: the same pin levels, latches, coins and bytes.
+    The firmware's loop of Pin.value() and readinto calls (36 a step) was about a fifth of a
+    CPython game on the presence pads. It declines (returns -1: the firmware's loop then) while
+    a stand-in answers, or when a pin's value() is not the machine's own (a bench counting
+    calls) or the load pin's watcher is not this world's."""
+    import viper_twins
+    values = machine._values
+    watch = machine._watch
+    lv = _level
+    flag = world.spi_flag
+    pm = world.pres
+    latch = pm.latch
+    latched = pm.latched
+    n = len(latched)
+
+    def read_rows(strobe, code, sel, load, views, count):
+        lid = load.id
+        if flag[0] or load.value is not values[lid] or watch[lid] is not edge:
+            return -1
+        ids = []
+        for p in sel:
+            if p.value is not values[p.id]:
+                return -1
+            ids.append(p.id)
+        r = strobe
+        end = strobe + count
+        i = 0
+        while r < end:
+            want = r ^ (r >> 1)
+            d = want ^ code
+            b = 0
+            while d:
+                if d & 1:
+                    pid = ids[b]
+                    v = (want >> b) & 1
+                    if lv[pid] != v:
+                        lv[pid] = v
+                        w = watch[pid]
+                        if w is not None:
+                            w(pid, v)
+                d >>= 1
+                b += 1
+            code = want
+            if lv[lid] != 0:            # load.value(0): the watcher (edge) latches
+                lv[lid] = 0
+                latch()
+            if lv[lid] != 1:            # load.value(1): the watcher does nothing at a rising edge
+                lv[lid] = 1
+            buf = views[i]
+            if len(buf) == n:
+                buf[:] = latched
+            else:
+                pm.read(buf)
+            r += 1
+            i += 1
+        return code
+
+    viper_twins.STROBE_READER[0] = [world.spi_readers[1], read_rows]
 
 
 # The Pico's (tools/hil): one viper closure over one array, which holds the channel, the
