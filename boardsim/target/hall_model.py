@@ -555,69 +555,8 @@ else:
 
     HallModel._update_unpacked = _update_unpacked_cpython
 
-    # CPython's draw, a batch at a time (issue 15: the plain loop below was a fifth of a CPython
-    # game on the hall pads). xorshift32 is linear over GF(2): the NB states that follow a state
-    # s are, word for word, the XOR of the NB states that follow each of s's set bits alone.
-    # _AFTER_BIT[k]: the NB states after 1 << k, as one int of NB little-endian 32-bit words
-    # (made at the first draw: 32 x NB plain steps). A draw XORs those of the state's bits; the
-    # byte sums and the coins (bit 8) are taken in every word at once (masks of a value per
-    # word), the words' two low bytes made into the arrays: the same values in the same places
-    # as the plain loop (_draw_loop; tests/test_pad_models.py)
-    _AFTER_BIT = []
-    _WORDS = []         # masks: 0x00FF00FF, 0xFFFF and 1 in every word
-
-    def _after_bits():
-        for k in range(32):
-            s = 1 << k
-            w = array('I', bytes(4 * NB))
-            for i in range(NB):
-                s ^= (s << 13) & _MASK32
-                s ^= s >> 17
-                s ^= (s << 5) & _MASK32
-                w[i] = s
-            _AFTER_BIT.append(_int_of(w))
-        for m in (0x00FF00FF, 0xFFFF, 1):
-            _WORDS.append(_int_of(array('I', [m]) * NB))
-
-    def _int_of(words):
-        if sys.byteorder != "little":
-            words.byteswap()
-        return int.from_bytes(words.tobytes(), "little")
-
-    def _low_halves(x):
-        """The low 16 bits of each of x's NB 32-bit words, as an array('H')."""
-        b = x.to_bytes(4 * NB, "little")
-        h = bytearray(2 * NB)
-        h[0::2] = b[0::4]
-        h[1::2] = b[1::4]
-        a = array('H', h)
-        if sys.byteorder != "little":
-            a.byteswap()
-        return a
-
     def _draw(raw, buf, n, st, tab):
-        """n (NB) values of the noise from the state st[0], left there after the last."""
-        if n != NB:
-            return _draw_loop(raw, buf, n, st, tab)
-        if not _AFTER_BIT:
-            _after_bits()
-        s = st[0]
-        x = 0
-        k = 0
-        while s:
-            if s & 1:
-                x ^= _AFTER_BIT[k]
-            s >>= 1
-            k += 1
-        m8, m16, m1 = _WORDS
-        p = (x & m8) + ((x >> 8) & m8)             # bytes 0 + 1, bytes 2 + 3
-        u = (p & m16) + ((p >> 16) & m16)          # the byte sum (0..1020)
-        raw[0:NB] = _low_halves(u | (((x >> 8) & m1) << 15))
-        buf[0:NB] = array('i', map(tab.__getitem__, _low_halves(u)))
-        st[0] = x >> (32 * (NB - 1))
-
-    def _draw_loop(raw, buf, n, st, tab):
-        """The same in plain Python, a value at a time."""
+        """The same in plain Python (CPython)."""
         s = st[0]
         for i in range(n):
             s ^= (s << 13) & _MASK32

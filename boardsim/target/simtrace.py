@@ -85,9 +85,10 @@ def _reader_wrapper(f):
     return read_u16
 
 
-def _bank_wrapper(f):
-    """The world's bank reader (world.py _bank_reader_py, CPython): each value it read folded
-    as _reader_wrapper folds it, in the order it read them (each op's channels 0, 1, 2)."""
+def bank_wrapper(f):
+    """A traced world's bank reader (viper_twins._bank_reader, CPython: made when the firmware's
+    readers are these wrappers): each value it read folded as _reader_wrapper folds it, in the
+    order it read them (each op's channels 0, 1, 2)."""
     def read_bank(ops, chp, raw):
         if not f(ops, chp, raw):
             return False
@@ -105,9 +106,9 @@ def _bank_wrapper(f):
     return read_bank
 
 
-def _strobes_wrapper(f):
-    """The world's strobe reader (world.py _strobe_reader_py, CPython): each view it filled
-    folded as _spi_wrapper folds a readinto's buffer, in strobe order."""
+def strobes_wrapper(f):
+    """A traced world's strobe reader (viper_twins._strobe_reader, CPython): each view it
+    filled folded as _spi_wrapper folds a readinto's buffer, in strobe order."""
     def read_rows(strobe, code, sel, load, views, count):
         c = f(strobe, code, sel, load, views, count)
         if c >= 0:
@@ -214,21 +215,11 @@ def install():
             vs[i] = _pin_wrapper(vs[i])
     w = machine._world[0]
     rd = getattr(w, "adc_readers", None) or []
-    plain = list(rd)
     for i in range(len(rd)):
         rd[i] = _reader_wrapper(rd[i])
-    vt = sys.modules.get("viper_twins")
-    bank = vt.BANK_READER[0] if vt is not None else None
-    if bank is not None and bank[:3] == plain:
-        # the twin hands a bank to it when the firmware's readers are the wrapped ones
-        vt.BANK_READER[0] = rd[:3] + [_bank_wrapper(bank[3])]
     sr = getattr(w, "spi_readers", None)
     if sr:
-        plain_rd = sr[1]
         sr[1] = _spi_wrapper(sr[1])
-        strobes = vt.STROBE_READER[0] if vt is not None else None
-        if strobes is not None and strobes[0] is plain_rd:
-            vt.STROBE_READER[0] = [sr[1], _strobes_wrapper(strobes[1])]
     for name in ("ticks_ms", "ticks_us", "ticks_cpu", "time"):
         setattr(vclock, name, _ticks(getattr(vclock, name)))
 

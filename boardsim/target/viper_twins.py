@@ -20,6 +20,8 @@ group), plus the overlap terms; F of a place is kept while chip i is moved (the 
 not move meanwhile), and `other` is made once per chip's turn from the other chips' own pads.
 Integers only, as the body: the same sums.
 """
+import sys
+
 _COLS = 48
 _ROWS = 96
 _PITCH = 100
@@ -295,8 +297,8 @@ def unpack_twin(strobe, buf, last, pmask, grid, rows_on, toggles):
 # walk tables made once from the same SEQ_* and SCAN_GRID: the same calls in the same order
 # (read_bank), the same values stored (settle).
 _HALL = []          # [read_bank's ops per Gray position, settle's (slot, pad) per bank row]
-# [r0, r1, r2, bank]: a world's three ADC readers and its bank reader (world.py
-# _bank_reader_py, set as the world is made; simtrace.py wraps the four), or None
+# [r0, r1, r2, bank]: the three ADC readers last handed to read_bank's twin and the bank reader
+# of the world they are the readers of (_bank_for: None when they are not a world's), or None
 BANK_READER = [None]
 
 
@@ -327,9 +329,11 @@ def read_bank_twin(t0, chp, r0, r1, r2, raw):
         _hall_tables()
     ops = _HALL[0][t0 >> 4]
     b = BANK_READER[0]
+    if b is None or r0 is not b[0] or r1 is not b[1] or r2 is not b[2]:
+        b = BANK_READER[0] = _bank_for(r0, r1, r2)
     # the readers a world made (identity: no other world's, nor a test's own): its bank reader,
     # the same reads in one call, unless it declines (a stand-in or a fault)
-    if b is not None and r0 is b[0] and r1 is b[1] and r2 is b[2] and b[3](ops, chp, raw):
+    if b[3] is not None and b[3](ops, chp, raw):
         return
     for p, v, i, m in ops:
         if p >= 0:
@@ -377,8 +381,8 @@ def settle_twin(raw, row, base, acc, grid, jump, sh, ref, drift):
 
 
 # -- the presence pads' strobes (firmware/sensing/shift_scan.py) ---------------------------------
-# [readinto, strobes]: a world's bound SPI readinto and its strobe reader (world.py
-# _strobe_reader_py, set as the world is made; simtrace.py wraps both), or None
+# [readinto, strobes]: the SPI readinto last handed to read_rows' twin and the strobe reader of
+# the world it is the readinto of (_strobes_for: None when it is not a world's), or None
 STROBE_READER = [None]
 
 
@@ -387,12 +391,274 @@ def read_rows_twin(strobe, code, sel, load, spi, views):
     through that world's readinto (identity), the same pin moves, latches and bytes; else (or
     when it declines) the firmware's own body."""
     r = STROBE_READER[0]
-    if r is not None and spi.readinto is r[0]:
+    rd = spi.readinto
+    if r is None or rd is not r[0]:
+        r = STROBE_READER[0] = _strobes_for(rd)
+    if r[1] is not None:
         code2 = r[1](strobe, code, sel, load, views,
                      read_rows_twin.firmware.__globals__["STROBES_PER_STEP"])
         if code2 >= 0:
             return code2
     return read_rows_twin.firmware(strobe, code, sel, load, spi, views)
+
+
+# -- the simulated table's own reads under CPython (world.py, hall_model.py) -------------------
+# Made here, where only CPython looks, not in the world's modules: the unix port loads those
+# (their every function's bytecode in its heap, before the firmware's), and the firmware's heap
+# figures (tests/test_budgets.py) are measured there.
+
+def _bank_for(r0, r1, r2):
+    """[r0, r1, r2, the bank reader of the world whose ADC readers they are, or None]."""
+    m = sys.modules.get("machine")
+    W = sys.modules.get("world")
+    w = m._world[0] if m is not None and hasattr(m, "_world") else None
+    rd = getattr(w, "adc_readers", None)
+    fn = None
+    if (W is not None and rd and len(rd) == 3 and rd[0] is r0 and rd[1] is r1 and rd[2] is r2
+            and getattr(w, "hall", None) is not None and len(w.adc_ctx) == 3):
+        fn = _bank_reader(w, W, m)
+        if getattr(r0, "__module__", None) == "simtrace":
+            fn = sys.modules["simtrace"].bank_wrapper(fn)     # (a traced run: fold what it reads)
+    return [r0, r1, r2, fn]
+
+
+def _bank_reader(world, W, machine):
+    """A bank's reads in one call: each op's channel pin moved through the firmware's own
+    Pin.value(), then each ADC with a pad there read as the world's CPython reader reads it
+    (world.py _adc_closure_py), the noise taken in the same order: the same numbers in the same
+    slots. 44 reader calls a step, and the select pins looked up for each, were some 40 % of a
+    CPython game on the hall pads. While a stand-in answers or a pad has a fault (neither
+    changes within a bank: World.stand_in and World.fault run between steps) it does nothing
+    and returns False: the twin then calls the readers one by one."""
+    f0, f1, f2 = world.adc_ctx          # the readers' stand-in flags, channels 0 - 2
+    lv = machine._level
+    c0, c1, c2, c3 = world.sel_ch
+    b0, b1, b2, b3 = world.sel_bank
+    per = W._BANKS * W._CHANNELS
+    p0 = W._PAD_AT[0:per]
+    p1 = W._PAD_AT[per:2 * per]
+    p2 = W._PAD_AT[2 * per:3 * per]
+    hall = world.hall
+    fast = hall.fast                    # ctl, nbuf, clean
+    nb = W._NB
+    clean0 = 2 + nb
+    chans = W._CHANNELS
+    zero = W._ADC_ZERO
+
+    def read_bank(ops, chp, raw):
+        """ops: (pin, level, slot, mask) for each of the bank's 16 channels (_hall_tables)."""
+        if f0[0] or f1[0] or f2[0] or fast[1]:
+            return False
+        i = fast[0]
+        for p, level, s, m in ops:
+            if p >= 0:
+                chp[p].value(level)
+            at = ((lv[b0] | (lv[b1] << 1) | (lv[b2] << 2) | (lv[b3] << 3)) * chans
+                  + (lv[c0] | (lv[c1] << 1) | (lv[c2] << 2) | (lv[c3] << 3)))
+            if m & 1:
+                pad = p0[at]
+                if pad < 0:
+                    raw[s] = zero
+                else:
+                    if i >= nb:
+                        hall._draw()
+                        i = 0
+                    v = fast[clean0 + pad] + fast[2 + i]
+                    i += 1
+                    raw[s] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
+            if m & 2:
+                pad = p1[at]
+                if pad < 0:
+                    raw[s + 1] = zero
+                else:
+                    if i >= nb:
+                        hall._draw()
+                        i = 0
+                    v = fast[clean0 + pad] + fast[2 + i]
+                    i += 1
+                    raw[s + 1] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
+            if m & 4:
+                pad = p2[at]
+                if pad < 0:
+                    raw[s + 2] = zero
+                else:
+                    if i >= nb:
+                        hall._draw()
+                        i = 0
+                    v = fast[clean0 + pad] + fast[2 + i]
+                    i += 1
+                    raw[s + 2] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
+        fast[0] = i
+        return True
+    return read_bank
+
+
+def _strobes_for(readinto):
+    """[readinto, the strobe reader of the world whose shift bus readinto it is, or None]."""
+    m = sys.modules.get("machine")
+    w = m._world[0] if m is not None and hasattr(m, "_world") else None
+    sr = getattr(w, "spi_readers", None)
+    fn = None
+    if sr and sr[1] is readinto and getattr(w, "pres", None) is not None and hasattr(m, "_values"):
+        fn = _strobe_reader(w, m)
+        if getattr(readinto, "__module__", None) == "simtrace":
+            fn = sys.modules["simtrace"].strobes_wrapper(fn)
+    return [readinto, fn]
+
+
+def _strobe_reader(world, machine):
+    """A presence step's strobes in one call: each strobe's row select pins and the load pin
+    moved as their Pin.value() moves them (the level set, the pin's watcher told: the load
+    pin's falling edge latches the model), then the line read into the strobe's view as the
+    world's readinto reads it: the same pin levels, latches, coins and bytes. The firmware's
+    loop of Pin.value() and readinto calls (36 a step) was about a fifth of a CPython game on
+    the presence pads. It declines (returns -1: the firmware's loop then) while a stand-in
+    answers, or when a pin's value() is not the machine's own (a bench counting calls)."""
+    values = machine._values
+    watch = machine._watch
+    lv = machine._level
+    flag = world.spi_flag
+    pm = world.pres
+    latched = pm.latched
+    n = len(latched)
+
+    def read_rows(strobe, code, sel, load, views, count):
+        lid = load.id
+        if flag[0] or load.value is not values[lid]:
+            return -1
+        ids = []
+        for p in sel:
+            if p.value is not values[p.id]:
+                return -1
+            ids.append(p.id)
+        r = strobe
+        end = strobe + count
+        i = 0
+        while r < end:
+            want = r ^ (r >> 1)
+            d = want ^ code
+            b = 0
+            while d:
+                if d & 1:
+                    pid = ids[b]
+                    v = (want >> b) & 1
+                    if lv[pid] != v:
+                        lv[pid] = v
+                        w = watch[pid]
+                        if w is not None:
+                            w(pid, v)
+                d >>= 1
+                b += 1
+            code = want
+            for v in (0, 1):            # load.value(0), load.value(1): the 165s take the line in
+                if lv[lid] != v:
+                    lv[lid] = v
+                    w = watch[lid]
+                    if w is not None:
+                        w(lid, v)
+            buf = views[i]
+            if len(buf) == n:
+                buf[:] = latched
+            else:
+                pm.read(buf)
+            r += 1
+            i += 1
+        return code
+    return read_rows
+
+
+# The hall pads' noise (hall_model._draw, plain xorshift32 under CPython, a fifth of a CPython
+# game on the hall pads), drawn a batch at a time. xorshift32 is linear over GF(2): the NB states
+# that follow a state s are, word for word, the XOR of the NB states that follow each of s's set
+# bits alone. _AFTER_BIT[k]: the NB states after 1 << k, as one int of NB little-endian 32-bit
+# words (made at the first draw: 32 x NB plain steps, 11 ms). A draw XORs those of the state's
+# bits; the byte sums and the coins (bit 8) are taken in every word at once (masks of a value per
+# word) and the words' two low bytes made into the arrays: the same values in the same places as
+# the plain loop (0.74 -> 0.17 ms a draw; tests/test_pad_models.py). Put in hall_model's place
+# when this module is imported (the firmware's first viper function, under CPython).
+_AFTER_BIT = []
+_WORDS = []         # masks: 0x00FF00FF, 0xFFFF and 1 in every word
+_MASK32 = 0xFFFFFFFF
+
+
+def _after_bits(nb):
+    from array import array
+    for k in range(32):
+        s = 1 << k
+        w = array('I', bytes(4 * nb))
+        for i in range(nb):
+            s ^= (s << 13) & _MASK32
+            s ^= s >> 17
+            s ^= (s << 5) & _MASK32
+            w[i] = s
+        _AFTER_BIT.append(_int_of(w))
+    for m in (0x00FF00FF, 0xFFFF, 1):
+        _WORDS.append(_int_of(array('I', [m]) * nb))
+
+
+def _int_of(words):
+    if sys.byteorder != "little":
+        words.byteswap()
+    return int.from_bytes(words.tobytes(), "little")
+
+
+def _low_halves(x, nb):
+    """The low 16 bits of each of x's nb 32-bit words, as an array('H')."""
+    from array import array
+    b = x.to_bytes(4 * nb, "little")
+    h = bytearray(2 * nb)
+    h[0::2] = b[0::4]
+    h[1::2] = b[1::4]
+    a = array('H', h)
+    if sys.byteorder != "little":
+        a.byteswap()
+    return a
+
+
+def hall_draw(raw, buf, n, st, tab):
+    """hall_model._draw(): n (NB) values of the noise from the state st[0], left there after
+    the last (another n: the plain loop)."""
+    from array import array
+    hm = sys.modules.get("hall_model")
+    if hm is None or n != hm.NB:
+        return _PLAIN_DRAW[0](raw, buf, n, st, tab)
+    if not _AFTER_BIT:
+        _after_bits(n)
+    s = st[0]
+    x = 0
+    k = 0
+    while s:
+        if s & 1:
+            x ^= _AFTER_BIT[k]
+        s >>= 1
+        k += 1
+    m8, m16, m1 = _WORDS
+    p = (x & m8) + ((x >> 8) & m8)             # bytes 0 + 1, bytes 2 + 3
+    u = (p & m16) + ((p >> 16) & m16)          # the byte sum (0..1020)
+    raw[0:n] = _low_halves(u | (((x >> 8) & m1) << 15), n)
+    buf[0:n] = array('i', map(tab.__getitem__, _low_halves(u, n)))
+    st[0] = x >> (32 * (n - 1))
+
+
+_PLAIN_DRAW = [None]
+
+
+def _install_draw():
+    """hall_draw in hall_model's _draw's place (CPython's hall_model: the plain loop kept in
+    _PLAIN_DRAW), unless ZENN_PLAIN_VIPER=1 asks for the plain code everywhere."""
+    import os
+    if os.environ.get("ZENN_PLAIN_VIPER") == "1":
+        return
+    try:
+        import hall_model
+    except ImportError:
+        return
+    if _PLAIN_DRAW[0] is None and getattr(hall_model, "_draw", None) is not None:
+        _PLAIN_DRAW[0] = hall_model._draw
+        hall_model._draw = hall_draw
+
+
+_install_draw()
 
 
 # (module name, function name) -> the twin; micropython.viper looks here

@@ -143,8 +143,6 @@ class World:
             if rd is not None:
                 self.spi_readers = [self.shift_bus, rd]
         machine.watch(sh["load"], edge or self._load_edge)
-        if edge is not None and self.spi_readers and sys.implementation.name != "micropython":
-            _strobe_reader_py(self, edge)
         self.hands = []         # [x, y, until_us(, 1: a put's or lift's)]: hands over the pads
         self.chatter = [0, 0]   # per cup: when its beam chatters next (virtual us; 0: never)
         self.rng = 0x9E3779B9
@@ -724,9 +722,7 @@ def make(rare):
 def _adc_readers(world):
     """The zero-argument read_u16 functions, one per ADC channel."""
     if sys.implementation.name != "micropython":
-        out = [_adc_closure_py(world, channel) for channel in range(_N_ADC)]
-        _bank_reader_py(world, out)
-        return out
+        return [_adc_closure_py(world, channel) for channel in range(_N_ADC)]
     if sys.platform == "rp2":
         return _adc_readers_rp2(world)
     import uctypes
@@ -794,148 +790,6 @@ def _adc_closure_py(world, channel):
             return 65535
         return ((v >> 4) << 4) | (v >> 12)
     return read_u16
-
-
-def _bank_reader_py(world, readers):
-    """CPython: a bank's reads in one call. hall_scan.read_bank()'s twin (viper_twins.py) hands
-    a bank to it when the three readers the firmware gives are this world's (`readers`, as
-    registered in viper_twins.BANK_READER; simtrace.py wraps both): each op's channel pin moved
-    through the firmware's own Pin.value(), then each ADC with a pad there read as its
-    _adc_closure_py reader reads it, the noise drawn in the same order: the same numbers in the
-    same slots. 44 reader calls a step, and the select pins looked up for each, were some 40 %
-    of a CPython game on the hall pads. While a stand-in answers or a pad has a fault (neither
-    changes within a bank: World.stand_in and World.fault run between steps) it does nothing
-    and returns False: the twin then calls the readers one by one."""
-    import viper_twins
-    f0, f1, f2 = world.adc_ctx[:3]      # the stand-in flags (_adc_closure_py), channels 0 - 2
-    lv = _level
-    c0, c1, c2, c3 = world.sel_ch
-    b0, b1, b2, b3 = world.sel_bank
-    per = _BANKS * _CHANNELS
-    p0 = _PAD_AT[0:per]
-    p1 = _PAD_AT[per:2 * per]
-    p2 = _PAD_AT[2 * per:3 * per]
-    hall = world.hall
-    fast = hall.fast                    # ctl, nbuf, clean
-    nb = _NB
-    clean0 = 2 + nb
-    chans = _CHANNELS
-    zero = _ADC_ZERO
-
-    def read_bank(ops, chp, raw):
-        """ops: viper_twins' (pin, level, slot, mask) for each of the bank's 16 channels."""
-        if f0[0] or f1[0] or f2[0] or fast[1]:
-            return False
-        i = fast[0]
-        for p, level, s, m in ops:
-            if p >= 0:
-                chp[p].value(level)
-            at = ((lv[b0] | (lv[b1] << 1) | (lv[b2] << 2) | (lv[b3] << 3)) * chans
-                  + (lv[c0] | (lv[c1] << 1) | (lv[c2] << 2) | (lv[c3] << 3)))
-            if m & 1:
-                pad = p0[at]
-                if pad < 0:
-                    raw[s] = zero
-                else:
-                    if i >= nb:
-                        hall._draw()
-                        i = 0
-                    v = fast[clean0 + pad] + fast[2 + i]
-                    i += 1
-                    raw[s] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
-            if m & 2:
-                pad = p1[at]
-                if pad < 0:
-                    raw[s + 1] = zero
-                else:
-                    if i >= nb:
-                        hall._draw()
-                        i = 0
-                    v = fast[clean0 + pad] + fast[2 + i]
-                    i += 1
-                    raw[s + 1] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
-            if m & 4:
-                pad = p2[at]
-                if pad < 0:
-                    raw[s + 2] = zero
-                else:
-                    if i >= nb:
-                        hall._draw()
-                        i = 0
-                    v = fast[clean0 + pad] + fast[2 + i]
-                    i += 1
-                    raw[s + 2] = 0 if v < 0 else 65535 if v > 65535 else ((v >> 4) << 4) | (v >> 12)
-        fast[0] = i
-        return True
-
-    if _N_ADC == 3:
-        viper_twins.BANK_READER[0] = [readers[0], readers[1], readers[2], read_bank]
-
-
-def _strobe_reader_py(world, edge):
-    """CPython: a presence step's strobes in one call. shift_scan.read_rows()'s twin
-    (viper_twins.py) hands them to it when the firmware's SPI reads through this world's bound
-    readinto (registered in viper_twins.STROBE_READER; simtrace.py wraps both): each strobe's
-    row select pins and the load pin moved as their Pin.value() moves them (the level set, the
-    pin's watcher told: the load pin's falling edge latches the model), then the line read into
-    the strobe's view as the readinto reads it: the same pin levels, latches, coins and bytes.
-    The firmware's loop of Pin.value() and readinto calls (36 a step) was about a fifth of a
-    CPython game on the presence pads. It declines (returns -1: the firmware's loop then) while
-    a stand-in answers, or when a pin's value() is not the machine's own (a bench counting
-    calls) or the load pin's watcher is not this world's."""
-    import viper_twins
-    values = machine._values
-    watch = machine._watch
-    lv = _level
-    flag = world.spi_flag
-    pm = world.pres
-    latch = pm.latch
-    latched = pm.latched
-    n = len(latched)
-
-    def read_rows(strobe, code, sel, load, views, count):
-        lid = load.id
-        if flag[0] or load.value is not values[lid] or watch[lid] is not edge:
-            return -1
-        ids = []
-        for p in sel:
-            if p.value is not values[p.id]:
-                return -1
-            ids.append(p.id)
-        r = strobe
-        end = strobe + count
-        i = 0
-        while r < end:
-            want = r ^ (r >> 1)
-            d = want ^ code
-            b = 0
-            while d:
-                if d & 1:
-                    pid = ids[b]
-                    v = (want >> b) & 1
-                    if lv[pid] != v:
-                        lv[pid] = v
-                        w = watch[pid]
-                        if w is not None:
-                            w(pid, v)
-                d >>= 1
-                b += 1
-            code = want
-            if lv[lid] != 0:            # load.value(0): the watcher (edge) latches
-                lv[lid] = 0
-                latch()
-            if lv[lid] != 1:            # load.value(1): the watcher does nothing at a rising edge
-                lv[lid] = 1
-            buf = views[i]
-            if len(buf) == n:
-                buf[:] = latched
-            else:
-                pm.read(buf)
-            r += 1
-            i += 1
-        return code
-
-    viper_twins.STROBE_READER[0] = [world.spi_readers[1], read_rows]
 
 
 # The Pico's (tools/hil): one viper closure over one array, which holds the channel, the
