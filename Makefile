@@ -5,6 +5,14 @@ VPY       := $(VENV)/bin/python
 STAMP     := $(VENV)/.installed
 SCENARIO  ?= examples/bowling_demo.json
 RUNTIME   ?= micropython
+# The MicroPython unix port that the games and the tests' drivers run on (make test, sim, play):
+# UNIXPORT=built (the default) builds MPY_DIR's unix port once into ZENN_CACHE/unixport/
+# (~/.cache/zenn/unixport/), again when its tree, flags or profile changed, and uses it
+# (tools/build_unixport.py --ensure: about 0.7 of the games' CPU, the same events); where it
+# cannot be built (no tree at MPY_DIR, no gcc) or with UNIXPORT=pip, the pip package's in .venv.
+# ZENN_MICROPYTHON, when set, names the port itself. The heap budgets keep the pip port's.
+UNIXPORT  ?= built
+WITH_PORT  = ZENN_MICROPYTHON="$${ZENN_MICROPYTHON:-$(if $(filter pip,$(UNIXPORT)),,$$(MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport --ensure))}"
 
 .PHONY: all venv sim test test-rp2040 unixport image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
 
@@ -31,13 +39,13 @@ tables: $(STAMP)
 
 # Main job: the simulator plays a scenario through the real firmware, showing the OLED.
 sim: $(STAMP)
-	$(VPY) -m boardsim run $(SCENARIO) --runtime $(RUNTIME) --display
+	$(if $(filter micropython,$(RUNTIME)),$(WITH_PORT)) $(VPY) -m boardsim run $(SCENARIO) --runtime $(RUNTIME) --display
 
 # The simulator as a page to play with: http://127.0.0.1:$(PORT_PLAY)/ (docs/simulator.md).
 .PHONY: play browser
 PORT_PLAY ?= 8000
 play: $(STAMP)
-	$(VPY) -m boardsim serve --port $(PORT_PLAY) --runtime $(RUNTIME)
+	$(if $(filter micropython,$(RUNTIME)),$(WITH_PORT)) $(VPY) -m boardsim serve --port $(PORT_PLAY) --runtime $(RUNTIME)
 
 # Debian's chromium for the play page's browser tests (tests/test_play.py skips without it),
 # installed when missing and we are root with apt-get, as in CI; a failure only warns.
@@ -48,7 +56,7 @@ browser:
 	fi
 
 test: $(STAMP) browser rp2040js image-fresh
-	$(VPY) -m pytest -q -n 2 --dist loadgroup tests
+	$(WITH_PORT) $(VPY) -m pytest -q -n 2 --dist loadgroup tests
 
 # Before the tests: where a frozen image was built here (MPY_DIR and its build directory are
 # there) and firmware/ has changed since, freeze it again (seconds), so that the chip tier tests
@@ -69,7 +77,7 @@ test-rp2040: $(STAMP) rp2040js
 # The MicroPython unix port built here from MPY_DIR's tree, -O2 with gcc's profile of the
 # simulator's games (tools/build_unixport.py; into ~/.cache/zenn/unixport/, MPY_DIR untouched):
 # the desktop tier's unix-port games in about 0.65 - 0.75 of the CPU, the same events
-# (docs/performance.md). Used where named: ZENN_MICROPYTHON=~/.cache/zenn/unixport/micropython.
+# (docs/performance.md). Built again here whatever its stamp says; make test builds it when stale.
 unixport: $(STAMP)
 	MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport
 

@@ -29,11 +29,13 @@ import subprocess
 import pytest
 
 from boardsim.compile import compile_scenario
+from boardsim.runtime import micropython_argv, micropython_path
 from boardsim.scenario import parse
 from boardsim.testing import Table, run_timeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
+# the unix port the games run on (boardsim/runtime.py: make test's built one, else the venv's)
+MICROPYTHON = micropython_argv(micropython_path())
 PATH = ":".join(os.path.join(ROOT, p) for p in ("firmware", "boardsim/target"))
 
 
@@ -83,7 +85,7 @@ def test_long_frames_are_fewer_frames(tmp_path):
     path.write_text("".join(json.dumps(o) + "\n" for o in t.timeline()))
     steps = {}
     for ms in (0, 130):
-        r = subprocess.run([MICROPYTHON, os.path.join(ROOT, "boardsim", "target", "runner.py"),
+        r = subprocess.run(MICROPYTHON + [os.path.join(ROOT, "boardsim", "target", "runner.py"),
                             str(path), "--stats"], capture_output=True, text=True, cwd=str(tmp_path),
                            env=dict(os.environ, MICROPYPATH=PATH, BOARDSIM_FIT_MS=str(ms)), timeout=300)
         assert r.returncode == 0, r.stderr[-800:]
@@ -140,7 +142,7 @@ def test_the_hand_frames_knob_makes_hand_frames_long(tmp_path):
     cfg.write_text(json.dumps({"front_end": "shift"}))
     steps = {}
     for ms in (0, 300):
-        r = subprocess.run([MICROPYTHON, os.path.join(ROOT, "boardsim", "target", "runner.py"),
+        r = subprocess.run(MICROPYTHON + [os.path.join(ROOT, "boardsim", "target", "runner.py"),
                             str(path), "--stats", "--config", str(cfg)], capture_output=True, text=True,
                            cwd=str(tmp_path), env=dict(os.environ, MICROPYPATH=PATH, BOARDSIM_HAND_MS=str(ms)),
                            timeout=300)

@@ -218,6 +218,7 @@ def test_the_unix_port_started_without_its_script_runs_as_with_it(monkeypatch):
     # presence pads with a power cut: the same events and final state (the heap after boot
     # among it) as through the pip script
     from boardsim.runtime import micropython_argv, micropython_path
+    monkeypatch.delenv("ZENN_MICROPYTHON", raising=False)    # (the venv's port, whatever make test uses)
     from boardsim.testing import run_timeline
     exe = micropython_path()
     if not os.path.exists(exe):
