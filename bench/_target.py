@@ -11,6 +11,9 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+# the pip package's unix port, whatever ZENN_MICROPYTHON names for the games (make test's built
+# one): the heap figures and budgets measured here (tests/test_budgets.py) were set on it, and it
+# is the same pinned build on every machine, with or without a MicroPython tree to build from
 MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
 TARGET = os.path.join(ROOT, "bench", "target")
 FIRMWARE = os.path.join(ROOT, "firmware")

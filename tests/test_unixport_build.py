@@ -131,3 +131,13 @@ def test_the_built_port_this_run_was_handed_is_fresh():
     with open(stamp) as f:
         mpy_dir = json.load(f)["mpy_dir"]
     assert B.stale(os.path.dirname(exe), mpy_dir) is None
+
+
+def test_the_heap_budgets_are_measured_on_the_pip_port(monkeypatch):
+    # bench/_target.py (bench/memory.py's boots: tests/test_budgets.py) runs the venv's pip port
+    # even when the games run on a built one: the budgets' bounds were set on it
+    import importlib
+    from bench import _target
+    monkeypatch.setenv("ZENN_MICROPYTHON", "/elsewhere/micropython")
+    again = importlib.reload(_target)
+    assert again.MICROPYTHON == os.path.join(B.ROOT, ".venv", "bin", "micropython")
