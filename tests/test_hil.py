@@ -10,10 +10,13 @@ import sys
 
 import pytest
 
+from boardsim.runtime import micropython_path
 from tools import build_firmware, hil
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MICROPYTHON = os.path.join(ROOT, ".venv", "bin", "micropython")
+# the unix port the desktop games run on (make test's built one, else the venv's): the stand-in
+# Pico's events are compared with a desktop run on it
+MICROPYTHON = micropython_path()
 
 
 def fake_mpremote(tmp_path):
