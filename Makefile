@@ -74,7 +74,7 @@ image-fresh: $(STAMP)
 test-rp2040: $(STAMP) rp2040js
 	ZENN_RP2040_LONG=1 $(VPY) -m pytest -q -n 2 --dist loadgroup tests/test_rp2040*.py
 
-# The MicroPython unix port built here from MPY_DIR's tree, -O2 with gcc's profile of the
+# The MicroPython unix port built here from MPY_DIR's tree, -O2 and LTO with gcc's profile of the
 # simulator's games (tools/build_unixport.py; into ~/.cache/zenn/unixport/, MPY_DIR untouched):
 # the desktop tier's unix-port games in about 0.65 - 0.75 of the CPU, the same events
 # (docs/performance.md). Built again here whatever its stamp says; make test builds it when stale.
