@@ -12,7 +12,7 @@ RUNTIME   ?= micropython
 # cannot be built (no tree at MPY_DIR, no gcc) or with UNIXPORT=pip, the pip package's in .venv.
 # ZENN_MICROPYTHON, when set, names the port itself. The heap budgets keep the pip port's.
 UNIXPORT  ?= built
-WITH_PORT  = ZENN_MICROPYTHON="$${ZENN_MICROPYTHON:-$(if $(filter pip,$(UNIXPORT)),,$$(MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport --ensure))}"
+WITH_PORT  = ZENN_MICROPYTHON="$${ZENN_MICROPYTHON:-$(if $(filter pip,$(UNIXPORT)),$$(echo "unix port: the pip package's (UNIXPORT=pip)" >&2),$$(MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport --ensure))}"
 
 .PHONY: all venv sim test test-rp2040 unixport image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
 
