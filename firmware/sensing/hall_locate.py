@@ -43,6 +43,7 @@ from tables.board_table import (PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, P
                                 NOISE_LSB, R_BIG)
 from tracking.shot import KIND_SMALL, KIND_BIG
 from sensing import hall_fit, hall_seed, hall_follow
+from sensing.hall_seed import near_d2
 from sensing.hall_scan import take as take_pads     # (viper; issue 13: 50 ms a fit in Python on the chip)
 
 MAX_FOUND = const(8)       # chips reported at most
@@ -78,12 +79,21 @@ MAX_STEP = const(60)       # 6 mm: the most a fit moves a chip in one iteration
 MAX_NEAR = const(128)      # usable pads next to ignored ones, at most
 _RAIL = const(24000)       # LSB: a reading this far out is a fault, never a magnet (faults._RAIL)
 N_GRID = PAD_COLS * PAD_ROWS
+# the board's numbers flat_pairs uses, written out (viper inlines const() values of its own
+# module only): checked against the tables at import
+_COLS = const(19)          # PAD_COLS
+_NGRID = const(722)        # N_GRID
+if _COLS != PAD_COLS or _NGRID != N_GRID:
+    raise ValueError("hall_locate: the board's tables changed: write out its constants again")
 
 if sys.implementation.name != "micropython":
     def ptr8(x):            # CPython: near_pads() runs as plain Python over the arrays
         return x
 
     def ptr16(x):
+        return x
+
+    def ptr32(x):
         return x
 
 
@@ -118,6 +128,72 @@ def near_pads(usable: ptr8, ignore: ptr8, near: ptr16, cols: int, rows: int, mos
             c += 1
         r += 1
     return n
+
+
+@micropython.viper
+def flat_pairs(loc, nc: int, most: int) -> int:
+    """How many of the first nc candidates (loc.cand) read exactly the raw reading (loc.res
+    plus the scanner's baseline) of the usable pad to their right or, if not, below; counted
+    to most + 1 at most. _chips_like's loop in machine code (issue 13: 0.45 ms a fit with four
+    chips on the chip in Python); flat_plain is the same in Python. A 64-bit port loads an
+    array('i') word without its sign: taken back to it. Three arguments: a viper call with
+    more allocates them on the chip."""
+    cand = ptr16(loc.cand)
+    res = ptr32(loc.res)
+    usable = ptr8(loc.usable)
+    base = ptr16(loc.scan.baseline)
+    w16 = 65536         # (w16 * w16: 2**32 on a 64-bit port, where it is used)
+    flat = 0
+    i = 0
+    while i < nc:
+        g = int(cand[i])
+        v = int(res[g])
+        if (v >> 29) > 3:
+            v -= w16 * w16
+        v += int(base[g])
+        hit = 0
+        h = g + 1
+        if h % _COLS != 0 and int(usable[h]) != 0:
+            u = int(res[h])
+            if (u >> 29) > 3:
+                u -= w16 * w16
+            if u + int(base[h]) == v:
+                hit = 1
+        if hit == 0:
+            h = g + _COLS
+            if h < _NGRID and int(usable[h]) != 0:
+                u = int(res[h])
+                if (u >> 29) > 3:
+                    u -= w16 * w16
+                if u + int(base[h]) == v:
+                    hit = 1
+        flat += hit
+        if flat > most:
+            return flat
+        i += 1
+    return flat
+
+
+def flat_plain(res, usable, base, cand, nc, most):
+    """flat_pairs in Python, with the baseline given (None: the readings are raw): the
+    locator without a scanner (the desktop's sensing tests) and the reference
+    tests/test_flat_near_viper.py holds flat_pairs to."""
+    flat = 0
+    for i in range(nc):
+        g = cand[i]
+        v = res[g]
+        if base is not None:
+            v += base[g]
+        h = g + 1
+        if h % PAD_COLS and usable[h] and res[h] + (base[h] if base is not None else 0) == v:
+            flat += 1
+        else:
+            h = g + PAD_COLS
+            if h < N_GRID and usable[h] and res[h] + (base[h] if base is not None else 0) == v:
+                flat += 1
+        if flat > most:
+            return flat
+    return flat
 
 
 class Locator:
@@ -350,7 +426,7 @@ class Locator:
         (99 %: 1.14 mm), more where pads are missing or the fit is bad."""
         lim = self.TOUCH * self.TOUCH
         for i in range(n):
-            alone = self._nearest(i, n, -1, lim) < 0
+            alone = near_d2(self, i, n) >= lim     # (_nearest(i, n, -1, lim) < 0)
             u = self.UNC_ALONE if alone else self.UNC_ROW
             if self.outlier[i] >= 0 or (self.n_near and self.blind(self.x[i], self.y[i], self.UNC_BLIND_R)):
                 u += self.UNC_BLIND
@@ -470,33 +546,20 @@ class Locator:
         and a crowd's peak (local extrema of their sign, as _extrema seeds chips) at MAX_FOUND
         places at most (see CROWD, FLAT)."""
         cand = self.cand
-        res = self.res
-        usable = self.usable
-        sc = self.scan
-        base = sc.baseline if sc is not None else None      # (none: the readings are raw)
         crowd = nc > CROWD
+        if crowd:
+            # (counted apart from the flat pairs: either count past its most says no, in
+            # whatever order they are counted)
+            peaks = 0
+            for i in range(nc):
+                if self._extremum(cand[i]):
+                    peaks += 1
+                    if peaks > MAX_FOUND:
+                        return False
         most = MAX_FOUND if crowd else FLAT
-        peaks = 0
-        flat = 0
-        for i in range(nc):
-            g = cand[i]
-            if crowd and self._extremum(g):
-                peaks += 1
-                if peaks > MAX_FOUND:
-                    return False
-            v = res[g]
-            if base is not None:
-                v += base[g]
-            h = g + 1
-            if h % PAD_COLS and usable[h] and res[h] + (base[h] if base is not None else 0) == v:
-                flat += 1
-            else:
-                h = g + PAD_COLS
-                if h < N_GRID and usable[h] and res[h] + (base[h] if base is not None else 0) == v:
-                    flat += 1
-            if flat > most:
-                return False
-        return True
+        if self.scan is not None:
+            return flat_pairs(self, nc, most) <= most
+        return flat_plain(self.res, self.usable, None, cand, nc, most) <= most
 
     def _hold(self):
         """A fit's strengths at most 1/16 over the larger reference strength."""
@@ -653,7 +716,8 @@ class Locator:
             self.kind[i] = KIND_SMALL if a > 0 else KIND_BIG
             self.strength[i] = s
             # learn the reference strength of the kind from a chip alone that fits well
-            if settled and self.err[i] < self.SPLIT_ERR // 2 and self._nearest(i, n, -1, lim) < 0:
+            # (near_d2 >= lim: _nearest(i, n, -1, lim) < 0, in machine code)
+            if settled and self.err[i] < self.SPLIT_ERR // 2 and near_d2(self, i, n) >= lim:
                 r = self.ref_s if a > 0 else self.ref_b
                 if 4 * s > 3 * r and 4 * s < 5 * r:
                     r += (s - r) >> 5
