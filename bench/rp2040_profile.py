@@ -1044,10 +1044,13 @@ def print_settle(run, frames=False):
 # and length, and inside it the Scoreboard's parts (wrapped: each call also pays its wrapper's):
 # the locator's find(), the tracker's frame() and its verdict (_finish), the rules and the event
 # line (on_board), the screens (redraw), the buses (ui.service: the pages sent); the tracker's
-# still_since and the verdict's time, so that rest -> still -> verdict -> shown can be split
+# still_since and the verdict's time, so that rest -> still -> verdict -> shown can be split.
+# Each turn under heap_lock as main.py runs it (a call's locals on the C stack; before session 20
+# this loop stepped unlocked, its figures those of the old main.py: "Frames on the C stack")
 VERDICT = r"""
 import time
 import json
+import micropython
 from array import array
 sb = __main__.sb
 sc = sb.scan
@@ -1070,36 +1073,57 @@ rf = bytearray(N)                    # 1: the step ended a frame; 2: pages sent 
 cur = array('i', [0] * NP)
 t_io = [0]                           # ticks_ms when the last flush() / service() returned
 T0 = time.ticks_us()
-def wrap(obj, name, k):
+# each loop turn under heap_lock as main.py runs it (below): the wrappers allocate nothing, so
+# each takes its function's own arguments (a *args wrapper makes a tuple a call); a closure's
+# two cells and up to three arguments go on the C stack
+def wrap(obj, name, k, nargs):
     f = getattr(obj, name)
-    def w(*a):
-        t0 = time.ticks_us()
-        r = f(*a)
-        t1 = time.ticks_us()
-        cur[k] += time.ticks_diff(t1, t0)
-        if k == 5:
-            t_io[0] = time.ticks_ms()
-        return r
+    if nargs == 0:
+        def w():
+            t0 = time.ticks_us()
+            r = f()
+            cur[k] += time.ticks_diff(time.ticks_us(), t0)
+            if k == 5:
+                t_io[0] = time.ticks_ms()
+            return r
+    elif nargs == 1:
+        def w(a):
+            t0 = time.ticks_us()
+            r = f(a)
+            cur[k] += time.ticks_diff(time.ticks_us(), t0)
+            return r
+    elif nargs == 2:
+        def w(a, b):
+            t0 = time.ticks_us()
+            r = f(a, b)
+            cur[k] += time.ticks_diff(time.ticks_us(), t0)
+            return r
+    else:
+        def w(a, b, c):
+            t0 = time.ticks_us()
+            r = f(a, b, c)
+            cur[k] += time.ticks_diff(time.ticks_us(), t0)
+            return r
     setattr(obj, name, w)
-wrap(sb.loc, "find", 0)
-wrap(tr, "frame", 1)
-wrap(tr, "_finish", 2)
-wrap(sb, "on_board", 3)
-wrap(sb, "redraw", 4)
-wrap(sb.ui, "service", 5)
-wrap(sb.loc, "refresh", 6)
-wrap(zones, "disc_mask", 7)
-wrap(tr, "_first_mover", 8)
-wrap(tr, "_reclaim", 9)
-wrap(tr, "_cup_drops", 10)
-wrap(sb.journal, "write", 11)
-wrap(sb.faults, "frame", 12)
-wrap(sb, "check_chips", 13)
-wrap(ev, "flush", 14)
+wrap(sb.loc, "find", 0, 1)
+wrap(tr, "frame", 1, 0)
+wrap(tr, "_finish", 2, 2)
+wrap(sb, "on_board", 3, 1)
+wrap(sb, "redraw", 4, 0)
+wrap(sb.ui, "service", 5, 0)
+wrap(sb.loc, "refresh", 6, 0)
+wrap(zones, "disc_mask", 7, 3)
+wrap(tr, "_first_mover", 8, 1)
+wrap(tr, "_reclaim", 9, 1)
+wrap(tr, "_cup_drops", 10, 3)
+wrap(sb.journal, "write", 11, 0)
+wrap(sb.faults, "frame", 12, 0)
+wrap(sb, "check_chips", 13, 0)
+wrap(ev, "flush", 14, 0)
 g = sb.game if sb.game is not None else sb.engines[0]
-wrap(g, "on_shot", 15)
+wrap(g, "on_shot", 15, 1)
 if hasattr(g, "emit_shot"):
-    wrap(g, "emit_shot", 16)
+    wrap(g, "emit_shot", 16, 0)
 # the displays' flush, and when it returned (ticks_ms): the score is on the panel then
 t_flushed = array('i', [0])
 _ui_flush = sb.ui.flush
@@ -1134,7 +1158,11 @@ while time.ticks_diff(end, time.ticks_ms()) > 0:
     for j in range(NP):
         cur[j] = 0
     t0 = time.ticks_us()
-    idle = sb.step()
+    micropython.heap_lock()
+    try:
+        idle = sb.step()
+    finally:
+        micropython.heap_unlock()
     t1 = time.ticks_us()
     i = k % N
     rs[i] = time.ticks_diff(t0, T0)
