@@ -287,14 +287,17 @@ def settle(self, grid):
         k = 0
         most = 0 if p & 64 else MAX_FOUND   # (paced: no fit in this call; else every one)
     fits = 0
+    moved = self.moved
+    werr = self.werr
+    settle_err = self.SETTLE_ERR
     while k < n:
         i = k
         # left where it was while pads jumped (its pads missed by less than FOLLOW_ERR more
         # than at its fit, frame by frame), but they miss by more now: it moved a little
         # (a 3.3 mm nudge over a pad was never refitted, issue 12)
-        if not self.moved[i] and self._win_err(i) > self.werr[i] + self.SETTLE_ERR:
-            self.moved[i] = 1
-        if self.moved[i]:
+        if not moved[i] and self._win_err(i) > werr[i] + settle_err:
+            moved[i] = 1
+        if moved[i]:
             if fits == most:
                 self.pace = (p & 32) | 16 | (tl << 7) | k     # paced: its fit in the next call
                 return n
@@ -330,9 +333,11 @@ def settle(self, grid):
                 or near_d2(self, i, n) < sep2 or (not weak and self._odd(i))):
             return self._find(grid)
     res = self.res
+    cand = self.cand
+    rt = self.RES_THRESHOLD
     for k in range(self.n_cand):
-        v = res[self.cand[k]]
-        if v > self.RES_THRESHOLD or v < -self.RES_THRESHOLD:
+        v = res[cand[k]]
+        if v > rt or v < -rt:
             return self._find(grid)
     # beside pads without a reading a chip may show only there: nothing may be left
     for k in range(self.n_near):
