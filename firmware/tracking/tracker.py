@@ -1050,24 +1050,40 @@ class Tracker:
         placed = False
         taken = False
         self._reclaim(n)
+        # (the arrays in locals, the same objects: a lookup each fewer a chip in the verdict's
+        # turn, issue 13)
+        present = self.present
+        seen = self.seen
+        moved = self.moved
+        fates = r.fate
+        rmoved = r.moved
+        rest = S.FATE_REST
+        kinds = self.kind
+        masks = self.mask
+        his = self.hi
+        los = self.lo
+        rkind = r.kind
+        rmask = r.start_mask
+        rlo = r.start_lo
+        rhi = r.start_hi
         for i in range(MAX):
-            if not self.present[i]:
+            if not present[i]:
                 continue
-            r.kind[i] = self.kind[i]
-            r.start_mask[i] = self.mask[i]
-            r.start_lo[i] = self.lo[i]
-            r.start_hi[i] = self.hi[i]
-            if self.moved[i] and self.seen[i] and \
+            rkind[i] = kinds[i]
+            rmask[i] = masks[i]
+            rlo[i] = los[i]
+            rhi[i] = his[i]
+            if moved[i] and seen[i] and \
                     _near(self.x[i], self.y[i], self.tx[i], self.ty[i], self.move_tol + self.tw[i]):
                 # back where it lay: its fit was pulled by a neighbour's field sliding off
                 # (hall pads: a big chip 10 mm from the small one the fugitive flicked was
                 # "moved" first, a sure out-of-turn shot); a knocked chip does not come back
-                self.moved[i] = 0
+                moved[i] = 0
                 self.move_order[i] = 0
-            r.moved[i] = self.moved[i]
-            if self.seen[i]:
-                r.fate[i] = S.FATE_REST
-                if self.moved[i]:
+            rmoved[i] = moved[i]
+            if seen[i]:
+                fates[i] = rest
+                if moved[i]:
                     slid = True
             else:
                 # vanished: a cup drop takes it if a cup beam fired (_cup_drops: the chips
@@ -1144,8 +1160,9 @@ class Tracker:
                     r.moved[i] = 0
                     self.moved[i] = 0
         self._first_mover(r)
+        grazed = self.grazed
         for i in range(MAX):
-            if self.grazed[i] and self.present[i] and not r.moved[i]:
+            if grazed[i] and present[i] and not rmoved[i]:
                 r.sure[i] = 0       # it may have been knocked by less than the pads can see
         # zenn: the drop into cup X came through gate X
         if fast.count[F.GATE_A]:
@@ -1153,9 +1170,9 @@ class Tracker:
         if fast.count[F.GATE_B]:
             r.gates |= 2
         for i in range(MAX):
-            if not self.present[i]:
+            if not present[i]:
                 continue
-            f = r.fate[i]
+            f = fates[i]
             if f == S.FATE_CUP_A and self._through_gate(F.GATE_A, F.CUP_A, 1):
                 r.zenn = S.FATE_CUP_A
             elif f == S.FATE_CUP_B and self._through_gate(F.GATE_B, F.CUP_B, 2):
@@ -1165,20 +1182,27 @@ class Tracker:
         # slot's masks (below) are kept while its chip lies exactly where it lay (the one place
         # that writes x, y and the masks is here): cupped[MAX + i], 1 + the uncertainty they
         # were made with, cleared (0: made again) for a chip that moved, left or is new
+        xs = self.x
+        ys = self.y
+        txs = self.tx
+        tys = self.ty
+        rss = self.rs
+        tss = self.ts
         for i in range(MAX):
-            if self.present[i] and self.seen[i]:
-                x = self.tx[i]
-                y = self.ty[i]
-                if self.x[i] != x or self.y[i] != y:
+            if present[i] and seen[i]:
+                x = txs[i]
+                y = tys[i]
+                if xs[i] != x or ys[i] != y:
                     cupped[MAX + i] = 0
-                self.x[i] = x
-                self.y[i] = y
-                self.rs[i] = self.ts[i]
+                xs[i] = x
+                ys[i] = y
+                rss[i] = tss[i]
             else:
-                self.present[i] = 0
+                present[i] = 0
                 cupped[MAX + i] = 0
+        claimed = self.claimed
         for j in range(n):
-            if j < 8 and self.claimed[j]:
+            if j < 8 and claimed[j]:
                 continue
             slot = -1
             for i in range(MAX):
@@ -1198,25 +1222,20 @@ class Tracker:
             placed = True
         # (the snapshot's arrays and disc_mask in locals: a lookup each fewer in the verdict's
         # turn, issue 13)
-        present = self.present
-        xs = self.x
-        ys = self.y
-        masks = self.mask
-        his = self.hi
-        los = self.lo
         disc_mask = zones.disc_mask
+        tunc = self.tunc
         for i in range(MAX):
             if present[i]:
                 x = xs[i]
                 y = ys[i]
-                u = self.tunc[i]
+                u = tunc[i]
                 if cupped[MAX + i] == u + 1:
                     # where it lay, as well known: the masks it has are the ones disc_mask gives
                     # (about 0.3 ms a call on the chip, three a chip; issue 13: the verdict's
                     # frame with 4 chips at rest 13 - 17 ms)
                     m = masks[i]
                 else:
-                    rad = B.R_SMALL if self.kind[i] == S.KIND_SMALL else B.R_BIG
+                    rad = B.R_SMALL if kinds[i] == S.KIND_SMALL else B.R_BIG
                     m = disc_mask(x, y, rad)
                     masks[i] = m
                     # the zones it may overlap (hi) and surely overlaps (lo), by the position's
@@ -1230,14 +1249,14 @@ class Tracker:
                         his[i] = m
                         los[i] = m
                     cupped[MAX + i] = u + 1 if u < 255 else 0     # (a distance: never negative)
-                if self.seen[i] or r.fate[i] == S.FATE_REST:
+                if seen[i] or fates[i] == rest:
                     r.end_mask[i] = m
                     r.x[i] = x
                     r.y[i] = y
                     # sure: no zone border lies within the position's uncertainty of the rim
                     # (judged here for the chips this shot moved; what the verdict reads of the
                     # others is the game's to weigh, by start_lo / start_hi)
-                    if r.moved[i] and his[i] != los[i]:
+                    if rmoved[i] and his[i] != los[i]:
                         r.sure[i] = 0
             else:
                 masks[i] = 0
