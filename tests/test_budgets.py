@@ -73,7 +73,10 @@ FIRMWARE_HEAP_MAX = {"hall": 223_100,       # held after boot, code and objects 
                                             # reading of every strobe, +2.3 KB the locator's
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
-CODE_RAM_MAX = {"hall": 176_600,            # the modules, once imported (measured 146 KB)
+CODE_RAM_MAX = {"hall": 177_800,            # the modules, once imported (measured 146 KB)
+                                            # (verdict10's near_d2, flat_pairs and unc_pass in
+                                            # viper, armv6m code: hall 177,408 B; frozen on
+                                            # the image, the chip keeps 185,808 B free)
                                             # (rowflip's kept fits, hall_follow and
                                             # hall_locate: hall 176,480 B, main c486c2f's
                                             # cap 176,200)
@@ -116,8 +119,11 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 187_000,      # (171.6 KB after the app split and issues 12-13's
+PICO_ESTIMATE_MAX = {"hall": 189_400,      # (171.6 KB after the app split and issues 12-13's
                      "shift": 185_400}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
+# hall 189,169 B with verdict10's viper near_d2, flat_pairs and unc_pass for the verdict's frame
+# (hall_locate.mpy +3.0 KB, hall_seed.mpy +0.7 KB of armv6m code; session 20): a stock .mpy
+# deployment only; frozen, the chip keeps 185,808 B free after boot (main 186,016)
 # hall 185,026 B with hallfirst's register scan settling each reading while the next converts
 # (hall_scan.mpy +1.3 KB of code), then hall 186,556 B / shift 185,298 B with the tracker's carried
 # matching and its follows in viper (tracker._carry, tracker.mpy 10,868 -> 13,895 B of armv6m
@@ -172,7 +178,9 @@ PICO_ESTIMATE_MAX = {"hall": 187_000,      # (171.6 KB after the app split and i
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
 # 186,797 B (hall) merged 2026-12-03 (session 19): hallfirst's scan and carry with rowflip's kept fits
-MPY_TOTAL_MAX = 170_000     # (merged 2026-12-03 (session 19) with rowflip's kept fits, +491 B,
+MPY_TOTAL_MAX = 173_600     # (173,315 B with verdict10's viper near_d2, flat_pairs, unc_pass,
+# hall_locate.mpy +3.0 KB, hall_seed.mpy +0.7 KB: session 20)
+# (merged 2026-12-03 (session 19) with rowflip's kept fits, +491 B,
 # and settlewin's locked turns in main.py (kept as source), +305 B;
 # 169,008 B with hallfirst's tracker._carry in viper, tracker.mpy
 # +3.0 KB; 165,981 B with its register scan settling each reading while the next converts,
