@@ -289,14 +289,21 @@ def settle(self, grid):
     fits = 0
     moved = self.moved
     werr = self.werr
+    # (each chip's _win_err kept in qe, _follow's scratch: when this call took the frame and
+    # fitted nothing, nothing moved the chips or the residual before _finish, which asks the
+    # same values again; issue 13, the verdict's frame)
+    qe = self.qe
     settle_err = self.SETTLE_ERR
     while k < n:
         i = k
         # left where it was while pads jumped (its pads missed by less than FOLLOW_ERR more
         # than at its fit, frame by frame), but they miss by more now: it moved a little
         # (a 3.3 mm nudge over a pad was never refitted, issue 12)
-        if not moved[i] and self._win_err(i) > werr[i] + settle_err:
-            moved[i] = 1
+        if not moved[i]:
+            e = self._win_err(i)
+            qe[i] = e
+            if e > werr[i] + settle_err:
+                moved[i] = 1
         if moved[i]:
             if fits == most:
                 self.pace = (p & 32) | 16 | (tl << 7) | k     # paced: its fit in the next call
@@ -344,7 +351,9 @@ def settle(self, grid):
         v = res[self.near[k]]
         if v > tl or v < -tl:
             return self._find(grid)
-    return self._finish(n, grid, True)
+    # (2: settled, and qe holds every chip's _win_err of this frame as it stands: no fit came
+    # after the frame was taken in this call)
+    return self._finish(n, grid, 2 if fits == 0 and not p & 16 else True)
 
 
 def was_near(self, i, d):

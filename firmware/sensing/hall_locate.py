@@ -821,8 +821,11 @@ class Locator:
         kind = self.kind
         strength = self.strength
         werr = self.werr
+        qe = self.qe
         for i in range(n):
-            if settled:
+            if settled == 2:
+                werr[i] = qe[i]         # (the settle's, of this frame: hall_follow.settle)
+            elif settled:
                 werr[i] = self._win_err(i)
             a = amp[i]
             s = a if a > 0 else -a

@@ -213,6 +213,160 @@ def _carry(tr, loc, n: int) -> int:
     return c
 
 
+@micropython.viper
+def _rest_seen(tr, r) -> int:
+    """Tracker._finish's first slot loop for the chips present and seen, in machine code (issue
+    13: the verdict's frame with four chips): the result's kind and start masks copied, a moved
+    chip back where it lay (_near(x, y, tx, ty, move_tol + tw)) not moved, r.moved, r.fate
+    FATE_REST. Returns a bit per present chip not seen (1 << slot: _finish's Python does those)
+    and 256 if a chip seen had moved (slid). Positions within +-2**14: a sum of squares stays
+    below 2**31; a 64-bit port's words taken back to their sign where compared by size."""
+    present = ptr8(tr.present)
+    seen = ptr8(tr.seen)
+    moved = ptr8(tr.moved)
+    order = ptr8(tr.move_order)
+    kind = ptr8(tr.kind)
+    mask = ptr32(tr.mask)
+    lo = ptr32(tr.lo)
+    hi = ptr32(tr.hi)
+    sx = ptr32(tr.x)
+    sy = ptr32(tr.y)
+    tx = ptr32(tr.tx)
+    ty = ptr32(tr.ty)
+    tw = ptr32(tr.tw)
+    rkind = ptr8(r.kind)
+    rmask = ptr32(r.start_mask)
+    rlo = ptr32(r.start_lo)
+    rhi = ptr32(r.start_hi)
+    rmoved = ptr8(r.moved)
+    fate = ptr8(r.fate)
+    rest = int(S.FATE_REST)
+    mtol = int(tr.move_tol)
+    w16 = 65536             # (w16 * w16: 2**32 on a 64-bit port, where it is used)
+    left = 0
+    i = 0
+    while i < MAX:
+        if int(present[i]) == 0:
+            i += 1
+            continue
+        if int(seen[i]) == 0:
+            left |= 1 << i
+            i += 1
+            continue
+        rkind[i] = kind[i]
+        rmask[i] = mask[i]
+        rlo[i] = lo[i]
+        rhi[i] = hi[i]
+        if int(moved[i]) != 0:
+            v = int(tx[i])
+            if (v >> 29) > 3:
+                v -= w16 * w16
+            u = int(sx[i])
+            if (u >> 29) > 3:
+                u -= w16 * w16
+            dx = v - u
+            v = int(ty[i])
+            if (v >> 29) > 3:
+                v -= w16 * w16
+            u = int(sy[i])
+            if (u >> 29) > 3:
+                u -= w16 * w16
+            dy = v - u
+            t = int(tw[i])
+            if (t >> 29) > 3:
+                t -= w16 * w16
+            t += mtol
+            if dx * dx + dy * dy <= t * t:
+                moved[i] = 0
+                order[i] = 0
+        rmoved[i] = moved[i]
+        fate[i] = rest
+        if int(moved[i]) != 0:
+            left |= 256
+        i += 1
+    return left
+
+
+@micropython.viper
+def _rest_snapshot(tr):
+    """Tracker._finish's new rest snapshot for the tracked chips, in machine code (issue 13): a
+    chip present and seen lies at its last fit (tx, ty; its strength ts), its masks' mark
+    (cupped[MAX + slot]) cleared if that is not where it lay; any other leaves its slot."""
+    present = ptr8(tr.present)
+    seen = ptr8(tr.seen)
+    cupped = ptr8(tr.cupped)
+    sx = ptr32(tr.x)
+    sy = ptr32(tr.y)
+    tx = ptr32(tr.tx)
+    ty = ptr32(tr.ty)
+    rs = ptr32(tr.rs)
+    ts = ptr32(tr.ts)
+    i = 0
+    while i < MAX:
+        if int(present[i]) != 0 and int(seen[i]) != 0:
+            x = int(tx[i])
+            y = int(ty[i])
+            if int(sx[i]) != x or int(sy[i]) != y:
+                cupped[MAX + i] = 0
+            sx[i] = x
+            sy[i] = y
+            rs[i] = ts[i]
+        else:
+            present[i] = 0
+            cupped[MAX + i] = 0
+        i += 1
+
+
+@micropython.viper
+def _rest_masks(tr, r) -> int:
+    """Tracker._finish's masks for the snapshot, in machine code (issue 13), for the chips whose
+    masks are kept (cupped[MAX + slot] == 1 + tunc: where they lay, as well known): the result's
+    end masks and positions (seen, or at rest), sure cleared for a moved chip near a border (hi
+    != lo); a free slot's masks cleared. Returns a bit per present chip whose masks are made
+    again (1 << slot: _finish's Python calls disc_mask for those)."""
+    present = ptr8(tr.present)
+    seen = ptr8(tr.seen)
+    cupped = ptr8(tr.cupped)
+    tunc = ptr32(tr.tunc)
+    mask = ptr32(tr.mask)
+    lo = ptr32(tr.lo)
+    hi = ptr32(tr.hi)
+    sx = ptr32(tr.x)
+    sy = ptr32(tr.y)
+    fate = ptr8(r.fate)
+    rmoved = ptr8(r.moved)
+    end = ptr32(r.end_mask)
+    rx = ptr32(r.x)
+    ry = ptr32(r.y)
+    sure = ptr8(r.sure)
+    rest = int(S.FATE_REST)
+    w16 = 65536             # (w16 * w16: 2**32 on a 64-bit port, where it is used)
+    left = 0
+    i = 0
+    while i < MAX:
+        if int(present[i]) == 0:
+            mask[i] = 0
+            lo[i] = 0
+            hi[i] = 0
+            i += 1
+            continue
+        u = int(tunc[i])
+        if (u >> 29) > 3:
+            u -= w16 * w16
+        if int(cupped[MAX + i]) != u + 1:
+            left |= 1 << i
+            i += 1
+            continue
+        if int(seen[i]) != 0 or int(fate[i]) == rest:
+            end[i] = mask[i]
+            rx[i] = sx[i]
+            ry[i] = sy[i]
+            if int(rmoved[i]) != 0 and int(hi[i]) != int(lo[i]):
+                sure[i] = 0
+        i += 1
+    return left
+
+
 class Tracker:
     SETTLE_MS = 400       # still this long = at rest ...
     # ... judged at a frame's end: the last frame that ends no more than SETTLE_MS after the
@@ -1066,8 +1220,12 @@ class Tracker:
         rmask = r.start_mask
         rlo = r.start_lo
         rhi = r.start_hi
+        # (the chips seen, in machine code: _rest_seen; the ones not seen below)
+        left = _rest_seen(self, r)
+        if left > 255:
+            slid = True
         for i in range(MAX):
-            if not present[i]:
+            if not (left >> i) & 1:
                 continue
             rkind[i] = kinds[i]
             rmask[i] = masks[i]
@@ -1182,24 +1340,8 @@ class Tracker:
         # slot's masks (below) are kept while its chip lies exactly where it lay (the one place
         # that writes x, y and the masks is here): cupped[MAX + i], 1 + the uncertainty they
         # were made with, cleared (0: made again) for a chip that moved, left or is new
-        xs = self.x
-        ys = self.y
-        txs = self.tx
-        tys = self.ty
-        rss = self.rs
-        tss = self.ts
-        for i in range(MAX):
-            if present[i] and seen[i]:
-                x = txs[i]
-                y = tys[i]
-                if xs[i] != x or ys[i] != y:
-                    cupped[MAX + i] = 0
-                xs[i] = x
-                ys[i] = y
-                rss[i] = tss[i]
-            else:
-                present[i] = 0
-                cupped[MAX + i] = 0
+        # (in machine code: _rest_snapshot)
+        _rest_snapshot(self)
         claimed = self.claimed
         for j in range(n):
             if j < 8 and claimed[j]:
@@ -1224,31 +1366,33 @@ class Tracker:
         # turn, issue 13)
         disc_mask = zones.disc_mask
         tunc = self.tunc
+        xs = self.x
+        ys = self.y
+        # (the chips whose masks are kept, and the free slots, in machine code: _rest_masks;
+        # those made again below)
+        left = _rest_masks(self, r)
         for i in range(MAX):
-            if present[i]:
+            if (left >> i) & 1:
                 x = xs[i]
                 y = ys[i]
                 u = tunc[i]
-                if cupped[MAX + i] == u + 1:
-                    # where it lay, as well known: the masks it has are the ones disc_mask gives
-                    # (about 0.3 ms a call on the chip, three a chip; issue 13: the verdict's
-                    # frame with 4 chips at rest 13 - 17 ms)
-                    m = masks[i]
+                # (where it lay, as well known, cupped[MAX + i] == u + 1, _rest_masks kept the
+                # masks it has: the ones disc_mask gives, about 0.3 ms a call on the chip, three a
+                # chip; issue 13: the verdict's frame with 4 chips at rest 13 - 17 ms)
+                rad = B.R_SMALL if kinds[i] == S.KIND_SMALL else B.R_BIG
+                m = disc_mask(x, y, rad)
+                masks[i] = m
+                # the zones it may overlap (hi) and surely overlaps (lo), by the position's
+                # uncertainty: kept with the snapshot, for the next shot's verdict to weigh
+                # (ShotResult.start_lo / start_hi): a chip put down, or left by a shot, near a
+                # border was never judged again when a later verdict relied on it (issue 12)
+                if u:
+                    his[i] = disc_mask(x, y, rad + u)
+                    los[i] = disc_mask(x, y, rad - u if rad > u else 1)
                 else:
-                    rad = B.R_SMALL if kinds[i] == S.KIND_SMALL else B.R_BIG
-                    m = disc_mask(x, y, rad)
-                    masks[i] = m
-                    # the zones it may overlap (hi) and surely overlaps (lo), by the position's
-                    # uncertainty: kept with the snapshot, for the next shot's verdict to weigh
-                    # (ShotResult.start_lo / start_hi): a chip put down, or left by a shot, near a
-                    # border was never judged again when a later verdict relied on it (issue 12)
-                    if u:
-                        his[i] = disc_mask(x, y, rad + u)
-                        los[i] = disc_mask(x, y, rad - u if rad > u else 1)
-                    else:
-                        his[i] = m
-                        los[i] = m
-                    cupped[MAX + i] = u + 1 if u < 255 else 0     # (a distance: never negative)
+                    his[i] = m
+                    los[i] = m
+                cupped[MAX + i] = u + 1 if u < 255 else 0     # (a distance: never negative)
                 if seen[i] or fates[i] == rest:
                     r.end_mask[i] = m
                     r.x[i] = x
@@ -1258,10 +1402,6 @@ class Tracker:
                     # others is the game's to weigh, by start_lo / start_hi)
                     if rmoved[i] and his[i] != los[i]:
                         r.sure[i] = 0
-            else:
-                masks[i] = 0
-                los[i] = 0
-                his[i] = 0
         r.n = MAX
         if shot:
             self.event = EV_SHOT
