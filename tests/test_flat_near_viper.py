@@ -7,14 +7,22 @@ loop, 0.45 ms a fit) and `hall_locate.unc_pass` (_uncertainty's loop with no pad
 ms a verdict with four chips) give exactly what their plain references do: `hall_seed.nearest` itself
 (`nearest(i, n, -1, d2) < 0` exactly when `near_d2(i, n) >= d2`, for every d2 up to 2**29) and
 `hall_locate.flat_plain` (the loop as it was, the baseline given) and the uncertainty's loop as
-it was (unc_ref below, with nearest and odd). Seeded cases: 1 - 8 chips
-anywhere within +-2**14 (the squares' sums near 2**31 on the chip's 32-bit words), on the board,
-or a few tenths of a mm apart, the limits asked around each true distance, at MIN_SEP, TOUCH,
-GROUP and 2**29; candidates anywhere on the grid (the last column and row among them), the pads
-beside them usable or not, reading exactly the same raw reading (residual plus baseline: the
-residual negative, to 2**16 either way, the baseline to 65535) or one off, counted to `most` + 1.
-Under the MicroPython unix port with the heap locked around the calls, CPython, and the emulated
-RP2040 (skipped with the reason without one). Fails with a `<` for a `<=` or a sign broken.
+it was (unc_ref below, with nearest and odd). Seeded cases, few (issue 15: 1,500 a runtime
+were 14 - 30 s; 80 now, 20 on the chip) but each drawn among the limits: 1 - 8 chips anywhere
+within +-2**14 (the squares' sums near 2**31 on the chip's 32-bit words), on the board, a few
+tenths of a mm apart or exactly TOUCH, MIN_SEP or GROUP apart (along an axis or 3 : 4 : 5), one
+short or one past, the limits asked around each true distance and at 2**29; strengths at +-amax
+exactly or one inside, at a reference (a multiple of ROW_DEV among them) off by exactly 1 /
+ROW_DEV, errors at bad_err +-1 and negative, bad_err at OUTLIER_ERR and one past, outliers -1,
+0, +-2**15; candidates anywhere on the grid (the last column and row, the last pad with one
+below it among them), the pads beside them usable or not, reading exactly the same raw reading
+(residual plus baseline: the residual negative, to 2**16 either way, the baseline to 65535) or
+one off, counted to `most` + 1. Under the MicroPython unix port with the heap locked around the
+calls, CPython, and the emulated RP2040 (skipped with the reason without one). Fails, on the
+unix port, with any one of 25 mutants of the three (a `<` for a `<=` or the reverse in each
+comparison, a limit one off, each sign load left out; docs/performance.md, "The hall verdict's
+frame ... session 20, second part"); the 26th tried, `a > 0` for `a >= 0` in unc_pass's _odd, is
+the same function (at 0 either reference gives odd).
 """
 import os
 
@@ -121,10 +129,15 @@ for case in range(cases):
     wide = rng.below(3) == 0
     for j in range(n):
         if j and rng.below(3) == 0:
-            # a few tenths of a mm to a few cm from another chip
+            # a few tenths of a mm to a few cm from another chip, or at a limit exactly, one
+            # short or one past (along an axis, or 3 : 4 : 5)
             k = rng.below(j)
-            loc.x[j] = loc.x[k] + rng.below(601) - 300
-            loc.y[j] = loc.y[k] + rng.below(601) - 300
+            d = pick(Loc.TOUCH, L.Locator.MIN_SEP, L.Locator.GROUP)
+            d += pick(0, 0, 1, -1)
+            dx, dy = pick((rng.below(601) - 300, rng.below(601) - 300), (d, 0), (0, -d),
+                          (3 * d // 5, 4 * d // 5), (-d, 0))
+            loc.x[j] = loc.x[k] + dx
+            loc.y[j] = loc.y[k] + dy
             if not (-LIM < loc.x[j] < LIM and -LIM < loc.y[j] < LIM):
                 loc.x[j] = loc.x[k]
                 loc.y[j] = loc.y[k]
@@ -161,17 +174,20 @@ for case in range(cases):
             alone += 1
     # the uncertainty: strengths around the limit a fit may give (amax) and around their
     # kind's by 1 / ROW_DEV, errors around bad_err (calibrated or not), outliers or none
-    loc.bad_err = pick(Loc.OUTLIER_ERR, 400, rng.below(500))
-    loc.amax = 15000 + rng.below(10000)
-    loc.ref_s = 12000 + rng.below(6000)
-    loc.ref_b = 12000 + rng.below(6000)
+    loc.bad_err = pick(Loc.OUTLIER_ERR, Loc.OUTLIER_ERR + 1, 400, rng.below(500))
+    loc.amax = pick(15000 + rng.below(10000), 16000 + rng.below(200))
+    # (a multiple of ROW_DEV: a strength off it by exactly 1 / ROW_DEV)
+    loc.ref_s = pick(12000 + rng.below(6000), Loc.ROW_DEV * (1000 + rng.below(500)))
+    loc.ref_b = pick(12000 + rng.below(6000), Loc.ROW_DEV * (1000 + rng.below(500)))
     for j in range(n):
         r = pick(loc.ref_s, -loc.ref_b)
         loc.amp[j] = pick(rng.below(2 * loc.amax + 1) - loc.amax, loc.amax - rng.below(2),
-                          -loc.amax + rng.below(2), r + r // Loc.ROW_DEV + rng.below(5) - 2,
+                          -loc.amax + rng.below(2), loc.amax, -loc.amax,
+                          r + r // Loc.ROW_DEV + rng.below(5) - 2, r + r // Loc.ROW_DEV,
+                          r - r // Loc.ROW_DEV,
                           r - r // Loc.ROW_DEV + rng.below(5) - 2, r, 0, rng.below(1 << 17) - (1 << 16))
-        loc.err[j] = pick(loc.bad_err + rng.below(3) - 1, rng.below(1000), 0)
-        loc.outlier[j] = pick(-1, -1, rng.below(N_GRID))
+        loc.err[j] = pick(loc.bad_err + rng.below(3) - 1, rng.below(1000), 0, -rng.below(1000) - 1)
+        loc.outlier[j] = pick(-1, -1, rng.below(N_GRID), 0, -32768, 32767)
     for j in range(n):
         loc.wander[j] = -7
         loc.unc[j] = -7
@@ -194,7 +210,7 @@ for case in range(cases):
     nc = 1 + rng.below(24)
     for k in range(nc):
         g = pick(rng.below(N_GRID), N_GRID - 1 - rng.below(3), COLS - 1 + COLS * rng.below(38),
-                 rng.below(N_GRID))
+                 rng.below(N_GRID), N_GRID - 1 - COLS - rng.below(2))
         loc.cand[k] = g
         for h in (g, g + 1, g + COLS):
             if h < N_GRID:
@@ -230,17 +246,17 @@ print(json.dumps({"ok": ok, "cases": cases, "alone": alone, "near": near, "bad":
 
 @pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_near_d2_and_flat_pairs_equal_their_plain_references(runtime, tmp_path):
-    job = {"seed": 17, "cases": 1500}
+    job = {"seed": 17, "cases": 80}
     r = run_script(TARGET, "flat_near_viper.py", runtime, job, tmp_path)
     assert r["ok"] == r["cases"], r
     # chips alone and chips close (both answers asked)
-    assert r["alone"] > 500 and r["near"] > 500 and r["bad"] > 500, r
+    assert r["alone"] > 80 and r["near"] > 30 and r["bad"] > 80, r
 
 
 @pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
 def test_near_d2_and_flat_pairs_on_the_chip(tmp_path):
     from boardsim.rp2040 import probe
-    job = {"seed": 17, "cases": 100}
+    job = {"seed": 17, "cases": 20}
     r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
                          await_ms=300000, wait_ms=100, settle_ms=0)
     got = r.events[-1]
