@@ -121,10 +121,11 @@ BOOT_OBJECTS_MAX = {"hall": 48_000,         # what boot() keeps besides the code
 # bench/memory.py's estimate of the same on the Pico (32-bit): held after boot (estimated 144 /
 # 150 KB at 7e2fe2e; 156.5 / 160.5 KB with issue 13's bounded fault monitor and issue 14's held
 # results, best-games menu and buzzer hooks). The chip itself is measured by tests/test_rp2040.py.
-PICO_ESTIMATE_MAX = {"hall": 191_300,      # (171.6 KB after the app split and issues 12-13's
+PICO_ESTIMATE_MAX = {"hall": 191_800,      # (171.6 KB after the app split and issues 12-13's
                      "shift": 187_400}      # tracker, 2026-12-01: 64 KB of 236 left with .mpy;
 # hall 190,964 B / shift 187,058 B with verdict10's tracker _rest_seen, _rest_snapshot and
-# _rest_masks in viper (tracker.mpy +3.4 KB of armv6m code; frozen, the chip keeps 185,760 B)
+# _rest_masks in viper (tracker.mpy +3.4 KB of armv6m code), hall 191,453 B with
+# hall_locate.finish_pass (+1.0 KB); frozen, the chip keeps 185,744 B free after boot
 # hall 189,169 B with verdict10's viper near_d2, flat_pairs and unc_pass for the verdict's frame
 # (hall_locate.mpy +3.0 KB, hall_seed.mpy +0.7 KB of armv6m code; session 20): a stock .mpy
 # deployment only; frozen, the chip keeps 185,808 B free after boot (main 186,016)
@@ -182,8 +183,8 @@ PICO_ESTIMATE_MAX = {"hall": 191_300,      # (171.6 KB after the app split and i
 # (jsave), the frozen mux rule (muxbound) and the lagging fit corrected (hallfit): +1 KB each;
 # the frozen image on the chip keeps 184,576 B free (hall), above the 180 KB floor.
 # 186,797 B (hall) merged 2026-12-03 (session 19): hallfirst's scan and carry with rowflip's kept fits
-MPY_TOTAL_MAX = 177_000     # (176,682 B with verdict10's tracker _rest_* loops in viper,
-# tracker.mpy +3.4 KB: session 20)
+MPY_TOTAL_MAX = 178_000     # (176,682 B with verdict10's tracker _rest_* loops in viper,
+# tracker.mpy +3.4 KB, then 177,723 B with hall_locate.finish_pass: session 20)
 # (173,315 B with verdict10's viper near_d2, flat_pairs, unc_pass,
 # hall_locate.mpy +3.0 KB, hall_seed.mpy +0.7 KB: session 20)
 # (merged 2026-12-03 (session 19) with rowflip's kept fits, +491 B,

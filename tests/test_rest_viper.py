@@ -241,3 +241,107 @@ def test_rest_loops_equal_their_plain_references(runtime, tmp_path):
     assert r["ok"] == r["cases"], r
     # moved chips brought back and left moved, masks kept and made again: both branches asked
     assert min(r["back"], r["stays"], r["kept"], r["made"]) > 30, r
+
+
+LOCATOR = r'''
+import sys
+import json
+from array import array
+from sensing import hall_locate as L
+from tracking.shot import KIND_SMALL, KIND_BIG
+from lcg import Rng
+
+job = json.loads(sys.stdin.readline())
+LOCK = sys.implementation.name == "micropython"
+if LOCK:
+    import micropython
+M = 8
+I32 = ("px", "py", "rx", "ry", "serr", "err", "fe", "werr", "qe", "amp", "strength")
+U8 = ("moved", "kept", "kind")
+
+
+class Loc:
+    def __init__(self):
+        for k in I32:
+            setattr(self, k, array('i', [0] * M))
+        for k in U8:
+            setattr(self, k, bytearray(M))
+        self.followed = 0
+
+
+def ref_pass(self, n, settled):
+    # (Locator._finish's loops after _reject, as they were at 5036042, but for the _win_err
+    # and the reference strengths, which stay in Python)
+    for i in range(n):
+        self.px[i] = self.rx[i]
+        self.py[i] = self.ry[i]
+        if settled:
+            self.moved[i] = 0
+            self.serr[i] = self.err[i]
+            self.fe[i] = 1
+    if settled and self.followed == 2:
+        for i in range(n):
+            self.kept[i] = 1
+    for i in range(n):
+        if settled == 2:
+            self.werr[i] = self.qe[i]
+        a = self.amp[i]
+        self.kind[i] = KIND_SMALL if a > 0 else KIND_BIG
+        self.strength[i] = a if a > 0 else -a
+
+
+def state(o):
+    return [list(getattr(o, k)) for k in I32 + U8]
+
+
+rng = Rng(job["seed"])
+
+
+def pick(*vs):
+    return vs[rng.below(len(vs))]
+
+
+loc = Loc()
+ok = 0
+cases = job["cases"]
+for case in range(cases):
+    n = rng.below(M + 1)
+    settled = pick(False, True, 2, 0, 1)
+    loc.followed = pick(0, 1, 2)
+    for k in I32:
+        a = getattr(loc, k)
+        for i in range(M):
+            a[i] = pick(rng.below(1 << 17) - (1 << 16), 0, 1, -1, (1 << 30) - 1, -(1 << 30),
+                        rng.below(1 << 30) - (1 << 29))
+    for k in U8:
+        a = getattr(loc, k)
+        for i in range(M):
+            a[i] = pick(0, 1, 2, 255)
+    s0 = state(loc)
+    ref_pass(loc, n, settled)
+    want = state(loc)
+    for k, v in zip(I32 + U8, s0):
+        a = getattr(loc, k)
+        for i in range(M):
+            a[i] = v[i]
+    if LOCK:
+        micropython.heap_lock()
+    try:
+        L.finish_pass(loc, n, settled)
+    finally:
+        if LOCK:
+            micropython.heap_unlock()
+    if state(loc) == want:
+        ok += 1
+print(json.dumps({"ok": ok, "cases": cases}))
+'''
+
+
+@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+def test_finish_pass_equals_its_plain_reference(runtime, tmp_path):
+    """hall_locate.finish_pass (Locator._finish's loops after _reject in viper) against the
+    loops as they were: n 0 - 8, not settled, settled (True or 1) and 2 (werr from qe), followed
+    0 - 2, strengths 0, +-1, +-2**30, every value in the arrays it leaves alone as well."""
+    job = {"seed": 29, "cases": 200}
+    r = run_script(LOCATOR, "finish_pass.py", runtime, job, tmp_path)
+    assert r["ok"] == r["cases"], r

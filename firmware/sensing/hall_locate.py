@@ -265,6 +265,58 @@ def unc_pass(loc, n: int):
         i += 1
 
 
+@micropython.viper
+def finish_pass(loc, n: int, settled: int):
+    """Locator._finish's loops over chips 0 .. n - 1 after _reject, in machine code (issue 13:
+    the verdict's frame with four chips): px, py the frame's (rx, ry); settled (1, or 2: the
+    settle's _win_err values in qe): moved 0, serr = err, fe 1, and kept 1 where refresh() asked
+    for the fit (followed 2); 2: werr = qe; kind and strength from the signed strength (amp).
+    Strengths within +-2**30. A 64-bit port loads an array('i') word without its sign: taken
+    back to it. Three arguments: a viper call with more allocates them on the chip."""
+    px = ptr32(loc.px)
+    py = ptr32(loc.py)
+    rx = ptr32(loc.rx)
+    ry = ptr32(loc.ry)
+    moved = ptr8(loc.moved)
+    serr = ptr32(loc.serr)
+    err = ptr32(loc.err)
+    fe = ptr32(loc.fe)
+    kept = ptr8(loc.kept)
+    werr = ptr32(loc.werr)
+    qe = ptr32(loc.qe)
+    amp = ptr32(loc.amp)
+    kind = ptr8(loc.kind)
+    strength = ptr32(loc.strength)
+    small = int(KIND_SMALL)
+    big = int(KIND_BIG)
+    follow2 = 0
+    if settled != 0 and int(loc.followed) == 2:
+        follow2 = 1
+    w16 = 65536         # (w16 * w16: 2**32 on a 64-bit port, where it is used)
+    i = 0
+    while i < n:
+        px[i] = rx[i]
+        py[i] = ry[i]
+        if settled != 0:
+            moved[i] = 0
+            serr[i] = err[i]
+            fe[i] = 1
+            if follow2 != 0:
+                kept[i] = 1
+            if settled == 2:
+                werr[i] = qe[i]
+        a = int(amp[i])
+        if (a >> 29) > 3:
+            a -= w16 * w16
+        if a > 0:
+            kind[i] = small
+            strength[i] = a
+        else:
+            kind[i] = big
+            strength[i] = 0 - a
+        i += 1
+
+
 def flat_plain(res, usable, base, cand, nc, most):
     """flat_pairs in Python, with the baseline given (None: the readings are raw): the
     locator without a scanner (the desktop's sensing tests) and the reference
@@ -797,50 +849,33 @@ class Locator:
                 self.outlier[i] = -1
                 if settled and err[i] > rej and self._was_near(i, self.OUTLIER_STILL):
                     self._reject(i, n, grid)
-        px = self.px
-        py = self.py
-        serr = self.serr
-        fe = self.fe
-        for i in range(n):
-            px[i] = rx[i]
-            py[i] = ry[i]
-            if settled:
-                moved[i] = 0
-                serr[i] = err[i]
-                fe[i] = 1       # not fitted by _follow (its next frame's test, hall_follow)
+        # (the frame before's positions, settled: not moved, serr, fe 1 (not fitted by _follow:
+        # its next frame's test, hall_follow), kept (the fit refresh() asked for: the positions
+        # the tracker takes as the rest's), werr when the settle's, kind and strength: in
+        # machine code, finish_pass; issue 13, the verdict's frame)
+        finish_pass(self, n, settled)
         self.pn = n
-        if settled and self.followed == 2:
-            # the fit refresh() asked for: the positions the tracker takes as the rest's
-            kept = self.kept
-            for i in range(n):
-                kept[i] = 1
         self.followed = 0 if settled else 1
-        lim = self.GROUP * self.GROUP
-        good = self.SPLIT_ERR // 2
-        amp = self.amp
-        kind = self.kind
-        strength = self.strength
-        werr = self.werr
-        qe = self.qe
-        for i in range(n):
-            if settled == 2:
-                werr[i] = qe[i]         # (the settle's, of this frame: hall_follow.settle)
-            elif settled:
-                werr[i] = self._win_err(i)
-            a = amp[i]
-            s = a if a > 0 else -a
-            kind[i] = KIND_SMALL if a > 0 else KIND_BIG
-            strength[i] = s
-            # learn the reference strength of the kind from a chip alone that fits well
-            # (near_d2 >= lim: _nearest(i, n, -1, lim) < 0, in machine code)
-            if settled and err[i] < good and near_d2(self, i, n) >= lim:
-                r = self.ref_s if a > 0 else self.ref_b
-                if 4 * s > 3 * r and 4 * s < 5 * r:
-                    r += (s - r) >> 5
-                    if a > 0:
-                        self.ref_s = r
-                    else:
-                        self.ref_b = r
+        if settled:
+            lim = self.GROUP * self.GROUP
+            good = self.SPLIT_ERR // 2
+            amp = self.amp
+            werr = self.werr
+            for i in range(n):
+                if settled != 2:
+                    werr[i] = self._win_err(i)
+                a = amp[i]
+                s = a if a > 0 else -a
+                # learn the reference strength of the kind from a chip alone that fits well
+                # (near_d2 >= lim: _nearest(i, n, -1, lim) < 0, in machine code)
+                if err[i] < good and near_d2(self, i, n) >= lim:
+                    r = self.ref_s if a > 0 else self.ref_b
+                    if 4 * s > 3 * r and 4 * s < 5 * r:
+                        r += (s - r) >> 5
+                        if a > 0:
+                            self.ref_s = r
+                        else:
+                            self.ref_b = r
         self.n = n
         self._uncertainty(n)
         return n

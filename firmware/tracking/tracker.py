@@ -1197,8 +1197,12 @@ class Tracker:
         cupped = self.cupped
         for i in range(MAX):
             cupped[i] = 0
-        self._cup_drops(F.CUP_A, S.FATE_CUP_A, B.CUP_V - B.HALF_L)
-        self._cup_drops(F.CUP_B, S.FATE_CUP_B, B.HALF_L - B.CUP_V)
+        # (a cup's drops only when its beam counted one: the call, which then does nothing,
+        # not made in the verdict's turn, issue 13)
+        if fast.count[F.CUP_A]:
+            self._cup_drops(F.CUP_A, S.FATE_CUP_A, B.CUP_V - B.HALF_L)
+        if fast.count[F.CUP_B]:
+            self._cup_drops(F.CUP_B, S.FATE_CUP_B, B.HALF_L - B.CUP_V)
         shot = False
         slid = False          # a chip at rest now moved (shot: one vanished as in a shot)
         placed = False
@@ -1224,7 +1228,7 @@ class Tracker:
         left = _rest_seen(self, r)
         if left > 255:
             slid = True
-        for i in range(MAX):
+        for i in range(MAX if left & 15 else 0):
             if not (left >> i) & 1:
                 continue
             rkind[i] = kinds[i]
@@ -1327,7 +1331,8 @@ class Tracker:
             r.gates |= 1
         if fast.count[F.GATE_B]:
             r.gates |= 2
-        for i in range(MAX):
+        # (_through_gate is False without r.gates' bit: the loop only with one, issue 13)
+        for i in range(MAX if r.gates else 0):
             if not present[i]:
                 continue
             f = fates[i]
@@ -1371,7 +1376,7 @@ class Tracker:
         # (the chips whose masks are kept, and the free slots, in machine code: _rest_masks;
         # those made again below)
         left = _rest_masks(self, r)
-        for i in range(MAX):
+        for i in range(MAX if left else 0):
             if (left >> i) & 1:
                 x = xs[i]
                 y = ys[i]
