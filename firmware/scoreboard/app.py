@@ -102,6 +102,10 @@ _PUT_EV = const(6)
 # once they are (the frame's end then: the tracker, its event); no scan in those turns
 _PUT_FIT = const(1024)
 _PUT_FITTED = const(2048)
+# the fault monitor's look at a frame whose verdict (Tracker._finish, put off to a turn of its own
+# on the chip) brought no event: at the next turn's start, as with an event (_PUT_EVENT), so
+# that no verdict's turn holds it (issue 13: the hall verdict's frame with four chips 10.3 ms)
+_PUT_FAULTS = const(4096)
 
 WDT_MS = const(5000)        # the watchdog: a loop turn that hangs this long resets the chip
 
@@ -269,6 +273,13 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         self.wdt.feed()
         v = self.verdict
         heavy = 0
+        if v & _PUT_FAULTS:
+            # (nothing it reads has changed since: this turn has not scanned yet)
+            self.verdict = v & ~_PUT_FAULTS
+            heavy = 1
+            if self.faults.frame():
+                self.dirty = 1
+            v = self.verdict
         if v & _PUT_EVENT:
             # the frame the turn before ended brought an event: the rules (a verdict's, played
             # silent, its entry queued), the chips check and the fault monitor's look at that
@@ -312,8 +323,10 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 self.notice = self.faults.text
                 self.faults.text = None
             self.dirty = 1
+        late = 0
         if ended == 1:
             # the frame's end, its fit made: the tracker
+            late = self.tracker.confirm == 2    # its verdict, put off to this turn
             self.tracker.frame()
             e = self.tracker.take_event()
             if self.tracker.confirm == 2:
@@ -326,6 +339,8 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
                 self.verdict |= _PUT_EVENT | (e << _PUT_EV)
             elif self.tracker.at_rest():
                 self.check_chips()      # (also when a fifth chip keeps the tracker from resting)
+            if late and ended == 1:
+                self.verdict |= _PUT_FAULTS
             if self.mode == SENSORS:
                 self.padmap.draw()
         if self.held and time.ticks_diff(time.ticks_ms(), self.held_t) >= self.RESULT_MS:
@@ -386,7 +401,7 @@ class Scoreboard(StatusRow, Menus, Correction, Tools):
         if j.fault != self.jfault and (j.fault >= J.F_IO or self.jfault >= J.F_IO):
             self.jfault = j.fault if j.fault >= J.F_IO else J.F_NONE
             self.dirty = 1              # the status row: drawn next turn
-        if ended == 1 and self.faults.frame():
+        if ended == 1 and not late and self.faults.frame():
             self.dirty = 1              # a hand came or went: drawn in a later turn
         if self.buzzer is not None:
             self.buzzer.service()
