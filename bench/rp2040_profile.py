@@ -602,8 +602,13 @@ def run(nrest):
         win.append(frame())
         TURNS.append(TM[0])
     LAST_TURNS.extend(TL)
+    # the frame after the verdict's (at rest): it carries what the verdict's turn put off to the
+    # next turn's start (app._PUT_EVENT, _PUT_FAULTS: the fault monitor's look at that frame)
+    AFTER.append(frame())
+    AFTER.extend(TL)
     return rest, win
 LAST_TURNS = []
+AFTER = []
 rest, win = run(24)
 PN = ("find", "tr.frame", "tr._track", "tr._unchanged", "tr._near_anchor", "tr._keep_prev",
       "tr._set_anchor", "tr._matches_snapshot", "fa.frame", "fa._chatter", "fa._hall", "fa._presence",
@@ -676,7 +681,7 @@ for _ in range(2):
     pwc = [cnt[j] for j in range(NP)]
     wr.append({"rest": r2, "win": w2, "rest_parts": pr, "rest_calls": pc, "win_parts": pw, "win_calls": pwc,
                "first_parts": first, "last_parts": last})
-print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win, "win_turns": TURNS, "verdict_turns": LAST_TURNS, "wrapped_verdict_turns": WVT,
+print(json.dumps({"ev": "settle_parts", "frames_to_rest": n_wait, "rest": rest, "win": win, "win_turns": TURNS, "verdict_turns": LAST_TURNS, "after_verdict": AFTER, "wrapped_verdict_turns": WVT,
                   "parts": PN, "wrapped": wr}))
 """
 
@@ -704,6 +709,10 @@ def print_settle_parts(r):
               f"{' '.join(f'{x / 1000:.2f}' for x in r.get('verdict_turns', []))}"
               + "".join(f"; wrapped pass {k}: {' '.join(f'{x / 1000:.2f}' for x in w)}"
                         for k, w in enumerate(r.get("wrapped_verdict_turns", []))))
+    if r.get("after_verdict"):
+        a = r["after_verdict"]
+        print(f"  the frame after the verdict's: {a[0] / 1000:.3f} ms, turn by turn "
+              f"{' '.join(f'{x / 1000:.2f}' for x in a[1:])}")
     for k, w in enumerate(r["wrapped"]):
         nr, nw = len(w["rest"]), max(1, len(w["win"]) - 1)
         print(f"  wrapped pass {k}: rest {ms(w['rest'])}, window {ms(w['win'][:-1])} (parts: us a frame,"
