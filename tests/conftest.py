@@ -25,101 +25,96 @@ os.environ.setdefault("ZENN_PICO_WARM", "1")
 from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # noqa: E402,F401
 
 
-# The order tests are dealt out to `make test`'s two workers (`-n 2 --dist loadgroup`): a long
-# test dealt out last keeps one worker busy alone at the end. First the costliest tests and
-# xdist groups (COSTLIEST: the start of a node id, or "@" and a group's name, with its CPU
-# seconds recorded by ZENN_TEST_CPU below), costliest first; then whole files, the longest
-# first, each in its own order (their module fixtures stay shared); the rest in collection
-# order. xdist deals out a group where its first test comes (a worker holds two units at most
-# and takes the next as one ends: xdist/scheduler/loadscope.py), so with the costliest first the
-# two workers end on short tests together; its own reordering (by how many tests a group has)
-# is turned off in pytest_configure, so that this order holds.
+# The order tests are dealt out to `make test`'s workers (`-n TEST_WORKERS --dist loadgroup`): a
+# long test dealt out last keeps one worker busy alone at the end. First the costliest tests and
+# xdist groups (COSTLIEST: the start of a node id, or "@" and a group's name, with its CPU seconds
+# recorded by ZENN_TEST_CPU below), costliest first; then whole files, the longest first, each in
+# its own order (their module fixtures stay shared); the rest in collection order. xdist deals out a
+# group where its first test comes (a worker holds two units at most and takes the next as one ends:
+# xdist/scheduler/loadscope.py), so with the costliest first the two workers end on short tests
+# together; its own reordering (by how many tests a group has) is turned off in pytest_configure, so
+# that this order holds.
 #
-# Every unit of 2 s and more (issue 15): CPU seconds (each test's process and the children it
-# waited for, ZENN_TEST_CPU below) of main c5afb93's whole `make test` (-n 2 --dist loadgroup,
-# 2026-12-03, session 20, /tmp/full20-cpu.jsonl; load 10 - 17 from the other engineers' work: the
-# order is what counts), printed by `python -m bench.suite_dealing FILE --table`; a group's figure
-# the sum of its tests'. Left out: tests whose figure was their module fixture's processes ended
-# there (CPU over twice the wall). Tests added since (no figure) are dealt with their files (the
-# chip's carry test, added in session 19 without a figure, was dealt out with its file, among the
-# last: one worker ran it alone at the end). LONGEST_FIRST: the files of 5 s and more in that run.
+# Every unit of 2 s and more (issue 15): CPU seconds (each test's process and the children it waited
+# for, ZENN_TEST_CPU below) of session 20's merged main (four branches, before verdict10) whole
+# `make test` (-n 2 --dist loadgroup, 2026-12-03, load 2 - 4; test_flat_near_viper's chip test from
+# its branch's figure: the order is what counts), printed by `python -m bench.suite_dealing FILE
+# --table`; a group's figure the sum of its tests'. Left out: tests whose figure was their module
+# fixture's processes ended there (CPU over twice the wall). Tests added since (no figure) are dealt
+# with their files (the chip's carry test, added in session 19 without a figure, was dealt out with
+# its file, among the last: one worker ran it alone at the end). LONGEST_FIRST: the files of 5 s and
+# more in that run.
 COSTLIEST = {
-    "@rp2040_one_boot": 18.7,
-    "test_rp2040_shift.py::test_a_touching_groups_held_fits_cut_and_resumed_allocate_nothing_on_the_chip": 18.0,
-    "@shots_physics_trap_runs": 15.1,
-    "test_tracker_carry_viper.py::test_the_carry_in_viper_on_the_chip": 13.4,
-    "@test_play.py::server": 10.3,
-    "test_rp2040_presence.py::test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_chips_clock": 8.1,
-    "test_rp2040_shift.py::test_the_presence_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 7.8,
-    "test_rp2040_shift.py::test_a_still_search_cut_and_resumed_allocates_nothing_on_the_chip": 7.6,
-    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 7.2,
-    "test_unreadable.py::test_presence_pads_under_a_cloth_are_reported_unreadable_until_uncovered[rp2040]": 7.1,
-    "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip[test_presence_moves-job0]": 6.7,
-    "@presence_moves_runs": 6.6,
-    "test_unreadable.py::test_hall_pads_out_of_calibration_are_reported_unreadable_until_calibrated[rp2040]": 6.4,
-    "@test_registry.py::toy_firmware": 5.9,
-    "test_shots_physics.py::test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen[micropython]": 5.8,
-    "@shots_physics_nudge_runs": 5.7,
+    "test_rp2040_shift.py::test_a_touching_groups_held_fits_cut_and_resumed_allocate_nothing_on_the_chip": 17.6,
+    "@rp2040_one_boot": 13.6,
+    "@shots_physics_trap_runs": 11.2,
+    "@test_play.py::server": 8.6,
+    "@presence_moves_runs": 7.4,
+    "test_tracker_carry_viper.py::test_the_carry_in_viper_on_the_chip": 7.3,
+    "test_rp2040_presence.py::test_a_strike_on_the_presence_pads_is_scored_with_its_searches_cut_on_the_chips_clock": 7.2,
+    "test_rp2040_shift.py::test_a_still_search_cut_and_resumed_allocates_nothing_on_the_chip": 7.2,
+    "test_presence.py::test_a_nudge_of_a_chip_touching_another_moves_its_fit_and_not_the_others[cpython]": 7.1,
+    "test_rp2040_shift.py::test_the_presence_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 7.1,
+    "test_rp2040.py::test_the_loop_allocates_nothing_on_the_chip_while_a_shot_is_played": 7.0,
+    "test_unreadable.py::test_presence_pads_under_a_cloth_are_reported_unreadable_until_uncovered[rp2040]": 6.6,
+    "test_presence.py::test_no_intermediate_leaves_the_rp2040s_small_ints": 6.2,
+    "test_flat_near_viper.py::test_near_d2_and_flat_pairs_on_the_chip": 6.2,
+    "test_unreadable.py::test_hall_pads_out_of_calibration_are_reported_unreadable_until_calibrated[rp2040]": 6.1,
     "@test_budgets.py::mem=shift": 5.7,
-    "test_shots_physics.py::test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right[micropython]": 5.6,
-    "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip[test_presence_flood-job1]": 5.5,
+    "test_shots_physics.py::test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right[cpython]": 5.7,
+    "@test_registry.py::toy_firmware": 5.4,
     "@test_budgets.py::mem=hall": 5.2,
-    "test_rp2040.py::test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip": 5.1,
-    "test_power_cuts.py::test_power_cuts_through_a_bowling_game": 4.7,
-    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip": 4.7,
-    "test_shots_physics.py::test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right[cpython]": 4.7,
-    "test_rp2040_shift.py::test_the_register_scan_reads_what_the_pin_and_spi_calls_read_on_the_chip": 4.7,
-    "test_games_bowling.py::test_six_players_take_frames_in_turn": 4.6,
-    "test_taken_from_beside_others.py::test_a_chip_taken_from_a_touching_group_at_every_phase_of_the_scan_is_no_shot[cpython-hall]": 4.6,
-    "test_shots_physics.py::test_a_hand_by_the_end_seen_as_crowds_flags_no_pad_flickering[cpython]": 4.5,
-    "test_presence.py::test_no_intermediate_leaves_the_rp2040s_small_ints": 4.3,
-    "@presence_still_budget_whole": 4.3,
-    "@settle_anchor_fit0": 4.2,
-    "test_presence.py::test_both_runtimes_give_the_same_numbers": 4.1,
-    "test_shots_physics.py::test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen[cpython]": 4.1,
-    "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot[side_corner_and_middle]": 3.8,
-    "test_rp2040.py::test_the_table_decoder_steps_as_rp2040js_own_does": 3.8,
-    "test_settle_anchor.py::test_the_last_moving_fit_missed_by_the_next_frame_does_not_begin_the_stillness_again[12]": 3.7,
+    "@shots_physics_nudge_runs": 5.1,
+    "test_rp2040_shift.py::test_the_register_scan_reads_what_the_pin_and_spi_calls_read_on_the_chip": 5.0,
+    "test_taken_from_beside_others.py::test_a_chip_taken_from_a_touching_group_at_every_phase_of_the_scan_is_no_shot[cpython-hall]": 4.8,
+    "@presence_still_budget_whole": 4.8,
+    "test_rp2040.py::test_the_register_scan_reads_what_the_pin_calls_read_on_the_chip": 4.7,
+    "@settle_anchor_fit0": 4.7,
+    "test_shots_physics.py::test_a_hand_by_the_end_seen_as_crowds_flags_no_pad_flickering[cpython]": 4.6,
+    "test_shots_physics.py::test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen[cpython]": 4.4,
+    "test_shots_physics.py::test_the_presence_moves_the_seed_41_bench_missed_are_seen_and_judged_right[micropython]": 4.2,
+    "test_rp2040.py::test_heap_free_after_boot_on_the_chip[presence, OLED]": 4.0,
+    "test_rp2040_flash.py::test_every_game_start_on_the_chip_is_one_page_program_under_10_ms_and_its_preparation_in_turns_under_50_ms": 4.0,
+    "test_settle_anchor.py::test_the_last_moving_fit_missed_by_the_next_frame_does_not_begin_the_stillness_again[12]": 4.0,
+    "test_shots_physics.py::test_the_trap_zenn_nudges_the_seed_41_bench_missed_are_seen[micropython]": 3.9,
+    "test_rp2040.py::test_the_table_decoder_steps_as_rp2040js_own_does": 3.9,
+    "test_compile.py::test_random_shots_touch_nothing_unintended": 3.7,
     "test_settle_anchor.py::test_the_last_moving_fit_lagging_past_the_tolerance_does_not_begin_the_stillness_again": 3.7,
-    "test_rp2040.py::test_heap_free_after_boot_on_the_chip[presence, OLED]": 3.6,
-    "test_rp2040_flash.py::test_every_game_start_on_the_chip_is_one_page_program_under_10_ms_and_its_preparation_in_turns_under_50_ms": 3.5,
-    "test_fault_pass.py::test_the_viper_pass_matches_the_plain_one[micropython]": 3.4,
-    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[micropython-shift]": 3.4,
-    "test_rp2040_flash.py::test_no_save_on_the_chip_erases_or_takes_a_loop_turn_over_10_ms": 3.0,
-    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-hall]": 3.0,
-    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-shift]": 2.8,
-    "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot[ends_and_a_side]": 2.8,
-    "test_faults.py::test_hall_game_with_a_dead_mux_stuck_flickering_and_blind_pads_and_a_chattering_cup": 2.8,
-    "test_wiring.py::test_bom_quantities_follow_the_pad_count": 2.7,
-    "test_compile.py::test_random_shots_touch_nothing_unintended": 2.7,
-    "test_refresh_paced.py::test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts[cpython]": 2.6,
-    "test_taken_from_beside_others.py::test_a_chip_taken_from_a_touching_group_at_every_phase_of_the_scan_is_no_shot[cpython-shift]": 2.6,
-    "test_taken_from_beside_others.py::test_chips_taken_from_beside_others_as_players_do_are_no_shot_trap[cpython-hall]": 2.6,
+    "test_rp2040_fit.py::test_the_viper_fit_gives_the_plain_fits_numbers_on_the_chip": 3.6,
+    "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip[test_presence_flood-job1]": 3.5,
+    "test_wiring.py::test_bom_quantities_follow_the_pad_count": 3.4,
+    "test_rp2040_presence.py::test_moves_and_flood_match_their_references_on_the_chip[test_presence_moves-job0]": 3.3,
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-shift]": 3.3,
+    "test_typecheck.py::test_calls_the_pico_does_not_have_fail_where_they_are": 3.3,
+    "test_presence_still_budget.py::test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits[cpython-touching-6000]": 3.3,
+    "test_power_cuts.py::test_power_cuts_through_a_bowling_game": 3.1,
+    "test_fault_pass.py::test_the_viper_pass_matches_the_plain_one[micropython]": 3.0,
+    "test_off_or_lifted.py::test_presence_lifts_at_every_phase_of_the_scan_are_no_shot[side_corner_and_middle]": 2.9,
+    "test_games_bowling.py::test_six_players_take_frames_in_turn": 2.9,
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[micropython-shift]": 2.9,
+    "test_taken_from_beside_others.py::test_a_chip_taken_from_a_touching_group_at_every_phase_of_the_scan_is_no_shot[cpython-shift]": 2.8,
+    "test_refresh_paced.py::test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts[cpython]": 2.7,
+    "test_rp2040_flash.py::test_no_save_on_the_chip_erases_or_takes_a_loop_turn_over_10_ms": 2.7,
+    "test_still_row_kept.py::test_the_small_chip_put_down_far_from_a_still_row_is_no_trappers_shot[cpython-hall]": 2.5,
     "test_faults.py::test_presence_game_with_faults_and_a_hovering_hand": 2.5,
-    "test_presence_still_budget.py::test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits[cpython-touching-6000]": 2.4,
-    "test_render.py::test_html_replay_is_self_contained_and_plays": 2.3,
-    "test_sensing.py::test_the_one_isqrt_is_math_isqrt_under_micropython": 2.3,
-    "test_taken_from_beside_others.py::test_chips_taken_from_beside_others_as_players_do_are_no_shot_bowling[cpython-hall]": 2.3,
-    "@presence_mismatch_runs": 2.2,
-    "test_power_cuts.py::test_power_cuts_through_a_trap_zenn_1_game": 2.2,
-    "@test_contract.py::contract_runs": 2.2,
-    "test_sensing.py::test_no_intermediate_leaves_the_rp2040s_small_ints": 2.1,
-    "@test_budgets.py::host_mpy": 2.1,
+    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[cpython-hall]": 2.4,
+    "test_presence_still_budget.py::test_a_still_search_is_cut_at_the_chips_time_and_resumed_to_the_same_fits[cpython-apart-6000]": 2.4,
+    "test_render.py::test_html_replay_is_self_contained_and_plays": 2.4,
+    "@test_budgets.py::host_mpy": 2.3,
+    "test_taken_from_beside_others.py::test_chips_taken_from_beside_others_as_players_do_are_no_shot_bowling[cpython-shift]": 2.3,
+    "test_rp2040_shift.py::test_the_flicker_windows_pass_matches_the_plain_code_on_the_chip": 2.2,
     "test_render.py::test_gif_replay": 2.1,
-    "test_typecheck.py::test_calls_the_pico_does_not_have_fail_where_they_are": 2.1,
-    "test_shots_physics.py::test_random_flicks_are_seen_once_and_never_sure_but_wrong[micropython-hall]": 2.0,
-    "test_still_row_kept.py::test_the_small_chip_put_down_far_from_a_still_row_is_no_trappers_shot[cpython-hall]": 2.0,
-    "test_rp2040_shift.py::test_the_flicker_windows_pass_matches_the_plain_code_on_the_chip": 2.0,
+    "test_taken_from_beside_others.py::test_chips_taken_from_beside_others_as_players_do_are_no_shot_bowling[cpython-hall]": 2.0,
 }
-LONGEST_FIRST = ("test_shots_physics.py", "test_rp2040.py", "test_rp2040_shift.py",
-                 "test_presence.py", "test_rp2040_presence.py", "test_presence_still_budget.py",
-                 "test_taken_from_beside_others.py", "test_games_bowling.py",
-                 "test_unreadable.py", "test_tracker_carry_viper.py", "test_fault_budget.py",
-                 "test_off_or_lifted.py", "test_budgets.py", "test_settle_anchor.py",
-                 "test_sensing.py", "test_play.py", "test_games_trap.py", "test_render.py",
-                 "test_faults.py", "test_power_cuts.py", "test_frame_length.py",
-                 "test_compile.py", "test_presence_moves.py", "test_rp2040_flash.py",
-                 "test_registry.py", "test_locator_bound.py", "test_fault_pass.py")
+LONGEST_FIRST = ("test_shots_physics.py", "test_rp2040_shift.py", "test_rp2040.py",
+                 "test_presence.py", "test_presence_still_budget.py",
+                 "test_taken_from_beside_others.py", "test_fault_budget.py",
+                 "test_rp2040_presence.py", "test_unreadable.py", "test_budgets.py",
+                 "test_settle_anchor.py", "test_off_or_lifted.py", "test_play.py", "test_render.py",
+                 "test_games_bowling.py", "test_tracker_carry_viper.py", "test_sensing.py",
+                 "test_compile.py", "test_presence_moves.py", "test_faults.py",
+                 "test_rp2040_flash.py", "test_power_cuts.py", "test_games_trap.py",
+                 "test_registry.py", "test_frame_length.py")
 
 
 def dealing_order(item):
