@@ -55,8 +55,13 @@ browser:
 		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
 	fi
 
+# Two workers a core: a quarter of the suite's wall time is spent waiting (on a game's process, the
+# emulator's start, a pty, the play page's clock), and a second worker on the same core fills it
+# (docs/performance.md "Workers a core": on 2 cores, pytest 343 s with 2 workers, 301 with 3, 258
+# with 4; every test passes the same with each).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 test: $(STAMP) browser rp2040js image-fresh
-	$(WITH_PORT) $(VPY) -m pytest -q -n 2 --dist loadgroup tests
+	$(WITH_PORT) $(VPY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
 # Before the tests: where a frozen image was built here (MPY_DIR and its build directory are
 # there) and firmware/ has changed since, freeze it again (seconds), so that the chip tier tests
