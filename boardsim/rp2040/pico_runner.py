@@ -45,6 +45,8 @@ import world_table as T                          # noqa: E402
 
 BUSY_SLICE_US = 1000
 TRACE = 0
+# (ZENN_PICO_STATS: the instructions and chip ms at each boot event and each "ready", recorded)
+MARKS = [] if os.environ.get("ZENN_PICO_STATS") else None
 
 
 def _wall():
@@ -269,6 +271,8 @@ class ChipRunner(R.Runner):
         limit = vclock.now_us() + BOOT_LIMIT_MS * 1000
         while not self.booted and vclock.now_us() < limit and self.error is None and self.sb is not None:
             self._slice(vclock.now_us() + 10000)
+        if MARKS is not None and self.booted:
+            MARKS.append(["boot", vclock.now_ms(), self.pico.stats()["instructions"]])
         if not self.booted and self.sb is not None:     # (None: a torn write cut the power)
             R.fail(1, "the firmware on the emulated Pico did not boot within %d ms%s"
                    % (BOOT_LIMIT_MS, (": " + self.error) if self.error else ""))
@@ -351,6 +355,8 @@ class ChipRunner(R.Runner):
             limit = vclock.now_us() + o.get("ms", 10000) * 1000
             while not self.wdt_on and self.sb is not None and vclock.now_us() < limit:
                 self.run_until(min(limit, vclock.now_us() + 5000))
+            if MARKS is not None:
+                MARKS.append(["ready", vclock.now_ms(), self.pico.stats()["instructions"]])
             if not self.wdt_on:
                 R.fail(1, "the firmware on the emulated Pico did not start its watchdog within %d ms"
                        % o.get("ms", 10000))
@@ -414,6 +420,7 @@ def main(argv):
                                         "slices": r.steps, "ms": vclock.now_ms(),
                                         "instructions": st["instructions"],
                                         "node_cpu_s": round(st["cpu_us"] / 1e6, 3),
+                                        "marks": MARKS,
                                         "runner_cpu_s": round(me.ru_utime + me.ru_stime, 3)}) + "\n")
         if "--final" in argv:
             R.final_state(r, argv[argv.index("--final") + 1])
