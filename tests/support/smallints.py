@@ -20,17 +20,68 @@ def _checked(node):
     return ast.copy_location(ast.Call(ast.Name("chk", ast.Load()), [node], []), node)
 
 
+_LIMIT = 1 << 30
+_HELD = "_chk_v"         # the inline check's variable (a local of the function checked)
+
+
+def _checked_inline(node):
+    """chk(node) written out in the expression, the call made only for an int outside:
+    `(v if (v := node).__class__ is not int or -2**30 <= v < 2**30 else chk(v))`. The same
+    check (an int outside raises where it is made; bools and other types pass) at about 60 %
+    of a call's cost: test_presence's check runs 34 million of them."""
+    def held():
+        return ast.Name(_HELD, ast.Load())
+    kept = ast.NamedExpr(ast.Name(_HELD, ast.Store()), node)
+    not_int = ast.Compare(ast.Attribute(kept, "__class__", ast.Load()), [ast.IsNot()],
+                          [ast.Name("int", ast.Load())])
+    inside = ast.Compare(ast.Constant(-_LIMIT), [ast.LtE(), ast.Lt()],
+                         [held(), ast.Constant(_LIMIT)])
+    test = ast.BoolOp(ast.Or(), [not_int, inside])
+    slow = ast.Call(ast.Name("chk", ast.Load()), [held()], [])
+    return ast.copy_location(ast.IfExp(test, held(), slow), node)
+
+
 class Checked(ast.NodeTransformer):
     """Wrap every arithmetic result (a binary operation, a negation, an augmented assignment to
-    a name, an item or an attribute) in chk()."""
+    a name, an item or an attribute) in chk(): written out inline in a function's own code,
+    a call elsewhere (module and class bodies, run once; comprehensions, where an assignment
+    expression is not allowed in every part)."""
+
+    def __init__(self):
+        self._scopes = ["module"]
+
+    def _scoped(self, kind, node):
+        self._scopes.append(kind)
+        try:
+            self.generic_visit(node)
+        finally:
+            self._scopes.pop()
+        return node
+
+    def visit_FunctionDef(self, node):
+        return self._scoped("function", node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_Lambda = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        return self._scoped("class", node)
+
+    def visit_ListComp(self, node):
+        return self._scoped("comprehension", node)
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    def _check(self, node):
+        return _checked_inline(node) if self._scopes[-1] == "function" else _checked(node)
 
     def visit_BinOp(self, node):
         self.generic_visit(node)
-        return _checked(node)
+        return self._check(node)
 
     def visit_UnaryOp(self, node):
         self.generic_visit(node)
-        return _checked(node) if isinstance(node.op, ast.USub) else node
+        return self._check(node) if isinstance(node.op, ast.USub) else node
 
     def visit_AugAssign(self, node):
         self.generic_visit(node)
@@ -41,7 +92,7 @@ class Checked(ast.NodeTransformer):
             load = ast.Attribute(t.value, t.attr, ast.Load())
         else:
             load = ast.Name(t.id, ast.Load())
-        val = ast.Call(ast.Name("chk", ast.Load()), [ast.BinOp(load, node.op, node.value)], [])
+        val = self._check(ast.BinOp(load, node.op, node.value))
         return ast.copy_location(ast.Assign([t], val), node)
 
 
