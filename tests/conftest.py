@@ -204,6 +204,22 @@ def run_script(source, name, runtime, job, tmp_path, timeout=300):
     return run_target(source, runtime, job, name=name, tmp_path=tmp_path, timeout=timeout)[0]
 
 
+_SCRIPT_RUNS = {}
+
+
+def run_script_once(source, name, runtime, job, tmp_path, timeout=300):
+    """run_script(), made once a test process for the same source, runtime and job, a copy of
+    its result for each caller: a [micropython] test that compares its run with CPython's
+    takes the [cpython] test's run (the two tests one xdist group, on one worker under
+    `make test`), where each made it before (issue 15)."""
+    import hashlib
+    import json
+    key = (hashlib.sha1(source.encode()).hexdigest(), runtime, json.dumps(job, sort_keys=True))
+    if key not in _SCRIPT_RUNS:
+        _SCRIPT_RUNS[key] = json.dumps(run_script(source, name, runtime, job, tmp_path, timeout))
+    return json.loads(_SCRIPT_RUNS[key])
+
+
 @pytest.fixture(params=RUNTIMES)
 def runtime(request):
     """Each test that takes it runs under the MicroPython unix port and under CPython."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_script
+from conftest import run_script_once
 
 ROOT = Path(__file__).resolve().parents[1]
 MICROPYTHON = ROOT / ".venv" / "bin" / "micropython"
@@ -409,12 +409,14 @@ print(json.dumps(out))
 
 
 def run(runtime, job, tmp_path):
-    return run_script(TARGET, "fault_pass_target.py", runtime, job, tmp_path, timeout=600)
+    return run_script_once(TARGET, "fault_pass_target.py", runtime, job, tmp_path, timeout=600)
 
 
 JOB = {"seed": 11, "seeds": 3, "frames": 260}
 
 
+# (both runtimes' tests one xdist group: [micropython] compares its run with [cpython]'s, made once)
+@pytest.mark.xdist_group("fault_pass_runs")
 def test_the_viper_pass_matches_the_plain_one(runtime, tmp_path):
     res = run(runtime, JOB, tmp_path)
     for r in res:

@@ -13,7 +13,9 @@ and above the board's origin are negative, so the fits straddle it.
 """
 from pathlib import Path
 
-from conftest import run_script
+import pytest
+
+from conftest import run_script_once
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -199,9 +201,11 @@ print(json.dumps(out))
 
 
 def run(runtime, job, tmp_path):
-    return run_script(TARGET, "presence_fit_target.py", runtime, job, tmp_path, timeout=300)
+    return run_script_once(TARGET, "presence_fit_target.py", runtime, job, tmp_path, timeout=300)
 
 
+# (both runtimes' tests one xdist group: [micropython] compares its run with [cpython]'s, made once)
+@pytest.mark.xdist_group("presence_fit_runs")
 def test_delta_matches_the_reference(runtime, tmp_path):
     job = {"seed": 11, "trials": 400}
     r = run(runtime, job, tmp_path)

@@ -9,7 +9,9 @@ covered usable pads in scan order). flood() must give the same labels over the w
 cells, group starts, signatures and summed columns and rows as the reference, with the heap
 locked under MicroPython; the two runtimes must agree.
 """
-from conftest import run_script
+import pytest
+
+from conftest import run_script_once
 
 TARGET = r'''
 import sys
@@ -166,9 +168,11 @@ print(json.dumps(out))
 
 
 def run(runtime, job, tmp_path):
-    return run_script(TARGET, "presence_flood_target.py", runtime, job, tmp_path, timeout=600)
+    return run_script_once(TARGET, "presence_flood_target.py", runtime, job, tmp_path, timeout=600)
 
 
+# (both runtimes' tests one xdist group: [micropython] compares its run with [cpython]'s, made once)
+@pytest.mark.xdist_group("presence_flood_runs")
 def test_flood_matches_the_python_loop(runtime, tmp_path):
     job = {"seed": 7, "trials": 150}
     r = run(runtime, job, tmp_path)
