@@ -16,7 +16,7 @@ the same run with the rule switched off makes the fits and the chips. No wall-cl
 asserted."""
 import pytest
 
-from conftest import run_script
+from conftest import run_script, run_script_once
 
 TARGET = r'''
 import sys
@@ -216,6 +216,7 @@ print(json.dumps({"rows": rows, "shots": [e for e in out.lines if e.get("ev") ==
 '''
 
 
+@pytest.mark.xdist_group("locator_bound_slide")
 @pytest.mark.parametrize("at", [50, 150])
 def test_a_mux_freezing_while_the_ball_slides_over_it(tmp_path, at):
     from boardsim.compile import compile_scenario
@@ -224,7 +225,8 @@ def test_a_mux_freezing_while_the_ball_slides_over_it(tmp_path, at):
     ops = compile_scenario(parse({"game": "bowling", "players": 1, "steps": [
         {"place": {"small": "a.pocket"}}, {"shoot": "small", "path": ["b.e2"]}, {"wait_ms": 3000}]}))
     job = {"ops": ops, "calib": hall_calibration().hex(), "mux": FROZEN_MUX, "at": -1}
-    clean = run_script(SLIDE_TARGET, "slide_target.py", "cpython", job, tmp_path, timeout=900)
+    # (the run without the fault: the same for both cases, made once, conftest.run_script_once)
+    clean = run_script_once(SLIDE_TARGET, "slide_target.py", "cpython", job, tmp_path, timeout=900)
     r = run_script(SLIDE_TARGET, "slide_target.py", "cpython", dict(job, at=at), tmp_path, timeout=900)
     assert r["faults"] == [["mux_dead", FROZEN_MUX]]
     assert 3 <= max(u for n, u in r["rows"]) <= 8              # unread while it slid, a few frames
