@@ -580,3 +580,102 @@ def test_both_runtimes_fit_the_same(tmp_path):
     assert mp == cp
     # the fits did something: chips moved and strengths changed, some fits refused
     assert sum(1 for f in mp["fits"] if f[1]) >= 20
+
+
+# Under CPython hall_fit.fit_step is its twin (boardsim/target/viper_twins.py fit_step_twin: the
+# normal equations' sums over the window at once, the solution on lists; issue 15, the CPython
+# hall games' time): the firmware's body is its `firmware`. Both from the same inputs, every
+# array they write compared: groups of 1 - 4 chips anywhere (pads out of a member's reach),
+# members on the very same spot or mirrored about a pad row (the largest model tied between
+# members: the first one's pad), singular equations (_FAIL, the partial state left as the body
+# leaves it), strengths of both signs up to the limit, every prior.
+TWIN_TARGET = r'''
+import json
+import random
+import sys
+from array import array
+from tables.board_table import PAD_COLS, PAD_ROWS, PAD_PITCH, PAD_X0, PAD_Y0, ADC_PEAK
+from sensing import hall_fit as HF
+
+job = json.loads(sys.stdin.readline())
+rng = random.Random(job["seed"])
+twin = HF.fit_step
+body = getattr(twin, "firmware", None)
+out = {"twin": body is not None, "same": 0, "bad": [], "fail": 0, "ties": 0, "moved": 0}
+N = PAD_COLS * PAD_ROWS
+for case in range(job["cases"]):
+    gk = rng.randint(1, 4)
+    xs = array("i", bytes(32))
+    ys = array("i", bytes(32))
+    amps = array("i", bytes(32))
+    gm = bytearray(4)
+    kind = rng.random()
+    x0 = rng.randint(-2300, 2300)
+    y0 = rng.randint(-4700, 4700)
+    for q in range(gk):
+        i = rng.randrange(8)
+        while i in gm[:q]:
+            i = rng.randrange(8)
+        gm[q] = i
+        if kind < 0.25 and q:                    # the same spot as the first member
+            xs[i], ys[i] = xs[gm[0]], ys[gm[0]]
+        elif kind < 0.5 and q == 1:              # mirrored about a pad row
+            xs[i], ys[i] = xs[gm[0]], 2 * (PAD_Y0 + ((ys[gm[0]] - PAD_Y0) // PAD_PITCH) * PAD_PITCH) - ys[gm[0]]
+        else:
+            xs[i] = x0 + rng.randint(-500, 500)
+            ys[i] = y0 + rng.randint(-500, 500)
+        amps[i] = rng.choice((1, -1)) * rng.randint(0, ADC_PEAK + (ADC_PEAK >> 2))
+        if kind < 0.5 and q and rng.random() < 0.7:
+            amps[i] = rng.choice((1, -1)) * amps[gm[0]]      # (the models alike: tied)
+    res = array("i", (rng.randint(-3000, 3000) if rng.random() < 0.3 else 0 for g in range(N)))
+    for q in range(gk):
+        HF.model_pads(res, xs[gm[q]], ys[gm[q]], amps[gm[q]] + rng.randint(-2000, 2000), 1)
+    c = (xs[gm[0]] - PAD_X0) // PAD_PITCH
+    r = (ys[gm[0]] - PAD_Y0) // PAD_PITCH
+    near = [g for g in range(N) if abs(g % PAD_COLS - c) <= 5 and abs(g // PAD_COLS - r) <= 5]
+    if kind > 0.9:
+        near = [g for g in range(N)]             # pads far from every member
+    rng.shuffle(near)
+    nw = rng.randint(0 if kind > 0.95 else 3, min(64, len(near)))
+    win = array("h", near[:nw] + [0] * (64 - nw))
+    pk = rng.choice((0, 0, 200, rng.randint(1, 400)))
+    args = dict(ref_s=rng.randint(0, ADC_PEAK), ref_b=rng.randint(0, ADC_PEAK),
+                amax=rng.randint(1, ADC_PEAK + (ADC_PEAK >> 2)))
+    runs = []
+    for f in (twin, body):
+        a = [array("i", res), array("h", win), nw, bytearray(gm), gk, array("i", xs), array("i", ys),
+             array("i", amps), array("i", bytes(48)), array("i", bytes(4 * 144)), array("i", bytes(48)),
+             array("i", bytes(48)), bytearray(12), array("i", bytes(16)), array("i", bytes(16))]
+        r = f(*a, pk, args["ref_s"], args["ref_b"], args["amax"])
+        runs.append([r] + [list(x) if not isinstance(x, int) else x for x in a])
+    if runs[0] == runs[1]:
+        out["same"] += 1
+    else:
+        out["bad"].append(case)
+    out["fail"] += runs[1][0] == -1
+    out["moved"] += runs[1][6] != list(xs) or runs[1][7] != list(ys)
+    # a pad where two members' models are the largest alike
+    for w in range(nw):
+        g = win[w]
+        gx = PAD_X0 + (g % PAD_COLS) * PAD_PITCH
+        gy = PAD_Y0 + (g // PAD_COLS) * PAD_PITCH
+        mags = []
+        for q in range(gk):
+            i = gm[q]
+            d2 = (gx - xs[i]) ** 2 + (gy - ys[i]) ** 2
+            if d2 < 592900 and amps[i]:
+                mags.append((d2, abs(amps[i])))
+        if len(set(mags)) < len(mags):
+            out["ties"] += 1
+            break
+print(json.dumps(out))
+'''
+
+
+def test_the_cpython_twin_of_fit_step_writes_what_the_body_writes(tmp_path):
+    out = run_script(TWIN_TARGET, "fit_twin_target.py", "cpython", {"seed": 5, "cases": 400}, tmp_path)
+    assert out["twin"], "hall_fit.fit_step is the firmware's body under CPython: no twin to test"
+    assert not out["bad"], out["bad"][:10]
+    assert out["same"] == 400
+    # the cases reached what they are drawn for
+    assert out["fail"] >= 5 and out["ties"] >= 20 and out["moved"] >= 100, out

@@ -21,6 +21,7 @@ not move meanwhile), and `other` is made once per chip's turn from the other chi
 Integers only, as the body: the same sums.
 """
 import sys
+from operator import mul as _mul, sub as _sub
 
 _COLS = 48
 _ROWS = 96
@@ -743,10 +744,287 @@ def _install_draw():
 _install_draw()
 
 
+# -- the hall locator's Gauss-Newton step (firmware/sensing/hall_fit.py) --------------------------
+# [FIELD, its values as a list, each bin's slope to the next, the pads' (x, y) by index, the
+# module's constants]: made at the twin's first call from the firmware module's own globals
+_FIT = []
+
+
+def _fit_tables(fw):
+    G = fw.__globals__
+    fld = G["FIELD"]
+    vals = [((int(v) + 0x8000) & 0xFFFF) - 0x8000 for v in fld]
+    slope = [vals[b + 1] - vals[b] for b in range(len(vals) - 1)]
+    cols, rows, pitch, x0, y0 = G["_COLS"], G["_ROWS"], G["_PITCH"], G["_X0"], G["_Y0"]
+    at = [(x0 + (g % cols) * pitch, y0 + (g // cols) * pitch) for g in range(cols * rows)]
+    _FIT[:] = [fld, vals, slope, at, (G["_FBIN"], G["_FSCALE"], G["_FREACH2"], G["MAX_STEP"],
+                                       G["_XMAX"], G["_YMAX"], G["_SMAX"], G["_FAIL"])]
+
+
+def _words(*arrays):
+    """Whether every value the arrays can hold lies within -2**31 .. 2**31 - 1 (signed words
+    and narrower, bytes): the body's sign corrections (a 64-bit port's unsigned loads) never
+    apply, and the twin leaves them out."""
+    for a in arrays:
+        tc = getattr(a, "typecode", None)
+        if tc is None:
+            if not isinstance(a, (bytearray, bytes)):
+                return False
+        elif tc not in "bBhHi" or a.itemsize > 4:
+            return False
+    return True
+
+
+def fit_step_twin(res, win, nw, gm, gk, xs, ys, amps, col, nm, rhs, d, sh, gerr, gcnt, pk,
+                  ref_s, ref_b, amax):
+    """hall_fit.fit_step(): the same values into every array it writes (nm, rhs, col, d, sh,
+    gerr, gcnt, xs, ys, amps) and the same result. The body accumulates the normal equations
+    pad by pad, each product through the arrays; here each member's model, columns and share of
+    the residual are made over the window in one loop, then every sum of products over the pads
+    at once (sum(map(mul))): integers, the same sums. The solution is the body's, on lists."""
+    fw = fit_step_twin.firmware
+    if not _words(res, win, gm, xs, ys, amps, col, nm, rhs, d, sh, gerr, gcnt):
+        return fw(res, win, nw, gm, gk, xs, ys, amps, col, nm, rhs, d, sh, gerr, gcnt, pk,
+                  ref_s, ref_b, amax)
+    fld = fw.__globals__["FIELD"]
+    if not _FIT or _FIT[0] is not fld:
+        _fit_tables(fw)
+    _fld, vals, slope, at, consts = _FIT
+    fbin, fscale, freach2, max_step, xmax, ymax, smax, fail = consts
+    p = 3 * gk
+    pads = [at[win[w]] for w in range(nw)]
+    cols = []               # cols[3q + k]: column 3q + k over the window's pads
+    mods = []               # per member: its model at each pad (0 out of its reach)
+    mags = []               # per member: |model| at each pad, -1 out of its reach
+    for q in range(gk):
+        i = gm[q]
+        x = xs[i]
+        y = ys[i]
+        a = amps[i]
+        ca = []
+        cx = []
+        cy = []
+        mo = []
+        mg = []
+        put_a = ca.append
+        put_x = cx.append
+        put_y = cy.append
+        put_m = mo.append
+        put_g = mg.append
+        for gx, gy in pads:
+            dx = gx - x
+            dy = gy - y
+            d2 = dx * dx + dy * dy
+            if d2 >= freach2:
+                put_a(0)
+                put_x(0)
+                put_y(0)
+                put_m(0)
+                put_g(-1)
+            else:
+                b = d2 // fbin
+                s = slope[b]
+                f = vals[b] + s * (d2 - b * fbin) // fbin
+                mi = a * f // fscale
+                put_m(mi)
+                put_g(mi if mi >= 0 else -mi)
+                put_a(f >> 5)
+                jx = a * ((s * dx) >> 6) // 10240
+                jy = a * ((s * dy) >> 6) // 10240
+                put_x(2047 if jx >= 2048 else -2047 if jx <= -2048 else jx)
+                put_y(2047 if jy >= 2048 else -2047 if jy <= -2048 else jy)
+        cols += (ca, cx, cy)
+        mods.append(mo)
+        mags.append(mg)
+    # each pad's error, and the member it counts for (the first whose model is the largest)
+    if gk == 1:
+        m = mods[0]
+    else:
+        m = list(map(sum, zip(*mods)))
+    es = [4095 if e > 4095 else -4095 if e < -4095 else e
+          for e in map(_sub, [res[win[w]] for w in range(nw)], m)]
+    ge = [0] * gk
+    gc = [0] * gk
+    if gk == 1:
+        ge[0] = sum(map(abs, es))
+        gc[0] = nw
+    else:
+        for e, mg in zip(es, zip(*mags)):
+            top = mg.index(max(mg))
+            ge[top] += e if e > 0 else -e
+            gc[top] += 1
+    for q in range(gk):
+        gerr[q] = ge[q]
+        gcnt[q] = gc[q]
+    if nw:
+        for k in range(p):
+            col[k] = cols[k][-1]
+    # the normal equations (rows of the upper triangle, the lower one zero until scaled)
+    N = []
+    R = []
+    for r in range(p):
+        cr = cols[r]
+        R.append(sum(map(_mul, cr, es)))
+        N.append([0] * r + [sum(map(_mul, cr, cols[c])) for c in range(r, p)])
+    if pk != 0:
+        pc = 2 * pk
+        for q in range(gk):
+            a = amps[gm[q]]
+            r = ref_s if a > 0 else 0 - ref_b
+            c = 3 * q
+            N[c][c] += pc * pc
+            R[c] += pc * ((pk * (r - a)) >> 8)
+    # -- the solution, as the body's
+    S = []
+    for c in range(p):
+        v = N[c][c]
+        s = 0
+        while v >= 4096:
+            v >>= 2
+            s += 1
+        S.append(s)
+    for r in range(p):
+        Nr = N[r]
+        sr = S[r]
+        for c in range(r, p):
+            v = Nr[c] >> (sr + S[c])
+            if c == r:
+                v += (v >> 8) + 1
+            Nr[c] = v
+            N[c][r] = v
+    R = [v >> sc for v, sc in zip(R, S)]
+    mx = max(map(abs, R)) if p else 0
+    t = 0
+    while mx >= 8192:
+        mx >>= 1
+        t += 1
+    if t != 0:
+        R = [v >> t for v in R]
+    elif mx != 0:
+        while mx < 4096:
+            mx <<= 1
+            t -= 1
+        R = [v << (0 - t) for v in R]
+    failed = False
+    for i in range(p):
+        Ni = N[i]
+        piv = Ni[i]
+        if piv <= 0:
+            failed = True
+            break
+        tail = Ni[i + 1:]
+        for j in range(i + 1, p):
+            Nj = N[j]
+            l = Nj[i]
+            if l != 0:
+                Nj[i + 1:] = [u - l * v // piv for u, v in zip(Nj[i + 1:], tail)]
+                v = R[j] - l * R[i] // piv
+                R[j] = v
+                if v > 131071 or v < -131071:
+                    R = [u >> 1 for u in R]
+                    t += 1
+    k = 0
+    for Nr in N:
+        for v in Nr:
+            nm[k] = v
+            k += 1
+    for c in range(p):
+        rhs[c] = R[c]
+        sh[c] = S[c]
+    if failed:
+        return fail
+    D = [0] * p
+    for i in range(p - 1, -1, -1):
+        Ni = N[i]
+        s = (R[i] << 6) - sum(map(_mul, Ni[i + 1:], D[i + 1:]))
+        v = s // Ni[i]
+        if v >= 8192:
+            v = 8191
+        elif v <= -8192:
+            v = -8191
+        D[i] = v
+    for c in range(p):
+        d[c] = D[c]
+    # -- the step, as the body's
+    done = 1
+    for q in range(gk):
+        i = gm[q]
+        c = 3 * q
+        da = sx = sy = 0
+        for k in range(3):
+            v = D[c + k]
+            e = t - S[c + k]
+            lim = max_step
+            if k == 0:
+                e += 3
+                lim = 20000
+            else:
+                v = 10 * v
+                e -= 6
+            if e >= 0:
+                if e > 20 or v >= (lim >> e) + 1 or 0 - v >= (lim >> e) + 1:
+                    if v > 0:
+                        v = lim
+                    elif v < 0:
+                        v = 0 - lim
+                else:
+                    v = v << e
+            else:
+                e = 0 - e
+                if e > 24:
+                    v = 0
+                else:
+                    v = (v + (1 << (e - 1))) >> e
+                    if v >= lim:
+                        v = lim
+                    elif v <= 0 - lim:
+                        v = 0 - lim
+            if k == 0:
+                da = v
+            elif k == 1:
+                sx = 0 - v
+            else:
+                sy = 0 - v
+        a = amps[i] + da
+        if a >= amax:
+            a = amax
+        elif a <= 0 - amax:
+            a = 0 - amax
+        amps[i] = a
+        x = xs[i] + sx
+        y = ys[i] + sy
+        if x > xmax:
+            x = xmax
+        elif x < 0 - xmax:
+            x = 0 - xmax
+        if y > ymax:
+            y = ymax
+        elif y < 0 - ymax:
+            y = 0 - ymax
+        ax = x if x >= 0 else 0 - x
+        ay = y if y >= 0 else 0 - y
+        if ax + ay > smax:
+            e = (ax + ay - smax + 1) >> 1
+            if x > 0:
+                x -= e
+            else:
+                x += e
+            if y > 0:
+                y -= e
+            else:
+                y += e
+        xs[i] = x
+        ys[i] = y
+        if sx > 1 or sx < -1 or sy > 1 or sy < -1:
+            done = 0
+    return done
+
+
 # (module name, function name) -> the twin; micropython.viper looks here
 TWINS = {("sensing.presence_locate", "moves"): moves_twin,
          ("sensing.presence_locate", "mismatch"): mismatch_twin,
          ("sensing.shift_scan", "unpack"): unpack_twin,
          ("sensing.shift_scan", "read_rows"): read_rows_twin,
          ("sensing.hall_scan", "read_bank"): read_bank_twin,
-         ("sensing.hall_scan", "settle"): settle_twin}
+         ("sensing.hall_scan", "settle"): settle_twin,
+         ("sensing.hall_fit", "fit_step"): fit_step_twin}
