@@ -24,7 +24,10 @@ import pytest
 from conftest import run_target
 from boardsim.testing import Table
 
-TARGET = r"""
+# What both scripts share: the runner's set-up, the trap game's timeline played with pacing on
+# or off (job["paced"]) and Scoreboard.step wrapped, its paced turns taking no virtual time
+# (below), each script's counting around every turn (before(), after()).
+PRELUDE = r"""
 import sys
 import json
 from array import array
@@ -32,6 +35,40 @@ import runner as R
 import vclock
 
 job = json.loads(sys.stdin.readline())
+
+
+class Turns:
+    def install(self, sb):
+        self.sb = sb
+        sb.loc.pace = 32 if job["paced"] else 0
+        self.step = sb.step
+        sb.step = self.counted_step
+        self.wrap(sb)
+
+    def counted_step(self):
+        self.before()
+        paced = self.sb.verdict & 0xC00     # (app._PUT_FIT, _PUT_FITTED: a paced turn)
+        r = self.step()
+        if paced:
+            # on the chip the paced turns share the time the one turn took; on the runner each
+            # turn is a step of virtual time (STEP_US), which would move every frame after it
+            # against the table: these take none
+            vclock._now_us[0] -= R.STEP_US
+        self.after()
+        return r
+
+
+def play(c):
+    r = R.Runner()
+    for o in job["tl"]:
+        r.op(o)
+        if getattr(c, "sb", None) is None and r.sb is not None:
+            c.install(r.sb)
+    r.run_ms(300)
+    return r
+"""
+
+TARGET = PRELUDE + r"""
 MOST = 64
 fits = array("i", [0] * MOST)       # per turn of a span (the refresh asked .. its verdict)
 spans = array("i", [0] * MOST)      # per span: its turns, the verdict turn's fits, the most a turn,
@@ -40,21 +77,17 @@ cnt = array("i", [0] * 8)           # [fits this turn, refreshed this turn, fini
                                     #  _track this turn]
 
 
-class Counted:
-    def install(self, sb):
-        self.sb = sb
+class Counted(Turns):
+    def wrap(self, sb):
         loc = sb.loc
-        loc.pace = 32 if job["paced"] else 0
         self.fit = loc._fit_group
         self.refresh = loc.refresh
         self.finish = sb.tracker._finish
         self.track = sb.tracker._track
-        self.step = sb.step
         sb.tracker._track = self.counted_track
         loc._fit_group = self.counted_fit
         loc.refresh = self.counted_refresh
         sb.tracker._finish = self.counted_finish
-        sb.step = self.counted_step
 
     def counted_fit(self):
         cnt[0] += 1
@@ -72,18 +105,13 @@ class Counted:
         cnt[2] = 1
         return self.finish(n, now)
 
-    def counted_step(self):
+    def before(self):
         cnt[0] = 0
         cnt[1] = 0
         cnt[2] = 0
         cnt[5] = 0
-        paced = self.sb.verdict & 0xC00     # (app._PUT_FIT, _PUT_FITTED: a paced turn)
-        r = self.step()
-        if paced:
-            # on the chip the paced turns share the time the one turn took; on the runner each
-            # turn is a step of virtual time (STEP_US), which would move every frame after it
-            # against the table: these take none
-            vclock._now_us[0] -= R.STEP_US
+
+    def after(self):
         if cnt[1]:
             cnt[3] = 1                  # a span begins (this turn's own fits are not the refresh's)
         elif cnt[3]:
@@ -104,17 +132,9 @@ class Counted:
                     spans[s + 3] = cnt[5]
                     cnt[4] += 1
                 cnt[3] = 0
-        return r
 
 
-c = Counted()
-r = R.Runner()
-for o in job["tl"]:
-    r.op(o)
-    if getattr(c, "sb", None) is None and r.sb is not None:
-        c.install(r.sb)
-r.run_ms(300)
-sb = r.sb
+sb = play(Counted()).sb
 tr = sb.tracker
 loc = sb.loc
 print("RESULT " + json.dumps({
@@ -131,10 +151,9 @@ def trap_game():
     return game("micropython").timeline()
 
 
-def run(runtime, tmp_path, paced):
-    res, p = run_target(TARGET, runtime, {"tl": trap_game(), "paced": paced},
-                        name="refresh_paced_target.py", tmp_path=tmp_path, timeout=900,
-                        marker="RESULT ")
+def run(runtime, tmp_path, paced, script=TARGET, name="refresh_paced_target.py"):
+    res, p = run_target(script, runtime, {"tl": trap_game(), "paced": paced},
+                        name=name, tmp_path=tmp_path, timeout=900, marker="RESULT ")
     return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
 
 
@@ -169,28 +188,17 @@ def test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts(runtime, tmp_p
 # verdict finds nothing moved, no event); every turn that runs _finish is counted with the fault
 # monitor's frames in it. Paced, none has one; and the monitor has looked at the same frames
 # with the same readings as in the run without pacing (its frame count and its per-pad state).
-DEFER = r"""
-import sys
-import json
-from array import array
-import runner as R
-import vclock
-
-job = json.loads(sys.stdin.readline())
+DEFER = PRELUDE + r"""
 cnt = array("i", [0] * 6)   # [finish this turn, faults this turn, turns with both, verdicts,
                             #  fault frames, turns]
 
 
-class Counted:
-    def install(self, sb):
-        self.sb = sb
-        sb.loc.pace = 32 if job["paced"] else 0
+class Counted(Turns):
+    def wrap(self, sb):
         self.finish = sb.tracker._finish
         self.frame = sb.faults.frame
-        self.step = sb.step
         sb.tracker._finish = self.counted_finish
         sb.faults.frame = self.counted_frame
-        sb.step = self.counted_step
 
     def counted_finish(self, n, now):
         cnt[0] = 1
@@ -200,28 +208,19 @@ class Counted:
         cnt[1] += 1
         return self.frame()
 
-    def counted_step(self):
+    def before(self):
         cnt[0] = 0
         cnt[1] = 0
-        paced = self.sb.verdict & 0xC00     # (a paced turn: no virtual time, as above)
-        r = self.step()
-        if paced:
-            vclock._now_us[0] -= R.STEP_US
+
+    def after(self):
         cnt[3] += cnt[0]
         cnt[4] += cnt[1]
         cnt[5] += 1
         if cnt[0] and cnt[1]:
             cnt[2] += 1
-        return r
 
 
-c = Counted()
-r = R.Runner()
-for o in job["tl"]:
-    r.op(o)
-    if getattr(c, "sb", None) is None and r.sb is not None:
-        c.install(r.sb)
-r.run_ms(300)
+r = play(Counted())
 sb = r.sb
 tr = sb.tracker
 fa = sb.faults
@@ -237,10 +236,7 @@ print("RESULT " + json.dumps({
 
 
 def run_defer(runtime, tmp_path, paced):
-    res, p = run_target(DEFER, runtime, {"tl": trap_game(), "paced": paced},
-                        name="faults_deferred_target.py", tmp_path=tmp_path, timeout=900,
-                        marker="RESULT ")
-    return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    return run(runtime, tmp_path, paced, DEFER, "faults_deferred_target.py")
 
 
 @pytest.mark.parametrize("runtime", ["micropython", "cpython"])
