@@ -256,7 +256,7 @@ LOCK = sys.implementation.name == "micropython"
 if LOCK:
     import micropython
 M = 8
-I32 = ("px", "py", "rx", "ry", "serr", "err", "fe", "werr", "qe", "amp", "strength")
+I32 = ("px", "py", "rx", "ry", "serr", "err", "fe", "werr", "settle_werr", "amp", "strength")
 U8 = ("moved", "kept", "kind")
 
 
@@ -284,7 +284,7 @@ def ref_pass(self, n, settled):
             self.kept[i] = 1
     for i in range(n):
         if settled == 2:
-            self.werr[i] = self.qe[i]
+            self.werr[i] = self.settle_werr[i]
         a = self.amp[i]
         self.kind[i] = KIND_SMALL if a > 0 else KIND_BIG
         self.strength[i] = a if a > 0 else -a
@@ -340,8 +340,8 @@ print(json.dumps({"ok": ok, "cases": cases}))
 @pytest.mark.parametrize("runtime", ["micropython", "cpython"])
 def test_finish_pass_equals_its_plain_reference(runtime, tmp_path):
     """hall_locate.finish_pass (Locator._finish's loops after _reject in viper) against the
-    loops as they were: n 0 - 8, not settled, settled (True or 1) and 2 (werr from qe), followed
-    0 - 2, strengths 0, +-1, +-2**30, every value in the arrays it leaves alone as well."""
+    loops as they were: n 0 - 8, not settled, settled (True or 1) and 2 (werr from
+    settle_werr), followed 0 - 2, strengths 0, +-1, +-2**30, every value in the arrays it leaves alone as well."""
     job = {"seed": 29, "cases": 200}
     r = run_script(LOCATOR, "finish_pass.py", runtime, job, tmp_path)
     assert r["ok"] == r["cases"], r

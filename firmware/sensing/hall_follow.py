@@ -158,10 +158,11 @@ def follow(self, grid):
         self.serr[n] = self.qs[q]
         self.outlier[n] = self.qo[q]
         n += 1
+    correction = self.correction
     for i in range(n):
         self._model(i, -1)
         self.sub[i] = 1
-        qe[i] = -1          # (from here on: chip i's correction, below; -1 none)
+        correction[i] = -1  # (chip i's correction, below; -1 none)
     # fit the chips their pads do not explain, one at a time (Gauss-Seidel: the others'
     # models stay out of the residual), within the budget
     self.iters = self.FOLLOW_ITERS
@@ -212,14 +213,14 @@ def follow(self, grid):
                 c = 0
                 while c < _CORRECT_MAX and c * c < d2:
                     c += 1
-                qe[i] = c
+                correction[i] = c
     self.iters = 0
     # how well each fits now, or for a chip left as it was, how well it fitted when it was
     # last fitted (its pads may drift away from it slowly: a chip put down fades in)
     for i in range(n):
         self.werr[i] = self._win_err(i) if fe[i] == 0 else fe[i] - self.FOLLOW_ERR
         moved[i] &= 1
-        if qe[i] >= 0:
+        if correction[i] >= 0:
             # corrected: next frame it is a chip that lay still (fe not 0), not corrected again
             fe[i] = self.werr[i] + self.FOLLOW_ERR
     self.fits = fits
@@ -239,7 +240,7 @@ def follow(self, grid):
             n -= 1
             self._copy(n, i)
             fe[i] = fe[n]
-            qe[i] = qe[n]
+            correction[i] = correction[n]
         else:
             i += 1
     n = self._finish(n, grid, False)
@@ -249,8 +250,8 @@ def follow(self, grid):
     # this one (its second anchor, this fit, every frame after is near), as when that fit
     # lagged less: rest -> score shown on the chip no longer 20 - 40 ms more in some runs
     for i in range(n):
-        if qe[i] > 0:
-            self.wander[i] += qe[i]
+        if correction[i] > 0:
+            self.wander[i] += correction[i]
     return n
 
 
@@ -289,10 +290,10 @@ def settle(self, grid):
     fits = 0
     moved = self.moved
     werr = self.werr
-    # (each chip's _win_err kept in qe, _follow's scratch: when this call took the frame and
-    # fitted nothing, nothing moved the chips or the residual before _finish, which asks the
-    # same values again; issue 13, the verdict's frame)
-    qe = self.qe
+    # (each chip's _win_err kept: when this call took the frame and fitted nothing, nothing
+    # moved the chips or the residual before _finish, which asks the same values again;
+    # issue 13, the verdict's frame)
+    settle_werr = self.settle_werr
     settle_err = self.SETTLE_ERR
     while k < n:
         i = k
@@ -301,7 +302,7 @@ def settle(self, grid):
         # (a 3.3 mm nudge over a pad was never refitted, issue 12)
         if not moved[i]:
             e = self._win_err(i)
-            qe[i] = e
+            settle_werr[i] = e
             if e > werr[i] + settle_err:
                 moved[i] = 1
         if moved[i]:
@@ -351,8 +352,8 @@ def settle(self, grid):
         v = res[self.near[k]]
         if v > tl or v < -tl:
             return self._find(grid)
-    # (2: settled, and qe holds every chip's _win_err of this frame as it stands: no fit came
-    # after the frame was taken in this call)
+    # (2: settled, and settle_werr holds every chip's _win_err of this frame as it stands: no
+    # fit came after the frame was taken in this call)
     return self._finish(n, grid, 2 if fits == 0 and not p & 16 else True)
 
 
