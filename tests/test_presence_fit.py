@@ -135,6 +135,38 @@ calls = 0
 nonzero = 0
 got = 0         # (a global made under the heap lock would grow the module's dict)
 ZEROS = bytes(N)
+olds = 0        # calls with chip i's old place over another chip (the reference's run)
+
+
+def check(trial, i, nx, ny, k):
+    """delta(i, nx, ny) with k chips, under the heap lock, against the reference."""
+    global got, h, calls, nonzero, olds
+    want = 0
+    if REF:
+        want = ref(i, nx, ny, k, hx, hy, hr, usable, label, c0, c1, q0, q1, cur, grid)
+        for t in range(k):
+            lim = hr[i] + hr[t] + 2 * RIM - TOL
+            if t != i and (hx[t] - hx[i]) ** 2 + (hy[t] - hy[i]) ** 2 < lim * lim:
+                olds += 1
+                break
+    if sys.implementation.name == "micropython":
+        micropython.heap_lock()
+    win[8 + L] = k
+    got = LP.delta(i, nx, ny, hx, hy, hr, usable, label, win, grid)
+    if sys.implementation.name == "micropython":
+        micropython.heap_unlock()
+    calls += 1
+    h = (h * 31 + got + 1000) & 0xFFFFFF
+    if OUTS is not None:
+        OUTS.append(got)
+    if not REF:
+        return
+    if want:
+        nonzero += 1
+    if got != want and len(bad) < 5:
+        bad.append([trial, i, nx, ny, k, list(hx), list(hy), list(hr), list(win), want, got])
+
+
 for trial in range(job["trials"]):
     rng.mask(usable, N, 12)         # (usable[g] = 0 if rng.below(12) == 0 else 1, g < N)
     w = rng.below(12)
@@ -173,27 +205,29 @@ for trial in range(job["trials"]):
         s = steps[rng.below(len(steps))]
         nx = hx[i] + (rng.below(3) - 1) * s
         ny = hy[i] + (rng.below(3) - 1) * s
-        want = ref(i, nx, ny, k, hx, hy, hr, usable, label, c0, c1, q0, q1, cur, grid) if REF else 0
-        if sys.implementation.name == "micropython":
-            micropython.heap_lock()
-        win[8 + L] = k
-        got = LP.delta(i, nx, ny, hx, hy, hr, usable, label, win, grid)
-        if sys.implementation.name == "micropython":
-            micropython.heap_unlock()
-        calls += 1
-        h = (h * 31 + got + 1000) & 0xFFFFFF
-        if OUTS is not None:
-            OUTS.append(got)
-        if not REF:
-            continue
-        if want:
-            nonzero += 1
-        if got != want and len(bad) < 5:
-            bad.append([trial, i, nx, ny, k, list(hx), list(hy), list(hr), list(win), want, got])
+        check(trial, i, nx, ny, k)
+# The overlap's two terms (delta()'s loop over the other chips), each alone: chip 0 moved 1 mm
+# off a chip its old place overlaps (only the old place's -OVERLAP) and 1 mm onto one its old
+# place does not (only the new place's +OVERLAP), the pair's centres 0.5 mm inside and outside
+# their overlap distance, each radius once as the mover, in the last trial's window. The random
+# fits put an old place over another chip too seldom for the chip's 4 trials (make test) to
+# catch that term's sign broken (docs/performance.md, "The overlap's sign on the chip")
+k = 2
+for j in range(4):
+    hr[0] = radii[j]
+    hr[1] = radii[3 - j]
+    lim = hr[0] + hr[1] + 2 * RIM - TOL
+    for sgn in (-1, 1):
+        hx[0] = cx
+        hy[0] = cy
+        hx[1] = cx + lim - 5 if sgn < 0 else cx - lim - 5
+        hy[1] = cy
+        check(-1, 0, cx - 10, cy, k)
 out = {"hash": h, "calls": calls}
 if REF:
     out["bad"] = bad
     out["nonzero"] = nonzero
+    out["olds"] = olds
 if OUTS is not None:
     out["outs"] = OUTS
 print(json.dumps(out))
@@ -211,5 +245,6 @@ def test_delta_matches_the_reference(runtime, tmp_path):
     r = run(runtime, job, tmp_path)
     assert r["bad"] == [], r["bad"]
     assert r["nonzero"] > r["calls"] // 4       # the moves change what the fit gets wrong
+    assert r["olds"] >= 4                       # old places over another chip (the last cases)
     if runtime == "micropython":
         assert run("cpython", job, tmp_path)["hash"] == r["hash"]
