@@ -730,7 +730,7 @@ class Compiler:
 
     # -- shoot ----------------------------------------------------------------------------------
     def shoot(self, chip, path, knocks):
-        self._routers = {}      # routers for this shot's chips at rest, by radius and exemptions
+        self._routers = {}      # (ZENN_NO_COMPILE_CACHE: this shot's routers only, as before)
         if self.state[chip][0] != "board":
             raise ScenarioError(f"shoot {chip}: it is {self._where(chip)}")
         for kc, _ in knocks:
@@ -886,17 +886,30 @@ class Compiler:
             raise ScenarioError(f"no way for {chip} to {what} without touching something else")
         return pts + rest[1:]
 
+    # Routers kept from shot to shot and scenario to scenario, by everything a route depends on
+    # (the board, the radius, each obstacle's label, corners and reach): a router's via points
+    # and visibility matrix, most of a route's cost, are made once for the fixed obstacles and
+    # the same chips at rest (a bowling frame's, each test's open frames). A router holds
+    # nothing else, so a kept one routes as a new one would. ZENN_NO_COMPILE_CACHE=1: a shot's
+    # own only.
+    _kept_routers = {}
+    ROUTERS_KEPT = 64
+
     def _route(self, r, prims, exempt, p, q):
         active = [pr for pr in prims if pr.label not in exempt]
-        key = (r, tuple(pr.label for pr in active))
-        router = self._routers.get(key)
+        key = (id(self.board), r, tuple((pr.label, pr.v.tobytes(), pr.R) for pr in active))
+        kept = self._routers if os.environ.get("ZENN_NO_COMPILE_CACHE") else self._kept_routers
+        router = kept.get(key)
         if router is None:
             vias = []
             b = self.board
             for e in ENDS:  # the way into a pocket: straight down its middle
                 vias.append(b.to_board(e, 0.0, b.block_v1 + r + CLEAR + 2 * VIA))
                 vias.append(b.to_board(e, 0.0, b.gate_v))
-            router = self._routers[key] = Router(self.table, r, active, vias)
+            router = Router(self.table, r, active, vias)
+            if len(kept) >= self.ROUTERS_KEPT:
+                kept.clear()
+            kept[key] = router
         return router.route(p, q)
 
     def leg_off(self, chip, p, prims, prev_w):

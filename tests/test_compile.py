@@ -589,8 +589,10 @@ KEPT_PLANS = [
 
 def test_a_kept_plan_is_the_plan_routed_again(monkeypatch):
     """The compiler keeps the plans it routed (Compiler.plan, by the chip, where it lies, its
-    path and the discs it avoids); each scenario compiled with the plans kept from the ones
-    before it is the scenario compiled with none kept (ZENN_NO_COMPILE_CACHE=1)."""
+    path and the discs it avoids) and its routers (Compiler._route, by the radius and every
+    obstacle's shape); each scenario compiled with the plans and routers kept from the ones
+    before it is the scenario compiled with none kept (ZENN_NO_COMPILE_CACHE=1: a shot's own
+    routers only)."""
     from boardsim.compile import Compiler
     scenarios = []
     for steps in KEPT_PLANS:
@@ -604,9 +606,10 @@ def test_a_kept_plan_is_the_plan_routed_again(monkeypatch):
     fresh = [compile_scenario(parse(dict(head, steps=steps))) for head, steps in scenarios]
     monkeypatch.delenv("ZENN_NO_COMPILE_CACHE")
     monkeypatch.setattr(Compiler, "_plans", {})
+    monkeypatch.setattr(Compiler, "_kept_routers", {})
     kept = [compile_scenario(parse(dict(head, steps=steps))) for head, steps in scenarios]
     assert [moves(a) for a in fresh] == [moves(a) for a in kept]
     assert fresh == kept
-    assert len(Compiler._plans) >= 4
+    assert len(Compiler._plans) >= 4 and len(Compiler._kept_routers) >= 1
     # the big chip's two routes differ (what the plans' key must tell apart)
     assert moves(fresh[0])[0] != moves(fresh[1])[0]
