@@ -28,7 +28,12 @@ ONE_WORKER = ("mem", "host_mpy")
 # (202.6 KB with the hall pads after issue 13's bounded fault monitor, issue 14's held results and
 # best/buzzer hooks and issue 12's fitted readings and anchor frame: about +14 KB in all; the Pico
 # itself, measured on the emulated chip, leaves 236 KB free at main.py)
-FIRMWARE_HEAP_MAX = {"hall": 223_100,       # held after boot, code and objects (measured 189 KB;
+FIRMWARE_HEAP_MAX = {"hall": 223_300,       # held after boot, code and objects (measured 189 KB;
+                                            # review21's settle and correction scratch arrays
+                                            # at hall_follow's module level (not on the Locator,
+                                            # whose every method call misses its table first):
+                                            # hall 223,200 B, main 3da306f 222,944 B; frozen on
+                                            # the chip 185,616 B free after boot, main 185,744)
                                             # hall 223,008 B / shift 223,648 B with issue 13's
                                             # refresh fit and verdict paced on the chip,
                                             # hallverdict: app.py, tracker.py, hall_follow.py
@@ -73,7 +78,9 @@ FIRMWARE_HEAP_MAX = {"hall": 223_100,       # held after boot, code and objects 
                                             # reading of every strobe, +2.3 KB the locator's
                                             # rest patterns (0.7 KB since), code, 2026-12-02;
                                             # 214.4 KB rebased on d7b7249, main 208.4 KB)
-CODE_RAM_MAX = {"hall": 177_800,            # the modules, once imported (measured 146 KB)
+CODE_RAM_MAX = {"hall": 178_000,            # the modules, once imported (measured 146 KB)
+                                            # (review21's scratch arrays in hall_follow:
+                                            # hall 177,824 B, main 3da306f 177,568)
                                             # (verdict10's near_d2, flat_pairs and unc_pass in
                                             # viper, armv6m code: hall 177,408 B; frozen on
                                             # the image, the chip keeps 185,808 B free)

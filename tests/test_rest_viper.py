@@ -266,6 +266,8 @@ class Loc:
             setattr(self, k, array('i', [0] * M))
         for k in U8:
             setattr(self, k, bytearray(M))
+        # (finish_pass reads the settle's values from its module's scratch, this very array)
+        self.settle_werr = L.hall_follow.SETTLE_WERR
         self.followed = 0
 
 

@@ -269,7 +269,7 @@ def unc_pass(loc, n: int):
 def finish_pass(loc, n: int, settled: int):
     """Locator._finish's loops over chips 0 .. n - 1 after _reject, in machine code (issue 13:
     the verdict's frame with four chips): px, py the frame's (rx, ry); settled (1, or 2: the
-    settle's _win_err values in settle_werr): moved 0, serr = err, fe 1, and kept 1 where
+    settle's _win_err values in hall_follow.SETTLE_WERR): moved 0, serr = err, fe 1, and kept 1 where
     refresh() asked for the fit (followed 2); 2: werr = settle_werr; kind and strength from the
     signed strength (amp).
     Strengths within +-2**30. A 64-bit port loads an array('i') word without its sign: taken
@@ -284,7 +284,7 @@ def finish_pass(loc, n: int, settled: int):
     fe = ptr32(loc.fe)
     kept = ptr8(loc.kept)
     werr = ptr32(loc.werr)
-    settle_werr = ptr32(loc.settle_werr)
+    settle_werr = ptr32(hall_follow.SETTLE_WERR)
     amp = ptr32(loc.amp)
     kind = ptr8(loc.kind)
     strength = ptr32(loc.strength)
@@ -502,12 +502,9 @@ class Locator:
         self.qy = array('i', bytes(4 * MAX_FOUND))
         self.qa = array('i', bytes(4 * MAX_FOUND))
         self.qclaim = bytearray(MAX_FOUND)
-        self.qe = array('i', bytes(4 * MAX_FOUND))     # the frame before's werr
-        # _follow: how far chip i's correction moved it (0.1 mm, <= 15), -1 none
-        self.correction = array('b', bytes(MAX_FOUND))
+        # the frame before's werr (the settle's own and _follow's correction: hall_follow)
+        self.qe = array('i', bytes(4 * MAX_FOUND))
         self.werr = array('i', bytes(4 * MAX_FOUND))    # _win_err of each chip found
-        # the settle's _win_err of each chip this frame (_finish's werr when it fitted nothing)
-        self.settle_werr = array('i', bytes(4 * MAX_FOUND))
         self.moved = bytearray(MAX_FOUND)   # 1: fitted by _follow since the last full fit
         # 1: chip i's fit is the one the last refresh made (the tracker's rest position), not
         # fitted since: refresh() leaves it, unless its pads no longer fit it (_settle)
