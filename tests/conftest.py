@@ -146,6 +146,37 @@ def pytest_configure(config):
         config.option.loadscopereorder = False
 
 
+# A clean clone's first run: each of make test's workers collects every test file, and with
+# build/host-pyc empty each compiled the same bytecode at once (pytest's rewritten test modules,
+# and, under the prefix set above, the project's and the venv's modules they import): a cold
+# collection costs about 10 s of CPU, a warm one under 3 (docs/performance.md "A clean clone's
+# first run"). The first worker to come collects alone, filling the cache; the others wait for
+# it and then collect from the cache, together. A run with the cache warm waits about one warm
+# collection.
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_collection(session):
+    run = getattr(session.config, "workerinput", {}).get("testrunuid")
+    if not run or not sys.pycache_prefix:
+        yield
+        return
+    import fcntl
+    os.makedirs(sys.pycache_prefix, exist_ok=True)
+    with open(os.path.join(sys.pycache_prefix, ".collected"), "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.seek(0)
+        if lock.read() == run:              # this run's first worker has collected
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            yield
+            return
+        try:
+            yield
+        finally:
+            lock.truncate(0)
+            lock.write(run)
+            lock.flush()
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 # A module fixture is set up once per worker that runs one of its tests: under `-n 2` both
 # workers would each build what a test module declares costly in ONE_WORKER (a tuple of its
 # fixture names: the memory measurements of test_budgets.py, a browser ...), so the tests that
