@@ -422,3 +422,52 @@ def test_the_recorded_viper_cycles_are_current():
     assert (cycles, calls - 2 * 15 - 48) == L.VIPER_CALLERS["HallScanner"]
     cycles, calls, _ = V.presence_read_rows()
     assert (cycles, calls - 2 * 36 - 2 * 12) == L.VIPER_CALLERS["PresenceScanner"]
+
+
+SETTLE_TWIN_TARGET = r'''
+import json
+import random
+import sys
+from array import array
+from tables import board_table as BT
+from sensing import hall_scan as HS
+
+job = json.loads(sys.stdin.readline())
+rng = random.Random(job["seed"])
+twin = HS.settle
+body = getattr(twin, "firmware", None)
+N = BT.PAD_COLS * BT.PAD_ROWS
+out = {"twin": body is not None, "same": 0, "bad": [], "counted": 0, "rows": []}
+for case in range(job["cases"]):
+    row = rng.randrange(16) * 48
+    raw = array("H", (rng.choice((0, 65535)) if rng.random() < 0.05 else rng.randint(20000, 45000)
+                      for _ in range(48)))
+    base = array("H", (rng.randint(0, 65535) if rng.random() < 0.05 else rng.randint(30000, 35000)
+                       for _ in range(N)))
+    acc = array("i", ((rng.randint(-32767, 32767) << 4) + (1 << 20) for _ in range(N)))
+    grid = array("h", (rng.randint(-32767, 32767) for _ in range(N)))
+    ref = array("H", (rng.randint(0, 65534) for _ in range(N)))
+    jump = rng.choice((1, 16, 800, 4000, 1 << 21))
+    sh = rng.randint(0, 4)
+    drift = rng.choice((0, 5, 300, 70000))
+    a2, g2 = array("i", acc), array("h", grid)
+    n1 = twin(raw, row, base, acc, grid, jump, sh, ref, drift)
+    n2 = body(raw, row, base, a2, g2, jump, sh, ref, drift)
+    if n1 == n2 and acc == a2 and grid == g2:
+        out["same"] += 1
+        out["counted"] += n1 > 0
+    else:
+        out["bad"].append([case, n1, n2])
+print(json.dumps(out))
+'''
+
+
+def test_the_cpython_twin_of_settle_writes_what_the_body_writes(tmp_path):
+    """settle()'s CPython twin (boardsim/target/viper_twins.py, read and stored by slices)
+    against the firmware's own body run as plain Python: every row, rails, jumps and drifts;
+    the same count, acc and grid."""
+    out = run_script(SETTLE_TWIN_TARGET, "settle_twin_target.py", "cpython",
+                     {"seed": 11, "cases": 400}, tmp_path)
+    assert out["twin"], "hall_scan.settle is the firmware's body under CPython: no twin to test"
+    assert out["bad"] == [], out["bad"][:10]
+    assert out["same"] == 400 and out["counted"] > 100, out

@@ -437,29 +437,33 @@ def settle_twin(raw, row, base, acc, grid, jump, sh, ref, drift):
     slots = _HALL[1].get(row)
     if slots is None:
         return settle_twin.firmware(raw, row, base, acc, grid, jump, sh, ref, drift)
+    # the body's sums with acc kept biased (ACC_BIAS, 2**20, a multiple of 16: the same values
+    # by exact shifts) and the bounds negated once: fewer operations a pad, the same values
     nj = 0
     bias = 1 << 20              # hall_scan.ACC_BIAS
-    rbias = 0x8000              # hall_scan.REF_BIAS
+    half = 0x8000               # (acc + 8) >> 4 less 2**16 is the body's r; less REF_BIAS, its e
+    nd = -drift
+    njump = -jump
     for s, g in slots:
         v = raw[s] - base[g]
         if v > 32767:
             v = 32767
         elif v < -32767:
             v = -32767
-        v = v << 4
-        a = acc[g] - bias
-        d = v - a
-        if -jump < d < jump:
-            v = a + (d >> sh)
-            r = (v + 8) >> 4
-            e = r + rbias - ref[g]
-            if e > drift or e < -drift:
+        a = acc[g]
+        d = (v << 4) + bias - a
+        if njump < d < jump:
+            a += d >> sh
+            q = (a + 8) >> 4
+            e = q - half - ref[g]
+            if e > drift or e < nd:
                 nj += 1
+            acc[g] = a
+            grid[g] = q - 0x10000
         else:
             nj += 1
-            r = (v + 8) >> 4
-        acc[g] = v + bias
-        grid[g] = r
+            acc[g] = (v << 4) + bias
+            grid[g] = v         # ((v << 4) + 8) >> 4
     return nj
 
 
