@@ -274,16 +274,10 @@ def test_near_d2_and_flat_pairs_equal_their_plain_references(runtime, tmp_path):
 
 @pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
 def test_near_d2_and_flat_pairs_on_the_chip(tmp_path):
-    from boardsim.rp2040 import probe
-    from tests.test_rp2040 import chip_outs_match
+    from tests.test_rp2040 import chip_half_with_lcg
     job = {"seed": 17, "cases": 20, "ref": 0, "outs": 1}
-    r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
-                         await_ms=300000, wait_ms=100, settle_ms=0)
-    got = r.events[-1]
     # (the chip runs the viper functions alone (job "ref": 0), each call's answer listed; CPython
     # runs the whole script on the same draws, the plain references beside its own run of them:
     # until issue 15 the references ran on the chip too)
-    want = run_script(TARGET, "flat_near_viper.py", "cpython", dict(job, ref=1), tmp_path)
-    assert want["ok"] == want["cases"] == job["cases"], want
-    chip_outs_match(got, want)
+    got, want = chip_half_with_lcg(TARGET, "flat_near_viper.py", job, tmp_path)
     assert want["alone"] > 0 and want["near"] > 0 and want["bad"] > 0, want

@@ -704,6 +704,24 @@ def chip_half_matches(got, module, job, tmp_path):
     return want
 
 
+def chip_half_with_lcg(target, name, job, tmp_path):
+    """A script with the tests' LCG draws (tests/support/lcg.py) run twice on the same draws:
+    its chip half on the chip (job "ref": 0, its viper functions alone, each answer in "outs"),
+    the whole script under CPython (ref 1: the plain references beside its own run of the viper
+    functions); the chip's answers must be CPython's, and CPython's run must have passed every
+    case. Returns (the chip's last event, CPython's result) for the test's own checks."""
+    from boardsim.rp2040 import probe
+    from conftest import run_script
+    assert job.get("ref") == 0 and job.get("outs")
+    r = probe.run_module(target, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
+                         await_ms=300000, wait_ms=100, settle_ms=0)
+    got = r.events[-1]
+    want = run_script(target, name, "cpython", dict(job, ref=1), tmp_path)
+    assert want["ok"] == want["cases"] == job["cases"], want
+    chip_outs_match(got, want)
+    return got, want
+
+
 def chip_outs_match(got, want):
     """The chip's answers ("outs": its viper functions' on a script's draws) are the CPython
     run's on the same draws, one for one and as many: the first few that differ are shown."""

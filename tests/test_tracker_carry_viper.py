@@ -319,17 +319,11 @@ def test_the_carry_in_viper_equals_the_plain_check_and_follows(runtime, tmp_path
 
 @pytest.mark.skipif(WHY is not None, reason=f"no emulated Pico here: {WHY}")
 def test_the_carry_in_viper_on_the_chip(tmp_path):
-    from boardsim.rp2040 import probe
-    from tests.test_rp2040 import chip_outs_match
+    from tests.test_rp2040 import chip_half_with_lcg
     job = {"seed": 13, "cases": 100, "ref": 0, "outs": 1}
-    r = probe.run_module(TARGET, job=job, files={"lcg.mpy": probe.support_mpy("lcg")},
-                         await_ms=300000, wait_ms=100, settle_ms=0)
-    got = r.events[-1]
     # (the chip runs the viper _carry alone (job "ref": 0), each case's answer and the state it
     # left listed; CPython runs the whole script on the same draws, the plain check beside its
     # own run of _carry: until issue 15 the plain check and a second tracker ran on the chip too,
     # 173 M of its 193 M instructions)
-    want = run_script(TARGET, "tracker_carry_viper.py", "cpython", dict(job, ref=1), tmp_path)
-    assert want["ok"] == want["cases"] == job["cases"], want
-    chip_outs_match(got, want)
+    got, want = chip_half_with_lcg(TARGET, "tracker_carry_viper.py", job, tmp_path)
     assert len(got["outs"]) == job["cases"]
