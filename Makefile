@@ -14,23 +14,38 @@ RUNTIME   ?= micropython
 UNIXPORT  ?= built
 WITH_PORT  = ZENN_MICROPYTHON="$${ZENN_MICROPYTHON:-$(if $(filter pip,$(UNIXPORT)),$$(echo "unix port: the pip package's (UNIXPORT=pip)" >&2),$$(MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport --ensure))}"
 
+
 .PHONY: all venv sim test test-rp2040 unixport image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
 
 all: test
 
-# The venv, quicker from the same requirements (docs/performance.md "The venv step"): pip put in
-# by this Python's own pip (`--python`, pip >= 22.3; ensurepip otherwise), where ensurepip's copy,
-# byte-compiled (some 5 s of CPU), was replaced at once by the upgrade; nothing byte-compiled by
-# pip, one file after another, but all of it at the end by compileall on every core (the same
-# .pyc files: with PYTHONDONTWRITEBYTECODE, as on these machines, none would be written later).
-# Not compiled: the venv's pip (run only by this step, before compileall) and the packages' own
-# test folders, never imported (some 5 s of compileall's 19 s of CPU, a third of its files).
+# The venv from requirements.txt, installed by uv (pinned: UV_VERSION; docs/performance.md
+# "The venv step by uv"): a few seconds where pip took 15 and more. uv is kept apart from the
+# venv, in the versioned tool cache UV_HOME (ZENN_CACHE, default ~/.cache/zenn), put there once
+# by this Python's own pip (`--target`; atomic, for makes running at once), so a clean clone or a
+# `make clean` does not pay for it again. Where it cannot be had (no pip for $(PY), no registry,
+# no wheel for this platform) or fails, pip installs as before, and says so. The venv has no pip
+# (nothing here runs one in it; `$(UV) pip install --python $(VPY) PKG` adds a package).
+# Then compileall on every core (with PYTHONDONTWRITEBYTECODE, as on these machines, no .pyc
+# would be written later), leaving out the packages' own test folders, never imported.
 VENV_NOCOMPILE := /site-packages/(pip|setuptools|_distutils_hack)/|/site-packages/[^/]+/(.+/)?tests?/
+UV_VERSION := 0.13.9
+UV_HOME     = $${ZENN_CACHE:-$$HOME/.cache/zenn}/uv-$(UV_VERSION)
+UV          = $(UV_HOME)/bin/uv
 $(STAMP): requirements.txt
 	$(PY) -m venv --without-pip $(VENV)
-	$(PY) -m pip --python $(VPY) install --quiet --no-compile --upgrade pip 2>/dev/null \
-		|| { $(VPY) -m ensurepip --default-pip && $(VPY) -m pip install --quiet --upgrade pip; }
-	$(VPY) -m pip install --quiet --no-compile -r requirements.txt
+	@if [ ! -x "$(UV)" ]; then \
+		mkdir -p "$$(dirname "$(UV_HOME)")" && tmp=$$(mktemp -d "$(UV_HOME).XXXXXX") \
+		&& { $(PY) -m pip install --quiet --no-compile --disable-pip-version-check --root-user-action=ignore \
+			--target "$$tmp" uv==$(UV_VERSION) >"$$tmp.log" 2>&1 || cat "$$tmp.log" >&2; } \
+		&& { [ -x "$$tmp/bin/uv" ] && mv -T "$$tmp" "$(UV_HOME)" 2>/dev/null; rm -rf "$$tmp" "$$tmp.log"; }; \
+	fi; \
+	if [ -x "$(UV)" ] && "$(UV)" pip install --quiet --python $(VPY) -r requirements.txt; then :; else \
+		echo "uv $(UV_VERSION) could not be had or failed (above): installing with pip instead, slower" >&2; \
+		{ $(PY) -m pip --python $(VPY) install --quiet --no-compile --upgrade pip 2>/dev/null \
+		|| { $(VPY) -m ensurepip --default-pip && $(VPY) -m pip install --quiet --upgrade pip; }; } \
+		&& $(VPY) -m pip install --quiet --no-compile -r requirements.txt; \
+	fi
 	$(VPY) -m compileall -q -j 0 -x '$(VENV_NOCOMPILE)' $(VENV)/lib >/dev/null
 	touch $(STAMP)
 
