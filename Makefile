@@ -14,6 +14,13 @@ RUNTIME   ?= micropython
 UNIXPORT  ?= built
 WITH_PORT  = ZENN_MICROPYTHON="$${ZENN_MICROPYTHON:-$(if $(filter pip,$(UNIXPORT)),$$(echo "unix port: the pip package's (UNIXPORT=pip)" >&2),$$(MPY_DIR=$(MPY_DIR) $(VPY) -m tools.build_unixport --ensure))}"
 
+# One bytecode cache for every Python this Makefile runs (pytest's controller and workers, the
+# runtimes' processes, the tools), read and written lazily, only what each imports: build/host-pyc,
+# where boardsim/runtime.py's PYC_CACHE and tests/conftest.py put it when run without make. With
+# PYTHONDONTWRITEBYTECODE (set on these machines and in CI) nothing would be kept, so it is unset
+# here; CPython writes each .pyc atomically (a temporary file renamed), so processes may share it.
+export PYTHONPYCACHEPREFIX := $(CURDIR)/build/host-pyc
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: all venv sim test test-rp2040 unixport image-fresh tables check-tables firmware deploy wiring screens hil bench clean image image-pico2 image-stock image-hil rp2040js bootrom
 
@@ -26,9 +33,8 @@ all: test
 # `make clean` does not pay for it again. Where it cannot be had (no pip for $(PY), no registry,
 # no wheel for this platform) or fails, pip installs as before, and says so. The venv has no pip
 # (nothing here runs one in it; `$(UV) pip install --python $(VPY) PKG` adds a package).
-# Then compileall on every core (with PYTHONDONTWRITEBYTECODE, as on these machines, no .pyc
-# would be written later), leaving out the packages' own test folders, never imported.
-VENV_NOCOMPILE := /site-packages/(pip|setuptools|_distutils_hack)/|/site-packages/[^/]+/(.+/)?tests?/
+# Nothing is byte-compiled here: every Python this Makefile runs keeps its bytecode in
+# build/host-pyc (PYTHONPYCACHEPREFIX below), written as modules are first imported.
 UV_VERSION := 0.13.9
 UV_HOME     = $${ZENN_CACHE:-$$HOME/.cache/zenn}/uv-$(UV_VERSION)
 UV          = $(UV_HOME)/bin/uv
@@ -46,7 +52,6 @@ $(STAMP): requirements.txt
 		|| { $(VPY) -m ensurepip --default-pip && $(VPY) -m pip install --quiet --upgrade pip; }; } \
 		&& $(VPY) -m pip install --quiet --no-compile -r requirements.txt; \
 	fi
-	$(VPY) -m compileall -q -j 0 -x '$(VENV_NOCOMPILE)' $(VENV)/lib >/dev/null
 	touch $(STAMP)
 
 venv: $(STAMP)
