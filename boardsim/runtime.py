@@ -24,7 +24,7 @@ RUNNER = os.path.join(ROOT, "boardsim", "target", "runner.py")
 PICO_RUNNER = os.path.join(ROOT, "boardsim", "rp2040", "pico_runner.py")
 TARGET_DIRS = [os.path.join(ROOT, "firmware"), os.path.join(ROOT, "boardsim", "target")]
 PATH = os.pathsep.join(TARGET_DIRS)
-PYC_CACHE = os.path.join(ROOT, "build", "host-pyc")
+PYC_CACHE = os.path.join(ROOT, "build", "host-pyc")   # the Makefile's PYTHONPYCACHEPREFIX too
 
 
 def target_dirs():

@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 # and each test process did it all again at every run, some 2 - 3 s of CPU. Kept, with this
 # process's own bytecode, in build/host-pyc, where the runtimes' is (boardsim/runtime.py PYC_CACHE;
 # a source newer than its entry is compiled again). A clean clone's first run still does it all.
+# (Under make, every process already has it: the Makefile exports PYTHONPYCACHEPREFIX.)
 if sys.dont_write_bytecode:
     sys.dont_write_bytecode = False
     sys.pycache_prefix = sys.pycache_prefix or os.path.join(ROOT, "build", "host-pyc")
@@ -160,8 +161,10 @@ def pytest_configure(config):
 # and, under the prefix set above, the project's and the venv's modules they import): a cold
 # collection costs about 10 s of CPU, a warm one under 3 (docs/performance.md "A clean clone's
 # first run"). The first worker to come collects alone, filling the cache; the others wait for
-# it and then collect from the cache, together. A run with the cache warm waits about one warm
-# collection.
+# it and then collect from the cache, together. Once a collection has filled the cache (the file
+# holds a run's id: this run's or an earlier one's), every worker collects at once: a later run
+# finds the cache warm (at most the files edited since compiled again, by each worker), and
+# waiting on one worker's collection cost it one warm collection of wall time.
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_collection(session):
     run = getattr(session.config, "workerinput", {}).get("testrunuid")
@@ -173,7 +176,7 @@ def pytest_collection(session):
     with open(os.path.join(sys.pycache_prefix, ".collected"), "a+") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         lock.seek(0)
-        if lock.read() == run:              # this run's first worker has collected
+        if lock.read():                     # the cache was filled by a collection
             fcntl.flock(lock, fcntl.LOCK_UN)
             yield
             return
