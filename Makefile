@@ -43,7 +43,7 @@ $(STAMP): requirements.txt
 	@if [ ! -x "$(UV)" ]; then \
 		mkdir -p "$$(dirname "$(UV_HOME)")" && tmp=$$(mktemp -d "$(UV_HOME).XXXXXX") \
 		&& { $(PY) -m pip install --quiet --no-compile --disable-pip-version-check --root-user-action=ignore \
-			--target "$$tmp" uv==$(UV_VERSION) >"$$tmp.log" 2>&1 || cat "$$tmp.log" >&2; } \
+			--target "$$tmp" uv==$(UV_VERSION) >"$$tmp.log" 2>&1 || tail -n 1 "$$tmp.log" >&2; } \
 		&& { [ -x "$$tmp/bin/uv" ] && mv -T "$$tmp" "$(UV_HOME)" 2>/dev/null; rm -rf "$$tmp" "$$tmp.log"; }; \
 	fi; \
 	if [ -x "$(UV)" ] && "$(UV)" pip install --quiet --python $(VPY) -r requirements.txt; then :; else \
