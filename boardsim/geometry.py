@@ -12,7 +12,7 @@ from functools import cached_property
 from shapely.geometry import Point, Polygon, box
 from shapely import affinity
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from boardsim import ROOT  # noqa: E402  (where it was; imported from here by many)
 DEFAULT_GEOMETRY = os.path.join(ROOT, "board", "geometry.json")
 
 ENDS = ("a", "b")

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
-from boardsim.geometry import ROOT
+from boardsim import ROOT
 
 CACHE = os.path.join(ROOT, "build", "host-mpy")
 KEEP = 12           # builds kept (the newest); older ones are removed when a new one is made

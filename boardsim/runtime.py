@@ -17,7 +17,7 @@ import tempfile
 import threading
 
 from boardsim import mpycache
-from boardsim.geometry import ROOT
+from boardsim import ROOT
 
 RUNTIMES = ("micropython", "cpython", "rp2040")
 RUNNER = os.path.join(ROOT, "boardsim", "target", "runner.py")
