@@ -26,15 +26,15 @@ unexport PYTHONDONTWRITEBYTECODE
 
 all: test
 
-# The venv from requirements.txt, installed by uv (pinned: UV_VERSION; docs/performance.md
-# "The venv step by uv"): a few seconds where pip took 15 and more. uv is kept apart from the
+# The venv from requirements.txt, installed by uv (pinned: UV_VERSION; docs/performance.md "A
+# clean clone's start-up"): about 1.5 s where pip took 15 and more. uv is kept apart from the
 # venv, in the versioned tool cache UV_HOME (ZENN_CACHE, default ~/.cache/zenn), put there once
 # by this Python's own pip (`--target`; atomic, for makes running at once), so a clean clone or a
 # `make clean` does not pay for it again. Where it cannot be had (no pip for $(PY), no registry,
 # no wheel for this platform) or fails, pip installs as before, and says so. The venv has no pip
 # (nothing here runs one in it; `$(UV) pip install --python $(VPY) PKG` adds a package).
 # Nothing is byte-compiled here: every Python this Makefile runs keeps its bytecode in
-# build/host-pyc (PYTHONPYCACHEPREFIX below), written as modules are first imported.
+# build/host-pyc (PYTHONPYCACHEPREFIX above), written as modules are first imported.
 UV_VERSION := 0.13.9
 UV_HOME     = $${ZENN_CACHE:-$$HOME/.cache/zenn}/uv-$(UV_VERSION)
 UV          = $(UV_HOME)/bin/uv
