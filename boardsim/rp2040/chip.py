@@ -21,6 +21,21 @@ class ChipError(RuntimeError):
     pass
 
 
+# V8's flags for the emulator's node. --single-threaded: V8's helper threads (concurrent and
+# background compilation, parallel and concurrent GC) cost some 6 % of node's CPU at the firmware's
+# boot and rest, and with the suite's four workers on 2 cores they only take a core from another
+# process; on the main thread the same work costs less in all (53.7/63.3/48.3 -> 52.3/57.5/45.3
+# ns of CPU an emulated instruction, two nodes with it and two without at once, load 14 - 16;
+# docs/performance.md "Scheduling and V8's threads"). The chip's instructions and answers are the
+# same. ZENN_PICO_NODE_FLAGS replaces them (empty: none).
+NODE_FLAGS = "--single-threaded"
+
+
+def node_argv(node="node"):
+    """The node command line that runs pico.mjs, up to the script: node and V8's flags."""
+    return [node] + os.environ.get("ZENN_PICO_NODE_FLAGS", NODE_FLAGS).split()
+
+
 class Pico:
     """One chip process: a node process of its own (pico.mjs), or a session of a warm one
     (`server`, else $ZENN_PICO_SERVER: the Unix socket of `pico.mjs --serve`, WarmNode below),
@@ -44,7 +59,7 @@ class Pico:
         server = os.environ.get("ZENN_PICO_SERVER") if server is None else server
         if server and self._open_session(server, image, bootrom):
             return
-        argv = [node, PICO_JS, "--image", image, "--bootrom", bootrom]
+        argv = node_argv(node) + [PICO_JS, "--image", image, "--bootrom", bootrom]
         if self._fs_path:
             argv += ["--fs", self._fs_path]
         try:
@@ -203,8 +218,8 @@ class WarmNode:
         self.dir = tempfile.mkdtemp(prefix="pico-warm-")
         self.path = os.path.join(self.dir, "pico.sock")
         try:
-            self.p = subprocess.Popen([node, PICO_JS, "--serve", self.path], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, cwd=HERE)
+            self.p = subprocess.Popen(node_argv(node) + [PICO_JS, "--serve", self.path],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=HERE)
         except OSError as e:
             raise ChipError(f"cannot start node: {e.strerror or e}") from None
         line = self.p.stdout.readline()
