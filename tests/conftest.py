@@ -22,6 +22,45 @@ if sys.dont_write_bytecode:
 # new process's state (boardsim/rp2040/chip.py WarmNode; docs/rp2040.md "The warm emulator").
 # ZENN_PICO_WARM=0 gives each run a node process of its own, as before.
 os.environ.setdefault("ZENN_PICO_WARM", "1")
+
+
+# ZENN_TEST_SCHED (off by default): the tests' processes and all they start (the workers, the
+# unix port's and CPython's games, the emulator's node) under SCHED_BATCH, with a longer scheduler
+# slice than EEVDF's 1.4 ms on 2 cores: with four workers and their children on 2 cores, fewer
+# switches between them and fewer refills of each core's 1 MB L2. Four emulators at once on 2
+# cores: 54.0/60.6/67.1 -> 44.1/56.9/53.4 ns of CPU an instruction with `batch:20`, SCHED_BATCH
+# alone no better (docs/performance.md "Scheduling and V8's threads"). On the suite, with node's
+# --single-threaded, -3 and -9 % of its CPU (two of two), but alone not shown past the shared
+# machine's load: hence not the default until a quiet machine's clean-clone runs show it.
+def _test_sched():
+    """ZENN_TEST_SCHED: "batch[:SLICE_MS]" puts this process (and what it starts) under
+    SCHED_BATCH, with a scheduler slice of SLICE_MS (sched_setattr, Linux >= 6.12's EEVDF)."""
+    spec = os.environ.get("ZENN_TEST_SCHED", "")
+    if not spec or spec == "0" or not hasattr(os, "SCHED_BATCH"):
+        return
+    policy, _, slice_ms = spec.partition(":")
+    pol = {"batch": os.SCHED_BATCH, "normal": os.SCHED_OTHER}[policy]
+    if slice_ms:
+        import ctypes
+
+        class Attr(ctypes.Structure):
+            _fields_ = [("size", ctypes.c_uint32), ("policy", ctypes.c_uint32),
+                        ("flags", ctypes.c_uint64), ("nice", ctypes.c_int32),
+                        ("priority", ctypes.c_uint32), ("runtime", ctypes.c_uint64),
+                        ("deadline", ctypes.c_uint64), ("period", ctypes.c_uint64)]
+        a = Attr(size=ctypes.sizeof(Attr), policy=pol, nice=os.getpriority(os.PRIO_PROCESS, 0),
+                 runtime=int(float(slice_ms) * 1e6))
+        import platform
+        nr = {"x86_64": 314, "aarch64": 274}.get(platform.machine())      # SYS_sched_setattr
+        if nr and ctypes.CDLL(None, use_errno=True).syscall(nr, 0, ctypes.byref(a), 0) == 0:
+            return
+    try:
+        os.sched_setscheduler(0, pol, os.sched_param(0))
+    except OSError:
+        pass
+
+
+_test_sched()
 # the two runtimes, their paths and the long-lived drivers: tests/support/runtimes.py
 from runtimes import MICROPYTHON, RUNTIMES, Driver, driver_for, run_target  # noqa: E402,F401
 
