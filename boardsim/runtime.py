@@ -144,12 +144,39 @@ def write_timeline(timeline, f):
         f.write(json.dumps(op, separators=(",", ":")) + "\n")
 
 
+def _chip_flash(timeline, runner_args):
+    """(the timeline less its leading flash writes, the path of a file holding the flash
+    filesystem they and the config make), or (timeline, None) where the runner is to make it
+    (boardsim/rp2040/images.prepared_flash: the same bytes, made in this process, which has
+    littlefs imported once, not in every chip run's runner)."""
+    from boardsim.rp2040 import images
+    args = list(runner_args)
+    if "--fs" in args:
+        return timeline, None
+    config = args[args.index("--config") + 1] if "--config" in args else None
+    image = images.find_image()
+    if image is None:
+        return timeline, None
+    region, rest = images.prepared_flash(list(timeline), config, image)
+    if region is None:
+        return timeline, None
+    fd, fs_path = tempfile.mkstemp(prefix="boardsim-fs-", suffix=".bin")
+    with os.fdopen(fd, "wb") as f:
+        f.write(region)
+    return rest, fs_path
+
+
 def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=None, stderr=None,
         runner_args=()):
     """Play `timeline` (list of ops). Event lines go to `stdout` (default sys.stdout), the
     runner's stderr to `stderr` when display. Returns 0; raises RuntimeFailure otherwise."""
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    fs_path = None
+    if runtime == "rp2040":
+        timeline, fs_path = _chip_flash(timeline, runner_args)
+        if fs_path:
+            runner_args = list(runner_args) + ["--fs", fs_path]
     fd, path = tempfile.mkstemp(prefix="boardsim-", suffix=".jsonl")
     # the firmware's flash: a fresh directory per run, its working directory (under MicroPython
     # the runner mounts a littlefs on top, boardsim/target/flash.py), never the repository
@@ -201,8 +228,10 @@ def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=No
                                  status if status > 0 else 1)
         return 0
     finally:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+        for p in (path, fs_path):
+            try:
+                if p:
+                    os.unlink(p)
+            except OSError:
+                pass
         shutil.rmtree(flash_dir, ignore_errors=True)

@@ -959,6 +959,35 @@ def test_the_uf2_holds_the_elfs_flash_segments(tmp_path):
     assert uf2[512 + 32:512 + 32 + 44] == b"\xaa" * 44 and uf2[512 + 32 + 44] == 0xFF
 
 
+@needs_chip
+@pytest.mark.parametrize("config", [None, {"front_end": "shift"}], ids=["blank", "config"])
+def test_the_flash_prepared_before_a_run_is_the_one_the_runner_made_op_by_op(config, tmp_path):
+    """images.prepared_flash() (the chip run's filesystem made in the test's process from its
+    config and the timeline's leading flash writes, issue 15) gives the bytes pico_runner.py's
+    flash ops leave on the chip: each write read back from the chip (node), edited and written
+    again, from the flash the chip starts with (blank there, or the config's filesystem)."""
+    from boardsim.rp2040.chip import Pico
+    cfg = None
+    if config is not None:
+        cfg = tmp_path / "config.json"
+        cfg.write_text(json.dumps(config))
+        cfg = str(cfg)
+    tl = [{"op": "flash", "write": "zjob.mpy", "hex": (b"job" * 700).hex()},
+          {"op": "flash", "write": "lcg.mpy", "hex": bytes(range(256)).hex()},
+          {"op": "flash", "write": "zjob.mpy", "hex": b"again".hex()},
+          {"op": "boot"}, {"op": "flash", "write": "late.bin", "hex": "00"}]
+    image = images.find_image()
+    region, rest = images.prepared_flash(tl, cfg, image)
+    assert rest == tl[3:] and region is not None
+    with Pico(image, images.find_bootrom(), images.initial_flash(cfg, image), node=images.node(),
+              server="") as pico:
+        for o in tl[:3]:            # (pico_runner.ChipFlash.write_file, op by op)
+            pico.write_flash(images.write_fs(pico.read_flash(), o["write"], bytes.fromhex(o["hex"])))
+        assert pico.read_flash() == region
+    assert images.read_fs(region, "zjob.mpy") == b"again"
+    assert (images.read_fs(region, "config.json") is not None) == (config is not None)
+
+
 def test_the_rp2040_runtime_says_why_it_cannot_run(tmp_path, monkeypatch):
     from boardsim import runtime
     monkeypatch.setenv("RP2040_IMAGE", str(tmp_path / "no-such-image.elf"))

@@ -2,7 +2,7 @@
 the simulated table around it (boardsim/target: world.py, the pad models, the OLED and MAX7219
 decoders) running here, on the host, under CPython.
 
-    python pico_runner.py TIMELINE.jsonl [--display] [--config FILE] [--final PATH] [--stats]
+    python pico_runner.py TIMELINE.jsonl [--display] [--config FILE] [--fs FILE] [--final PATH] [--stats]
         (PYTHONPATH=boardsim/target:ROOT; the image and boot ROM from boardsim/rp2040/images.py)
 
 It is boardsim/target/runner.py's Runner with the firmware's step replaced by the chip running
@@ -32,8 +32,8 @@ import sys
 import tempfile                                  # noqa: F401
 import time as _time                             # the real clock (runner installs vclock as time)
 
-import littlefs                                  # noqa: F401  (before runner, as time above)
-from littlefs.context import UserContext         # noqa: E402
+# (littlefs is imported by images.edit_fs() only when a flash op needs it, with the real time
+# module in place: a run whose flash was prepared before it starts (--fs) needs none, issue 15)
 
 from boardsim.rp2040 import chip as chip_mod     # noqa: E402
 from boardsim.rp2040 import images               # noqa: E402
@@ -54,6 +54,18 @@ def _wall():
 BOOT_LIMIT_MS = 30000        # a firmware that has not said "boot" by then is broken
 
 
+class RealTime:
+    """The real time module in sys.modules while littlefs works (and is imported: its import
+    reads time.localtime, where runner.py has put vclock as `time`)."""
+
+    def __enter__(self):
+        self.vc = sys.modules["time"]
+        sys.modules["time"] = _time
+
+    def __exit__(self, *exc):
+        sys.modules["time"] = self.vc
+
+
 class ChipFlash:
     """The runner's flash, on the chip: files read and written through its littlefs."""
 
@@ -68,33 +80,15 @@ class ChipFlash:
         pass
 
     def read_file(self, name):
-        vc = sys.modules["time"]
-        sys.modules["time"] = _time
-        try:
+        with RealTime():
             return images.read_fs(self.pico.read_flash(), name)
-        finally:
-            sys.modules["time"] = vc
 
     def _edit(self, fn):
-        # littlefs stamps files with time.localtime(): the real time module while it works
-        vc = sys.modules["time"]
-        sys.modules["time"] = _time
-        try:
+        with RealTime():
             self._edit_fs(fn)
-        finally:
-            sys.modules["time"] = vc
 
     def _edit_fs(self, fn):
-        img = bytearray(self.pico.read_flash())
-        try:
-            fs = littlefs.LittleFS(context=UserContext(buffer=img), block_size=images.BLOCK,
-                                   block_count=images.FS_BYTES // images.BLOCK, prog_size=256,
-                                   read_size=32, lookahead_size=32)
-        except Exception:
-            fs = littlefs.LittleFS(block_size=images.BLOCK, block_count=images.FS_BYTES // images.BLOCK,
-                                   prog_size=256, read_size=32, lookahead_size=32)
-        fn(fs)
-        self.pico.write_flash(bytes(fs.context.buffer))
+        self.pico.write_flash(images.edit_fs(self.pico.read_flash(), fn))
 
     def write_file(self, name, data):
         def w(fs):
@@ -376,16 +370,15 @@ class ChipRunner(R.Runner):
         super().op(o)
 
 
-def initial_flash(config, image):
-    """The chip's littlefs before the first boot: config.json when given; the firmware as .mpy
-    files (and main.py) when the image has none frozen in."""
-    files = {}
-    if not images.image_is_frozen(image):
-        files.update(images.firmware_mpy_files())
-    if config:
-        with open(config, "rb") as f:
-            files["config.json"] = f.read()
-    return images.make_fs(files) if files else None
+def initial_flash(config, image, fs_path=None):
+    """The chip's littlefs before the first boot: the --fs file's bytes when given (made by
+    images.prepared_flash(), the flash ops before the first boot applied); else config.json when
+    given and the firmware as .mpy files (and main.py) when the image has none frozen in."""
+    if fs_path:
+        with open(fs_path, "rb") as f:
+            return f.read()
+    with RealTime():
+        return images.initial_flash(config, image)
 
 
 def main(argv):
@@ -399,7 +392,8 @@ def main(argv):
         R.fail(2, why)
     image, bootrom = images.find_image(), images.find_bootrom()
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
-    pico = chip_mod.Pico(image, bootrom, initial_flash(config, image), node=images.node())
+    fs_path = argv[argv.index("--fs") + 1] if "--fs" in argv else None
+    pico = chip_mod.Pico(image, bootrom, initial_flash(config, image, fs_path), node=images.node())
     try:
         r = ChipRunner(pico, display="--display" in argv, config=config)
         R.play_file(r, argv[1])
