@@ -144,6 +144,27 @@ def write_timeline(timeline, f):
         f.write(json.dumps(op, separators=(",", ":")) + "\n")
 
 
+def _chip_front_end(timeline, runner_args):
+    """The front end the chip's config.json chooses ("hall" or "shift"; config.py's default
+    "hall" where it says none), when the run's --config file says it and no flash op of the
+    timeline writes another config.json (none: the default); else None. The runner then keeps
+    only that front end's pads up to date (pico_runner.py --front-end), and fails the run if the
+    chip read the other's."""
+    args = list(runner_args)
+    if "--front-end" in args:
+        return None
+    if any(o.get("op") == "flash" and o.get("write") == "config.json" for o in timeline):
+        return None
+    if "--config" not in args:
+        return "hall"
+    try:
+        with open(args[args.index("--config") + 1]) as f:
+            fe = json.load(f).get("front_end", "hall")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return fe if fe in ("hall", "shift") else None
+
+
 def _chip_flash(timeline, runner_args):
     """(the timeline less its leading flash writes, the path of a file holding the flash
     filesystem they and the config make), or (timeline, None) where the runner is to make it
@@ -174,9 +195,12 @@ def run(timeline, runtime="micropython", display=False, heapsize=None, stdout=No
     stderr = stderr or sys.stderr
     fs_path = None
     if runtime == "rp2040":
+        front = _chip_front_end(timeline, runner_args)
         timeline, fs_path = _chip_flash(timeline, runner_args)
         if fs_path:
             runner_args = list(runner_args) + ["--fs", fs_path]
+        if front:
+            runner_args = list(runner_args) + ["--front-end", front]
     fd, path = tempfile.mkstemp(prefix="boardsim-", suffix=".jsonl")
     # the firmware's flash: a fresh directory per run, its working directory (under MicroPython
     # the runner mounts a littlefs on top, boardsim/target/flash.py), never the repository

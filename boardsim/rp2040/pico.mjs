@@ -267,6 +267,7 @@ function newSession(opts) {
   coreWhy = undefined;
   fault = { tearAt: -1, tearKeep: null };
   flashOps = 0;
+  padReads = [0, 0];
   lost = [];
   errText = '';
   cpu0 = opts.cpu0 === undefined ? process.cpuUsage().user : opts.cpu0;
@@ -364,6 +365,7 @@ function wire(mcu) {
   // ADC: each conversion answered with the pad selected at its start (12 bits, as the chip's)
   const adc = mcu.adc;
   adc.onADCRead = (channel) => {
+    padReads[0]++;
     adc.channelValues[channel] = adcRead(mcu, channel) >> 4;
     adc.currentChannel = channel;
     adc.sampleAlarm.schedule(adc.sampleTime * 1000);
@@ -374,6 +376,7 @@ function wire(mcu) {
     const spi = mcu.spi[bus];
     spi.onTransmit = (value) => {
       let rx = 0;
+      if (bus === W.shiftBus) padReads[1]++;
       if (bus === W.shiftBus && W.pres) {
         const p = W.pres;
         rx = p.index < p.latched.length ? p.latched[p.index] : 0;
@@ -472,6 +475,9 @@ function wire(mcu) {
 // to 0xFF), and the power is gone at that moment.
 let fault;                  // { tearAt, tearKeep }
 let flashOps;
+// the chip's ADC conversions and its reads on the 74HC165s' bus since the session began (`stats`):
+// a runner that keeps one front end's tables up to date checks the other's were never read
+let padReads;
 let lost;                   // [table time us, operation number] of each tear since the last answer
 
 // returns false when the power went in the middle of it
@@ -669,6 +675,7 @@ function command(c) {
       });
     case 'stats':
       return answer({ instructions, cycles_ns: chip ? chip.clock.nanos : 0, cpu_us: process.cpuUsage().user - cpu0,
+                      pad_reads: padReads,
                       core: coreWhy === null ? 'table' : `plain (${coreWhy})` });
     case 'quit':
       answer();

@@ -2,7 +2,8 @@
 the simulated table around it (boardsim/target: world.py, the pad models, the OLED and MAX7219
 decoders) running here, on the host, under CPython.
 
-    python pico_runner.py TIMELINE.jsonl [--display] [--config FILE] [--fs FILE] [--final PATH] [--stats]
+    python pico_runner.py TIMELINE.jsonl [--display] [--config FILE] [--fs FILE] [--front-end hall|shift]
+                          [--final PATH] [--stats]
         (PYTHONPATH=boardsim/target:ROOT; the image and boot ROM from boardsim/rp2040/images.py)
 
 It is boardsim/target/runner.py's Runner with the firmware's step replaced by the chip running
@@ -113,8 +114,16 @@ class ChipFlash:
 
 
 class ChipRunner(R.Runner):
-    def __init__(self, pico, display=False, config=None):
+    def __init__(self, pico, display=False, config=None, front_end=None):
         super().__init__(display, config)
+        # front_end ("hall" or "shift", --front-end: what the chip's config.json says, known to
+        # the caller): only that front end's pad model is kept up to date here and its changes
+        # sent; the other's tables stay as they were at the start, and the run fails at its end
+        # if the chip read them (FrontEndCheck). None: both, whichever the firmware reads.
+        # (A presence run's hall model was about a third of the runner's work a moving slice,
+        # issue 15.)
+        self.keep_hall = front_end != "shift"
+        self.keep_pres = front_end != "hall"
         self.pico = pico
         self.flash = ChipFlash(pico)
         self.lines = 0              # event lines the chip wrote
@@ -219,7 +228,7 @@ class ChipRunner(R.Runner):
     def _table_changes(self):
         w = self.world
         hall = {}
-        for k, old in self.sent_hall.items():
+        for k, old in (self.sent_hall.items() if self.keep_hall else ()):
             new = list(getattr(w.hall, k))
             if new != old:
                 idx = [i for i in range(len(new)) if new[i] != old[i]]
@@ -227,12 +236,12 @@ class ChipRunner(R.Runner):
                 self.sent_hall[k] = new
         p = w.pres
         pres = {}
-        for k in ("state", "ragged", "fault", "sr_fault"):
+        for k in (("state", "ragged", "fault", "sr_fault") if self.keep_pres else ()):
             v = bytes(getattr(p, k))
             if v != self.sent_pres[k]:
                 pres[k] = v.hex()
                 self.sent_pres[k] = v
-        if p.nfault != self.sent_pres["nfault"]:
+        if self.keep_pres and p.nfault != self.sent_pres["nfault"]:
             pres["nfault"] = p.nfault
             self.sent_pres["nfault"] = p.nfault
         inputs = []
@@ -254,8 +263,10 @@ class ChipRunner(R.Runner):
         # the world keeps a front end's pad readings up to date once the firmware opens its ADC
         # or SPI bus through the host's machine stand-in; on the chip they are the chip's own, so
         # both are opened here (whichever config.json chooses, its pads must follow the chips)
-        self.world.adc_open(0)
-        self.world.spi_open(self.world.shift_bus)
+        if self.keep_hall:
+            self.world.adc_open(0)
+        if self.keep_pres:
+            self.world.spi_open(self.world.shift_bus)
         self.booted = False
         self.text = b""
         inputs, hall, pres = self._table_changes()
@@ -394,9 +405,16 @@ def main(argv):
     config = argv[argv.index("--config") + 1] if "--config" in argv else None
     fs_path = argv[argv.index("--fs") + 1] if "--fs" in argv else None
     pico = chip_mod.Pico(image, bootrom, initial_flash(config, image, fs_path), node=images.node())
+    front_end = argv[argv.index("--front-end") + 1] if "--front-end" in argv else None
     try:
-        r = ChipRunner(pico, display="--display" in argv, config=config)
+        r = ChipRunner(pico, display="--display" in argv, config=config, front_end=front_end)
         R.play_file(r, argv[1])
+        if front_end is not None:
+            # (asked after the timeline, as --stats: no chip answer before it changes)
+            reads = pico.stats().get("pad_reads", [0, 0])[1 if front_end == "hall" else 0]
+            if reads:
+                R.fail(1, "the chip read the %s pads %d times, which this run did not keep up to date "
+                       "(--front-end %s)" % ("presence" if front_end == "hall" else "hall", reads, front_end))
         stats_file = os.environ.get("ZENN_PICO_STATS")
         if "--stats" in argv or stats_file:
             st = pico.stats()
