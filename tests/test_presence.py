@@ -491,8 +491,10 @@ def test_held_fits_resumed_begin_again_when_a_held_chips_rest_entry_changed(drv)
 # from the prepared model (load_edge(), spi_reader(): on the unix port one viper call each, both
 # of latch()'s viper paths written out). All over the same random levels, ragged rims and
 # faults, strobe by strobe (the select codes past the last strobe too; the rising edge, a buffer
-# of another length and a stand-in's read now and then), the fast ones with the heap locked: the
-# latched bytes, the bytes read, the coins, the random state and the latch counts must be the same
+# of another length and a stand-in's read now and then; chips coming and going through update()
+# between latches of the same strobes, which the unix port's watcher keeps lines across), the
+# fast ones with the heap locked: the latched bytes, the bytes read, the coins, the random state
+# and the latch counts must be the same
 LATCH_TARGET = """
 import json
 import micropython
@@ -506,7 +508,8 @@ draw = bytearray(n)
 LINE = T.PRES_SR * T.PRES_RPS
 buf = [bytearray(LINE), bytearray(LINE), bytearray(LINE)]
 longer = [bytearray(LINE + 1), bytearray(LINE + 1)]
-out = {"latches": 0, "differ": [], "ragged": 0, "faults": 0, "coins": 0, "edges": 0, "stand_in": 0}
+out = {"latches": 0, "differ": [], "ragged": 0, "faults": 0, "coins": 0, "edges": 0, "stand_in": 0,
+       "updates": 0}
 
 
 class StandIn:
@@ -551,6 +554,25 @@ for trial in range(24):
             p.set_sr_fault(k, mode)
     for r in range(260):
         code = r ^ (r >> 1) if trial % 2 else rng.below(256)
+        if r == 60 and trial % 6 == 0:
+            # a register stuck on, for a while, over lines latched before (none random)
+            k = rng.below(T.PRES_SR)
+            for p in ps:
+                p.set_sr_fault(k, 1)
+        if r == 100 and trial % 6 == 0:
+            for p in ps:
+                p.clear_faults()
+        if r == 130 and trial % 6 == 0:
+            # chips come onto lines latched before (nothing random: the watcher's kept lines),
+            # and are taken away again at 200 (the levels written above stay elsewhere)
+            chips = [(rng.below(4400) - 2200, rng.below(9400) - 4700, 250, 1000) for _ in range(6)]
+            for p in ps:
+                p.update(chips)
+            out["updates"] += 1
+        if r == 200 and trial % 6 == 0:
+            for p in ps:
+                p.update([])
+            out["updates"] += 1
         for i in range(3):
             p = ps[i]
             for b in range(8):
@@ -602,4 +624,4 @@ def test_the_fast_latches_give_the_plain_loops_bytes_and_coins(runtime, tmp_path
     r = run_script(LATCH_TARGET, "latch_target.py", runtime, None, tmp_path)
     assert r["differ"] == [], r["differ"][:10]
     assert r["latches"] == 24 * 260 and r["ragged"] > 0 and r["faults"] > 0 and r["coins"] > 0, r
-    assert r["edges"] == 24 and r["stand_in"] == 24 * 9, r
+    assert r["edges"] == 24 and r["stand_in"] == 24 * 9 and r["updates"] == 8, r

@@ -471,3 +471,85 @@ def test_the_cpython_twin_of_settle_writes_what_the_body_writes(tmp_path):
     assert out["twin"], "hall_scan.settle is the firmware's body under CPython: no twin to test"
     assert out["bad"] == [], out["bad"][:10]
     assert out["same"] == 400 and out["counted"] > 100, out
+
+
+UNPACK_TWIN_TARGET = r'''
+import json
+import random
+import sys
+from tables import board_table as BT
+from sensing import shift_scan as SS
+
+job = json.loads(sys.stdin.readline())
+rng = random.Random(job["seed"])
+twin = SS.unpack
+body = getattr(twin, "firmware", None)
+LINE = BT.PRES_SR * BT.PRES_RPS
+STEP = SS.STROBES_PER_STEP * LINE
+out = {"twin": body is not None, "same": 0, "bad": [], "at_rest": 0, "outside": 0, "changed": 0}
+for case in range(job["cases"]):
+    strobe = rng.randrange(BT.PRES_STROBES // SS.STROBES_PER_STEP) * SS.STROBES_PER_STEP
+    k0 = strobe * LINE
+    pmask = bytearray(BT.PRES_PMASK)
+    if case % 5 == 1:               # pads left out (stuck): bits of pmask cleared
+        for _ in range(rng.randint(1, 40)):
+            pmask[rng.randrange(len(pmask))] &= ~(1 << rng.randrange(8)) & 255
+    def mask(k):                    # pmask's byte for byte k of a reading
+        return pmask[(k // LINE // BT.PRES_LEVELS * BT.PRES_RPS + k % LINE // BT.PRES_SR)
+                     * BT.PRES_SR + k % BT.PRES_SR]
+    last = bytearray(BT.PRES_STROBES * LINE)       # chips here and there: the step's strobes
+    for k in [rng.randrange(len(last)) for _ in range(100)] + [
+            k0 + rng.randrange(STEP) for _ in range(rng.choice((0, 10, 60)))]:
+        last[k] = rng.randrange(256) & mask(k)
+    buf = bytearray(last[k0:k0 + STEP])         # the step at rest: what it read the last time
+    kind = case % 4
+    if kind == 1:                   # a few bytes changed
+        for _ in range(rng.randint(1, 6)):
+            buf[rng.randrange(STEP)] ^= 1 << rng.randrange(8)
+    elif kind == 2:
+        # the last reading with a bit where no pad is (pmask now 0 there): read the same again
+        for _ in range(200):
+            k = rng.randrange(STEP)
+            free = ~mask(k0 + k) & 255
+            if free:
+                bit = free & -free
+                last[k0 + k] |= bit
+                buf[k] |= bit
+                out["outside"] += 1
+                break
+    elif kind == 3:                 # another step's reading
+        buf = bytearray(rng.randrange(256) for _ in range(STEP))
+    out["at_rest"] += buf == last[k0:k0 + STEP]
+    grid = bytearray(BT.PRES_COLS * BT.PRES_ROWS)     # each cell's level: its bits in last
+    for k in (k for k in range(len(last)) if last[k]):
+        g0 = (k // LINE // BT.PRES_LEVELS * BT.PRES_RPS + k % LINE // BT.PRES_SR) * BT.PRES_COLS
+        for j in range(8):
+            grid[g0 + 8 * (k % BT.PRES_SR) + j] += (last[k] >> (7 - j)) & 1
+    rows_on = bytearray(sum(1 for g in range(r * BT.PRES_COLS, (r + 1) * BT.PRES_COLS) if grid[g])
+                        for r in range(BT.PRES_ROWS))
+    toggles = bytearray(rng.randrange(256) for _ in range(len(grid) + 1 >> 1))
+    got = [bytearray(x) for x in (last, grid, rows_on, toggles)]
+    n1 = twin(strobe, buf, got[0], pmask, got[1], got[2], got[3])
+    want = [bytearray(x) for x in (last, grid, rows_on, toggles)]
+    n2 = body(strobe, buf, want[0], pmask, want[1], want[2], want[3])
+    if n1 == n2 and got == want:
+        out["same"] += 1
+        out["changed"] += n1 > 0
+    else:
+        out["bad"].append([case, strobe, kind, n1, n2])
+print(json.dumps(out))
+'''
+
+
+def test_the_cpython_twin_of_unpack_writes_what_the_body_writes(tmp_path):
+    """shift_scan.unpack()'s CPython twin (boardsim/target/viper_twins.py: a step read as the
+    last reading passed over whole, unless a byte has a bit where no pad is) against the
+    firmware's own body run as plain Python: steps at rest, a few bytes changed, another
+    step's bytes, pads left out of pmask, the last reading with bits outside it; the same
+    count, last, grid, rows_on and toggles."""
+    out = run_script(UNPACK_TWIN_TARGET, "unpack_twin_target.py", "cpython",
+                     {"seed": 5, "cases": 400}, tmp_path)
+    assert out["twin"], "shift_scan.unpack is the firmware's body under CPython: no twin to test"
+    assert out["bad"] == [], out["bad"][:10]
+    assert out["same"] == 400 and out["at_rest"] > 150 and out["outside"] > 40, out
+    assert out["changed"] > 100, out

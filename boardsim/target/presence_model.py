@@ -68,6 +68,7 @@ class PresenceModel:
         self.reach = T.PRES_REACH
         self.rim = T.PRES_RIM
         self.state = bytearray(n)             # the level each pad sees now, faults aside
+                                              # (update() alone writes it, and counts stamp)
         self.ragged = bytearray(n)            # 1: on a hand's ragged rim
         self.coin = bytearray(n)              # the coin a random pad shows this line read
         self.nragged = 0                      # cells on a ragged rim (fast path)
@@ -463,6 +464,18 @@ def make(rare):
                 out[k] = 0
                 k += 1
             return
+        kept = ptr8(%(kept)d)
+        stamp = ptr32(%(stamp)d)
+        n = int(rare.stamp)
+        if not odd:
+            if stamp[s] == n:
+                # the line as latched before with the same levels (no update() since: its
+                # count, rare.stamp, the same) and nothing random read
+                k = 0
+                while k < %(nout)d:
+                    out[k] = kept[s * %(nout)d + k]
+                    k += 1
+                return
         m = uint(0xFFFF)
         m = (m << 16) | m
         lev = s %% %(nlev)d
@@ -510,6 +523,12 @@ def make(rare):
                 out[h * %(nsr)d + k] = v
                 k += 1
             h += 1
+        if not odd:
+            k = 0
+            while k < %(nout)d:
+                kept[s * %(nout)d + k] = out[k]
+                k += 1
+            stamp[s] = n
     return edge
 """
     _READINTO = """
@@ -539,7 +558,13 @@ def make(rare):
     def _fast_edge(model):
         import uctypes
         a = uctypes.addressof
-        return _compiled(_EDGE, model, lv=a(model._levels), sel=a(model.rsel),
+        # each strobe's line as last latched with nothing random, and the model's stamp then
+        # (update()'s count of changes; -1: none): most strobes latch the same line step after
+        # step (at rest, the latch's loop was most of the world's work in a game)
+        model.kept_lines = bytearray(model.strobes * len(model.latched))
+        model.kept_gen = array('i', (-1 for _ in range(model.strobes)))
+        return _compiled(_EDGE, model, kept=a(model.kept_lines), stamp=a(model.kept_gen),
+                         lv=a(model._levels), sel=a(model.rsel),
                          state=a(model.state), out=a(model.latched), ragged=a(model.ragged),
                          fault=a(model.fault), sr_fault=a(model.sr_fault), coin=a(model.coin),
                          rs=a(model._rs), nsel=len(model.rsel),

@@ -316,10 +316,20 @@ def unpack_twin(strobe, buf, last, pmask, grid, rows_on, toggles):
     is passed over whole (when it has no bit where pmask has none: else the body's masking
     would store it anew); the others go through the body's own loop, byte by byte. Most of a
     step's strobes read what they read the frame before: the body's byte loop was a third of a
-    CPython game on the presence pads."""
+    CPython game on the presence pads. A step whose every strobe is so (at rest) is passed
+    over in one comparison."""
+    r0 = strobe // _LEV * _RPS
+    k0 = strobe * _LINE
+    n = _STROBES_PER_STEP * _LINE
+    if buf == last[k0:k0 + n]:
+        # every strobe as the last reading (the step at rest): nothing changes unless a byte
+        # has a bit where no pad is (the body would store it masked)
+        m = b"".join(pmask[r * _SR:(r + _RPS) * _SR] * _LEV
+                     for r in range(r0, r0 + _STROBES_PER_STEP // _LEV * _RPS, _RPS))
+        if not int.from_bytes(buf, "big") & ~int.from_bytes(m, "big"):
+            return 0
     changed = 0
     q = 0
-    r0 = strobe // _LEV * _RPS
     lev = 0
     outside = -1        # the bits of the line's rows where no pad is (pmask's 0 bits), as an int
     for s in range(strobe, strobe + _STROBES_PER_STEP):
@@ -608,16 +618,48 @@ def _strobe_reader(world, machine):
     pm = world.pres
     latched = pm.latched
     n = len(latched)
+    state = pm.state
+    own_edge = _model_edge(world, machine)
+    # A step read again with nothing random or faulty on the pads, the model's levels, the pins'
+    # levels, the strobe and the code as when it was read before, reads what it read then: the
+    # pins end as they ended, the load pin's watcher (the model's own latch) latches the same
+    # lines, no coin is drawn. Kept by (strobe, code, count, the pins' levels before), while the
+    # model's levels are `seen[0]`: (the pins' levels after, the views' bytes, the last line
+    # latched, the latches made, the code after, the views). Most steps of a game are at rest.
+    memo = {}
+    seen = [None]
+    hits = [0]          # (steps taken from memo: tests/test_pad_models.py)
 
     def read_rows(strobe, code, sel, load, views, count):
         lid = load.id
         if flag[0] or load.value is not values[lid]:
             return -1
         ids = []
+        quiet = watch[lid] is own_edge and not pm.nragged and not pm.nfault
         for p in sel:
             if p.value is not values[p.id]:
                 return -1
             ids.append(p.id)
+            if watch[p.id] is not None:
+                quiet = False
+        if quiet:
+            if seen[0] != state:
+                memo.clear()
+                seen[0] = bytes(state)
+            key = (strobe, code, count, bytes(lv))
+            got = memo.get(key)
+            if got is None and len(memo) >= 64:
+                memo.clear()        # (pins left in many ways: a bench's own steps)
+            elif got is not None and got[5] is views:
+                lv[:] = got[0]
+                for v, b in zip(views, got[1]):
+                    v[:] = b
+                if got[3]:
+                    latched[:] = got[2]
+                    pm.latches += got[3]
+                hits[0] += 1
+                return got[4]
+            latches = pm.latches
         r = strobe
         end = strobe + count
         i = 0
@@ -650,8 +692,24 @@ def _strobe_reader(world, machine):
                 pm.read(buf)
             r += 1
             i += 1
+        if quiet:
+            memo[key] = (bytes(lv), [bytes(views[j]) for j in range(count)], bytes(latched),
+                         pm.latches - latches, code, views)
         return code
+    read_rows.hits = hits
     return read_rows
+
+
+def _model_edge(world, machine):
+    """The load pin's watcher the world's presence model gave it (PresenceModel.load_edge:
+    under CPython a closure calling the model's latch()), or None."""
+    pm = world.pres
+    e = machine._watch[world.shift_load]
+    cells = getattr(e, "__closure__", None) or ()
+    if (getattr(e, "__qualname__", "") == "_fast_edge.<locals>.edge" and len(cells) == 1
+            and cells[0].cell_contents == pm.latch):
+        return e
+    return None
 
 
 # The hall pads' noise (hall_model._draw, plain xorshift32 under CPython, a fifth of a CPython
