@@ -72,9 +72,10 @@ def moves_twin(s, last, hold, hx, hy, hr, usable, label, win, grid):
     c1w = win[1]
     q0w = win[2]
     q1w = win[3]
-    # the window's pads this fit explains: what each reads + 1 (0: not usable, or another
-    # group's); the firmware reads grid only where the label is this group's
-    val = {}
+    # the window's pads this fit explains: what each reads + 1 (0: not usable, another
+    # group's, or outside the window); the firmware reads grid only where the label is this
+    # group's. (val and other are lists over the whole grid: indexed, not hashed, at each pad)
+    val = [0] * (_COLS * _ROWS)
     for rr in range(q0w, q1w + 1):
         g = rr * _COLS + c0w
         for _c in range(c0w, c1w + 1):
@@ -141,10 +142,12 @@ def moves_twin(s, last, hold, hx, hy, hr, usable, label, win, grid):
                     continue
                 r = hr[i]
                 sq = squares(r)
+                l0, l1, l2, l3 = sq
+                e = r + o0
                 # the other chips: where each lies, the overlap limit with chip i, and the
-                # most any of them gives each pad (only the window's pads of this fit count)
+                # most any of them gives each pad (read only where val has the pad)
                 others = []
-                other = {}
+                other = [0] * (_COLS * _ROWS)
                 for t in range(k):
                     if t == i:
                         continue
@@ -155,27 +158,59 @@ def moves_twin(s, last, hold, hx, hy, hr, usable, label, win, grid):
                     pads = []
                     levels(xt, yt, hr[t], squares(hr[t]), pads)
                     for g, lev in pads:
-                        if g in val and other.get(g, 0) < lev:
+                        if other[g] < lev:
                             other[g] = lev
                 memo = {}
 
                 def F(x, y):
+                    # levels(x, y, r, sq, ...) written out, each pad's term summed where it is
+                    # reached: no list of pairs, no call a place (F is most of moves_twin's
+                    # CPU: some 580,000 places a test_presence.py driver's run)
                     f = memo.get((x, y))
                     if f is not None:
                         return f
-                    pads = []
-                    levels(x, y, r, sq, pads)
                     f = 0
-                    for g, lev in pads:
-                        v = val.get(g)
-                        if v is None:
-                            continue
-                        sn = v - 1
-                        o = other.get(g, 0)
-                        if lev > o:
-                            a = lev - sn
-                            b = o - sn
-                            f += (a if a >= 0 else -a) - (b if b >= 0 else -b)
+                    if l0 >= 0:
+                        ca = -((_X0 - x + e) // _PITCH)       # _span(), written out
+                        if ca < c0w:
+                            ca = c0w
+                        cb = (x + e - _X0) // _PITCH
+                        if cb > c1w:
+                            cb = c1w
+                        qa = -((_Y0 - y + e) // _PITCH)
+                        if qa < q0w:
+                            qa = q0w
+                        qb = (y + e - _Y0) // _PITCH
+                        if qb > q1w:
+                            qb = q1w
+                        for rr in range(qa, qb + 1):
+                            ay = _Y0 + rr * _PITCH - y
+                            ay *= ay
+                            if ay > l0:
+                                continue
+                            g0 = rr * _COLS + ca
+                            ax = _X0 + ca * _PITCH - x
+                            for g in range(g0, g0 + cb - ca + 1):
+                                d2 = ax * ax + ay
+                                ax += _PITCH
+                                if d2 > l0:
+                                    continue
+                                v = val[g]
+                                if not v:
+                                    continue
+                                lev = 1
+                                if d2 <= l1:
+                                    lev = 2
+                                    if d2 <= l2:
+                                        lev = 3
+                                        if d2 <= l3:
+                                            lev = 4
+                                o = other[g]
+                                if lev > o:
+                                    sn = v - 1
+                                    a = lev - sn
+                                    b = o - sn
+                                    f += (a if a >= 0 else -a) - (b if b >= 0 else -b)
                     memo[(x, y)] = f
                     return f
 
