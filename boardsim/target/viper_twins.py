@@ -555,13 +555,14 @@ def _bank_for(r0, r1, r2):
 
 
 def _bank_reader(world, W, machine):
-    """A bank's reads in one call: each op's channel pin moved through the firmware's own
-    Pin.value(), then each ADC with a pad there read as the world's CPython reader reads it
-    (world.py _adc_closure_py), the noise taken in the same order: the same numbers in the same
-    slots. 44 reader calls a step, and the select pins looked up for each, were some 40 % of a
-    CPython game on the hall pads. While a stand-in answers or a pad has a fault (neither
-    changes within a bank: World.stand_in and World.fault run between steps) it does nothing
-    and returns False: the twin then calls the readers one by one."""
+    """A bank's reads in one call: each op's channel pin moved as its Pin.value() moves it
+    (its level set: the machine's own value(), no watcher), then each ADC with a pad there read
+    as the world's CPython reader reads it (world.py _adc_closure_py), the noise taken in the
+    same order: the same numbers in the same slots. 44 reader calls a step, and the select pins
+    looked up for each, were some 40 % of a CPython game on the hall pads. While a stand-in
+    answers or a pad has a fault (neither changes within a bank: World.stand_in and World.fault
+    run between steps), or a channel pin's value() is not the machine's own or is watched, it
+    does nothing and returns False: the twin then calls value() and the readers one by one."""
     f0, f1, f2 = world.adc_ctx          # the readers' stand-in flags, channels 0 - 2
     lv = machine._level
     c0, c1, c2, c3 = world.sel_ch
@@ -577,16 +578,45 @@ def _bank_reader(world, W, machine):
     chans = W._CHANNELS
     zero = W._ADC_ZERO
 
+    values = machine._values
+    watch = machine._watch
+    chan_bit = {c0: 1, c1: 2, c2: 4, c3: 8}
+    plain = len(chan_bit) == 4 and not set(chan_bit) & {b0, b1, b2, b3}
+    known = [None]                      # [chp, its pins' ids, their values, bits in the index]
+
     def read_bank(ops, chp, raw):
         """ops: (pin, level, slot, mask) for each of the bank's 16 channels (_hall_tables)."""
         if f0[0] or f1[0] or f2[0] or fast[1]:
             return False
+        # The firmware's four channel pins the world's four channel select pins, each moved by
+        # the machine's own value() with no watcher: then a move sets that pin's level and its
+        # bit of the pad index alone, and the rest of the index is read once a bank (else, as
+        # with a bench's counting value(), it declines: the reads one by one, value() and all)
+        k = known[0]
+        if k is None or k[0] is not chp:
+            if not plain or len(chp) != 4:
+                return False
+            ids = tuple(getattr(q, "id", None) for q in chp)
+            if not all(q in chan_bit for q in ids):
+                return False
+            k = known[0] = (chp, ids, tuple(values[q] for q in ids), tuple(chan_bit[q] for q in ids))
+        _c, (i0, i1, i2, i3), (v0, v1, v2, v3), cbit = k
+        q0, q1, q2, q3 = chp
+        if (q0.value is not v0 or q1.value is not v1 or q2.value is not v2 or q3.value is not v3
+                or watch[i0] is not None or watch[i1] is not None or watch[i2] is not None
+                or watch[i3] is not None):
+            return False
+        pid = k[1]
+        bank = (lv[b0] | (lv[b1] << 1) | (lv[b2] << 2) | (lv[b3] << 3)) * chans
+        ch = lv[c0] | (lv[c1] << 1) | (lv[c2] << 2) | (lv[c3] << 3)
         i = fast[0]
         for p, level, s, m in ops:
             if p >= 0:
-                chp[p].value(level)
-            at = ((lv[b0] | (lv[b1] << 1) | (lv[b2] << 2) | (lv[b3] << 3)) * chans
-                  + (lv[c0] | (lv[c1] << 1) | (lv[c2] << 2) | (lv[c3] << 3)))
+                q = pid[p]
+                if lv[q] != level:              # value(level): level is 0 or 1 here
+                    lv[q] = level
+                    ch ^= cbit[p]
+            at = bank + ch
             if m & 1:
                 pad = p0[at]
                 if pad < 0:
