@@ -94,11 +94,7 @@ def host_mpy():
     each front end's measure() and the boots of tests/test_budgets.py built the same folder
     again (about 1.8 s of CPU each). Read only: nothing writes into it."""
     names = [n for n in firmware_sources() if n != "main.py"]
-    h = hashlib.sha1()
-    for n in names:
-        with open(os.path.join(FIRMWARE, n), "rb") as f:
-            h.update(n.encode() + b"\0" + f.read() + b"\0")
-    key = h.hexdigest()
+    key = _sources_key()
     fw = _HOST_MPY.get(key)
     if fw is None:
         fw = tempfile.mkdtemp(prefix="zenn-host-mpy-")
@@ -106,6 +102,16 @@ def host_mpy():
         build_host_mpy(fw, [n[:-3].replace("/", ".") for n in names])
         _HOST_MPY[key] = fw
     return fw
+
+
+def _sources_key():
+    """A hash of every firmware module but main.py, names and bytes."""
+    h = hashlib.sha1()
+    for n in firmware_sources():
+        if n != "main.py":
+            with open(os.path.join(FIRMWARE, n), "rb") as f:
+                h.update(n.encode() + b"\0" + f.read() + b"\0")
+    return h.hexdigest()
 
 
 def code_size():
@@ -191,6 +197,40 @@ def string_pool(lines):
     return out
 
 
+# what a configuration's boot imports and the heap in use before it (b_memory.py's first run),
+# and whether it boots in a heap in one piece (its "fit" run), once a process for the same
+# sources, configuration, heap and firmware folder: measure() of a front end with both displays
+# and tests/test_budgets.py's boots of the same configuration made both runs twice (0.4 s of
+# CPU a configuration)
+_FIRST = {}
+_FITS = {}
+
+
+def _first_run(cfg, display, front_end):
+    """(the result of b_memory.py's run with no modules, the firmware modules boot imports)."""
+    key = (_sources_key(), display, front_end)
+    if key not in _FIRST:
+        first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
+        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, _path(m) + ".py"))]
+        _FIRST[key] = (first, mods)
+    first, mods = _FIRST[key]
+    return dict(first), list(mods)
+
+
+def _fits(cfg, display, front_end, mods, big, heap, fw):
+    """None when the firmware boots with `heap` bytes in one piece (in a heap of `big` bytes),
+    else the error's last line."""
+    key = (_sources_key(), display, front_end, heap, big, fw)
+    if key not in _FITS:
+        try:
+            T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
+                  heapsize=big, firmware=fw)
+            _FITS[key] = None
+        except T.TargetFailed as e:
+            _FITS[key] = str(e).splitlines()[-1]
+    return _FITS[key]
+
+
 def boots_in_heap(display=None, front_end=None, heap=HEAP, fw=None):
     """(True, None) when the firmware boots in this configuration with `heap` bytes of heap in
     one piece (b_memory.py's "fit"), else (False, the error's last line). fw: a folder of the
@@ -198,17 +238,12 @@ def boots_in_heap(display=None, front_end=None, heap=HEAP, fw=None):
     tmp = tempfile.mkdtemp(prefix="zenn-fit-")
     try:
         cfg = config_file(tmp, display, front_end)
-        first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
-        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, _path(m) + ".py"))]
+        first, mods = _first_run(cfg, display, front_end)
         if fw is None:
             fw = host_mpy()
         big = first["base"] + 2 * heap + 1024 * 1024
-        try:
-            T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": heap},
-                  heapsize=big, firmware=fw)
-            return True, None
-        except T.TargetFailed as e:
-            return False, str(e).splitlines()[-1]
+        why = _fits(cfg, display, front_end, mods, big, heap, fw)
+        return why is None, why
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -251,8 +286,7 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
     try:
         cfg = config_file(tmp, display, front_end)
         # 1. which firmware modules boot imports, and what the simulated table takes
-        first, _ = T.run("b_memory.py", {"config": cfg, "modules": None})
-        mods = [m for m in first["imported"] if os.path.exists(os.path.join(FIRMWARE, _path(m) + ".py"))]
+        first, mods = _first_run(cfg, display, front_end)
         base = first["base"]
         fw = FIRMWARE
         if not source:
@@ -266,14 +300,10 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
         res["strings"] = string_pool(lines)
         # 3. does it boot with `heap` bytes free in one piece (a ballast takes the rest)?
         def boots(n):
-            try:
-                T.run("b_memory.py", {"config": cfg, "modules": mods, "fit": n},
-                      heapsize=big, firmware=fw)
-                return True
-            except T.TargetFailed as e:
-                if n == heap:
-                    res["boot_failure"] = str(e).splitlines()[-1]
-                return False
+            why = _fits(cfg, display, front_end, mods, big, n, fw)
+            if why is not None and n == heap:
+                res["boot_failure"] = why
+            return why is None
         res["boots_in_heap"] = boots(heap)
         if smallest:
             # the smallest heap it boots in, to 4 KB (roughly: with the holes the imports
