@@ -19,14 +19,19 @@ fits, four chips' and more, and that pass are in the verdict's turn); and the ev
 the tracker's rest positions and zone masks at the end, and the locator's fits are the run's
 without pacing. Both runtimes.
 """
+import json
+
 import pytest
 
 from conftest import run_target
 from boardsim.testing import Table
 
-# What both scripts share: the runner's set-up, the trap game's timeline played with pacing on
-# or off (job["paced"]) and Scoreboard.step wrapped, its paced turns taking no virtual time
-# (below), each script's counting around every turn (before(), after()).
+# The runner's set-up, the trap game's timeline played with pacing on or off (job["paced"]) and
+# Scoreboard.step wrapped, its paced turns taking no virtual time (below), the counting around
+# every turn (before(), after()). One script (TARGET) counts for both tests: the refresh's spans
+# and the fault monitor's frames in the game, then the hand-begun stillness after it (each test
+# played the game in a script of its own before: the same events, counts and state, each run
+# compared with its two scripts' in main's tree, both runtimes, paced or not).
 PRELUDE = r"""
 import sys
 import json
@@ -75,6 +80,8 @@ spans = array("i", [0] * MOST)      # per span: its turns, the verdict turn's fi
                                     # the verdict turn's tracker passes (_track)
 cnt = array("i", [0] * 8)           # [fits this turn, refreshed this turn, finished, span turns, spans,
                                     #  _track this turn]
+dcnt = array("i", [0] * 6)          # (the fault monitor's test) [finish this turn, faults this turn,
+                                    #  turns with both, verdicts, fault frames, turns]
 
 
 class Counted(Turns):
@@ -84,10 +91,12 @@ class Counted(Turns):
         self.refresh = loc.refresh
         self.finish = sb.tracker._finish
         self.track = sb.tracker._track
+        self.frame = sb.faults.frame
         sb.tracker._track = self.counted_track
         loc._fit_group = self.counted_fit
         loc.refresh = self.counted_refresh
         sb.tracker._finish = self.counted_finish
+        sb.faults.frame = self.counted_frame
 
     def counted_fit(self):
         cnt[0] += 1
@@ -103,15 +112,27 @@ class Counted(Turns):
 
     def counted_finish(self, n, now):
         cnt[2] = 1
+        dcnt[0] = 1
         return self.finish(n, now)
+
+    def counted_frame(self):
+        dcnt[1] += 1
+        return self.frame()
 
     def before(self):
         cnt[0] = 0
         cnt[1] = 0
         cnt[2] = 0
         cnt[5] = 0
+        dcnt[0] = 0
+        dcnt[1] = 0
 
     def after(self):
+        dcnt[3] += dcnt[0]
+        dcnt[4] += dcnt[1]
+        dcnt[5] += 1
+        if dcnt[0] and dcnt[1]:
+            dcnt[2] += 1
         if cnt[1]:
             cnt[3] = 1                  # a span begins (this turn's own fits are not the refresh's)
         elif cnt[3]:
@@ -134,15 +155,33 @@ class Counted(Turns):
                 cnt[3] = 0
 
 
-sb = play(Counted()).sb
+r = play(Counted())
+sb = r.sb
 tr = sb.tracker
 loc = sb.loc
-print("RESULT " + json.dumps({
+fa = sb.faults
+res = {
     "spans": [[spans[4 * i + k] for k in range(4)] for i in range(cnt[4])],
     "rest": [[tr.present[i], tr.kind[i], tr.x[i], tr.y[i], tr.mask[i], tr.lo[i], tr.hi[i]]
              for i in range(4)],
     "chips": [[loc.kind[i], loc.x[i], loc.y[i], loc.strength[i], loc.err[i], loc.unc[i]]
-              for i in range(loc.n)]}))
+              for i in range(loc.n)]}
+# the game's end among the event lines (the first test's events are those before it)
+if hasattr(sys.stdout, "flush"):
+    sys.stdout.flush()
+print("PLAYED")
+if hasattr(sys.stdout, "flush"):
+    sys.stdout.flush()
+# then the second test's: the stillness counted again where the chips lie, a verdict with no
+# event (the fault monitor's frames counted in every turn since the game began)
+v0 = dcnt[3]
+tr._begin(vclock.ticks_ms())
+r.run_ms(2000)
+res["defer"] = {
+    "both": dcnt[2], "verdicts": dcnt[3], "hand_verdicts": dcnt[3] - v0, "fault_frames": dcnt[4],
+    "fa_frames": fa.frames, "rest": tr.at_rest(), "event": tr.event,
+    "prev": list(fa.prev) if hasattr(fa, "prev") else None}
+print("RESULT " + json.dumps(res))
 """
 
 
@@ -151,16 +190,34 @@ def trap_game():
     return game("micropython").timeline()
 
 
-def run(runtime, tmp_path, paced, script=TARGET, name="refresh_paced_target.py"):
-    res, p = run_target(script, runtime, {"tl": trap_game(), "paced": paced},
-                        name=name, tmp_path=tmp_path, timeout=900, marker="RESULT ")
-    return res, [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+# each runtime's and pacing's run, made once a test process: both tests read it (the two tests
+# of a runtime one xdist group, on one worker under `make test`), where each played the game
+_RUNS = {}
 
 
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+def run(runtime, tmp_path, paced):
+    """(TARGET's result, the event lines of the game, every event line of the run)."""
+    key = (runtime, paced)
+    if key not in _RUNS:
+        res, p = run_target(TARGET, runtime, {"tl": trap_game(), "paced": paced},
+                            name="refresh_paced_target.py", tmp_path=tmp_path, timeout=900,
+                            marker="RESULT ")
+        lines = p.stdout.splitlines()
+        assert lines.count("PLAYED") == 1, p.stdout[-2000:]
+        game = lines[:lines.index("PLAYED")]
+        _RUNS[key] = json.dumps([res, [ln for ln in game if ln.startswith("{")],
+                                 [ln for ln in lines if ln.startswith("{")]])
+    return json.loads(_RUNS[key])
+
+
+RUNTIMES = [pytest.param(r, marks=pytest.mark.xdist_group("refresh_paced_" + r))
+            for r in ("micropython", "cpython")]
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
 def test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts(runtime, tmp_path):
-    one, ev1 = run(runtime, tmp_path, 0)
-    paced, ev2 = run(runtime, tmp_path, 1)
+    one, ev1, _ = run(runtime, tmp_path, 0)
+    paced, ev2, _ = run(runtime, tmp_path, 1)
     # the control: in one go, a verdict's turn makes the refresh's fits, more than _PACE_FITS
     # (2) in some (4 and more before branch rowflip, when every chip was fitted again; now the
     # chips fitted since the last verdict and their groups: docs/sensing.md "A still chip
@@ -188,61 +245,11 @@ def test_the_refresh_fit_paced_over_turns_gives_the_same_verdicts(runtime, tmp_p
 # verdict finds nothing moved, no event); every turn that runs _finish is counted with the fault
 # monitor's frames in it. Paced, none has one; and the monitor has looked at the same frames
 # with the same readings as in the run without pacing (its frame count and its per-pad state).
-DEFER = PRELUDE + r"""
-cnt = array("i", [0] * 6)   # [finish this turn, faults this turn, turns with both, verdicts,
-                            #  fault frames, turns]
-
-
-class Counted(Turns):
-    def wrap(self, sb):
-        self.finish = sb.tracker._finish
-        self.frame = sb.faults.frame
-        sb.tracker._finish = self.counted_finish
-        sb.faults.frame = self.counted_frame
-
-    def counted_finish(self, n, now):
-        cnt[0] = 1
-        return self.finish(n, now)
-
-    def counted_frame(self):
-        cnt[1] += 1
-        return self.frame()
-
-    def before(self):
-        cnt[0] = 0
-        cnt[1] = 0
-
-    def after(self):
-        cnt[3] += cnt[0]
-        cnt[4] += cnt[1]
-        cnt[5] += 1
-        if cnt[0] and cnt[1]:
-            cnt[2] += 1
-
-
-r = play(Counted())
-sb = r.sb
-tr = sb.tracker
-fa = sb.faults
-v0 = cnt[3]
-# the stillness counted again where the chips lie: a verdict with no event
-tr._begin(vclock.ticks_ms())
-r.run_ms(2000)
-print("RESULT " + json.dumps({
-    "both": cnt[2], "verdicts": cnt[3], "hand_verdicts": cnt[3] - v0, "fault_frames": cnt[4],
-    "fa_frames": fa.frames, "rest": tr.at_rest(), "event": tr.event,
-    "prev": list(fa.prev) if hasattr(fa, "prev") else None}))
-"""
-
-
-def run_defer(runtime, tmp_path, paced):
-    return run(runtime, tmp_path, paced, DEFER, "faults_deferred_target.py")
-
-
-@pytest.mark.parametrize("runtime", ["micropython", "cpython"])
+@pytest.mark.parametrize("runtime", RUNTIMES)
 def test_no_verdict_turn_holds_the_fault_monitors_frame(runtime, tmp_path):
-    one, ev1 = run_defer(runtime, tmp_path, 0)
-    paced, ev2 = run_defer(runtime, tmp_path, 1)
+    one, _, ev1 = run(runtime, tmp_path, 0)
+    paced, _, ev2 = run(runtime, tmp_path, 1)
+    one, paced = one["defer"], paced["defer"]
     # the hand-begun stillness ended in a verdict, at rest
     assert one["hand_verdicts"] == 1 and paced["hand_verdicts"] == 1, (one, paced)
     assert one["rest"] and paced["rest"]
