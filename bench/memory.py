@@ -297,8 +297,8 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
         big = base + 2 * heap + 1024 * 1024       # the flash image is built with copies
         # (the games' run in a heap 512 KB smaller, 1.5 MB: b_memory.py reads gc.mem_alloc()
         # around every step, a walk of the whole heap's allocation table that took 80 % of the
-        # run on 2 MB; 1.5 MB holds the flash image's copies at the runner's start (it fails
-        # at 1.25 MB) and, between the step counter's collections, the simulator's garbage
+        # run on 2 MB; 1.5 MB holds the flash image's copies at the runner's start (256 KB
+        # less fails there, MemoryError) and, between the step counter's collections, the simulator's garbage
         # (at most 160 KB over 737 KB in use, both front ends); the figures are the same)
         res, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},
                            heapsize=big - 512 * 1024, firmware=fw)
