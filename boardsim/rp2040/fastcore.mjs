@@ -127,7 +127,7 @@ ${tests}`);
   handlers += `const H = [${chain.map((b, k) => `h${k}`).join(', ')}, null, h${bl}];\n`;
   const body = `${PRELUDE}
 ${handlers}
-return function executeInstruction() {
+const exec = function executeInstruction() {
   if (this.interruptsUpdated) return orig.call(this);
   const opcodePC = this.PC & ~1; //ensure no LSB set PC are executed
   // (rp2040.readUint16's own first case, flash, read as half-words: the same bytes)
@@ -145,19 +145,89 @@ return function executeInstruction() {
   const deltaCycles = H[kind].call(this, opcode, opcodePC, opcode2);
   this.cycles += deltaCycles;
   return deltaCycles;
-};`;
+};
+exec.H = H;
+return exec;`;
   const fn = new Function('orig', 'kinds', body)(orig, kinds);
   fn.kinds = kinds;
+  // the stretch's table: the bodies that sleep (WFE, WFI), call the chip's break handler (BKPT,
+  // UDF) or log (SEV, YIELD, the last else) are left to pico.mjs's loop, one at a time
+  const stretchKinds = kinds.slice();
+  chain.forEach((b, k) => {
+    if (b.cond === null || /\bwaiting\b|rp2040\.|logger/.test(b.body)) {
+      for (let op = 0; op < 65536; op++) if (stretchKinds[op] === k) stretchKinds[op] = FALLBACK;
+    }
+  });
+  fn.stretch = new Function('H', 'kinds', STRETCH.replace('BL_COND', chain[bl].cond)
+    .replaceAll('FALLBACK', String(FALLBACK)).replaceAll('BL_OR', String(BL_OR_FALLBACK)))(fn.H, stretchKinds);
   return fn;
 }
+
+const RAM = 0x20000000, FLASH = 0x10000000, FLASH_END = 0x14000000;
+
+// runUntil's inner loop for a stretch of instructions (pico.mjs): fetch, table and body, the
+// clock's counter added to, and nothing else checked per instruction but the interrupts'
+// flag, until the chip's next alarm, the slice's limit, an interrupt's state change or an
+// access to anything but SRAM, flash and the boot ROM (the core's accessors below set `io`:
+// a peripheral, SIO, the PPB, USB's RAM, whose effects reach the clock, the alarms, the
+// interrupts and the watchdog). Each instruction's effects and time are exactly those of
+// pico.mjs's loop taking it alone: where it reached an alarm, touched io or the limit, its time
+// is added as that loop adds it (clock.tick() when an alarm is due within it), then the loop's
+// own conditions are tested again before the next. Called when the core is awake, no interrupt
+// is pending, the clock before `limit` and the watchdog's flags clear (the loop's conditions);
+// returns the instructions taken (0: the next is for the loop: a ROM hook, a fallback, a
+// sleep or break, an address outside the three). core.cycles gets their sum at the end.
+const STRETCH = `return function stretch(core, clock, limit, wdt, romLo, romHi, hooks) {
+  const regs = core.registers, m = core.rp2040;
+  const f16 = m.flash16, fEnd = ${FLASH} + m.flash.length, s16 = m.sram16, sEnd = ${RAM} + m.sram.length, r16 = m.rom16;
+  let n = 0, cycles = 0;
+  let next = clock.nextAlarm;
+  let stopAt = next !== null && next.nanos < limit ? next.nanos : limit;
+  core.io = false;
+  for (;;) {
+    const pc = regs[15];
+    const opcodePC = pc & ~1;
+    let opcode;
+    if (opcodePC >= ${FLASH} && opcodePC + 1 < fEnd) opcode = f16[(opcodePC - ${FLASH}) >> 1];
+    else if (opcodePC >= ${RAM} && opcodePC + 1 < sEnd) opcode = s16[(opcodePC - ${RAM}) >> 1];
+    else if (opcodePC >= 0 && opcodePC < 16384 && !(pc <= romHi && pc >= romLo && hooks.has(pc))) opcode = r16[opcodePC >> 1];
+    else break;
+    let kind = kinds[opcode];
+    let opcode2 = 0;
+    if (kind >= FALLBACK) {
+      if (kind !== BL_OR) break;
+      opcode2 = core.readUint16(opcodePC + 2);
+      if (!(BL_COND)) break;
+    }
+    regs[15] = pc + 2;
+    const dc = H[kind].call(core, opcode, opcodePC, opcode2);
+    cycles += dc;
+    n++;
+    const dt = dc * 8;
+    const nc = clock.nanosCounter + dt;
+    if (nc < stopAt && !core.io) {
+      clock.nanosCounter = nc;
+      if (core.interruptsUpdated) break;
+      continue;
+    }
+    // as pico.mjs's loop takes it
+    core.io = false;
+    const due = clock.nextAlarm;
+    if (due !== null && due.nanos <= nc) clock.tick(dt);
+    else clock.nanosCounter = nc;
+    if (clock.nanosCounter >= limit || wdt.forced || wdt.changed || core.interruptsUpdated || core.waiting) break;
+    next = clock.nextAlarm;
+    stopAt = next !== null && next.nanos < limit ? next.nanos : limit;
+  }
+  core.cycles += cycles;
+  return n;
+};`;
 
 // The core's word reads and writes with SRAM (and, for reads, flash) first: rp2040js looks
 // for a peripheral at the address before it tries SRAM on every write (a miss in a table keyed
 // by numbers), and tests five ranges before SRAM on a read. The same answers: an aligned
 // address inside SRAM or flash is nothing else; anything else goes the original way (unaligned
 // reads are reported there, as before).
-const RAM = 0x20000000, FLASH = 0x10000000, FLASH_END = 0x14000000;
-
 function readUint32(address) {
   const m = this.rp2040;
   if ((address & 3) === 0) {
@@ -167,20 +237,65 @@ function readUint32(address) {
       if (offset + 3 < m.flash.length) return m.flashView.getUint32(offset, true);
     }
   }
+  this.io = true;
   return m.readUint32(address);
 }
 
 function writeUint32(address, value) {
   const m = this.rp2040;
   if (address >= RAM && address + 3 < RAM + m.sram.length) m.sramView.setUint32(address - RAM, value, true);
-  else m.writeUint32(address, value);
+  else {
+    this.io = true;
+    m.writeUint32(address, value);
+  }
 }
+
+// The half-word and byte accesses: rp2040js's own first two cases (flash, SRAM; SRAM alone for
+// writes), the rest its own way, marked as io.
+function readUint16(address) {
+  const m = this.rp2040;
+  if (address >= FLASH && address + 1 < FLASH + m.flash.length) return m.flashView.getUint16(address - FLASH, true);
+  if (address >= RAM && address + 1 < RAM + m.sram.length) return m.sramView.getUint16(address - RAM, true);
+  this.io = true;
+  return m.readUint16(address);
+}
+
+function readUint8(address) {
+  const m = this.rp2040;
+  if (address >= FLASH && address < FLASH + m.flash.length) return m.flash[address - FLASH];
+  if (address >= RAM && address < RAM + m.sram.length) return m.sram[address - RAM];
+  this.io = true;
+  return m.readUint8(address);
+}
+
+function writeUint16(address, value) {
+  const m = this.rp2040;
+  if (address >= RAM && address + 1 < RAM + m.sram.length) m.sramView.setUint16(address - RAM, value, true);
+  else {
+    this.io = true;
+    m.writeUint16(address, value);
+  }
+}
+
+function writeUint8(address, value) {
+  const m = this.rp2040;
+  if (address >= RAM && address < RAM + m.sram.length) m.sram[address - RAM] = value;
+  else {
+    this.io = true;
+    m.writeUint8(address, value);
+  }
+}
+
+const ACCESSORS = { readUint32, writeUint32, readUint16, readUint8, writeUint16, writeUint8 };
 
 // A half-word view of the chip's flash for the decoder's fetch (the same bytes; little-endian
 // as the chip and every host this runs on): install() sets it on each chip it is given.
 export function halfWords(core) {
   const m = core.rp2040;
   m.flash16 = new Uint16Array(m.flash.buffer, m.flash.byteOffset, m.flash.length >> 1);
+  m.sram16 = new Uint16Array(m.sram.buffer, m.sram.byteOffset, m.sram.length >> 1);
+  m.rom16 = new Uint16Array(m.bootrom.buffer, m.bootrom.byteOffset, m.bootrom.length * 2);
+  core.io = false;
 }
 
 // Replace the decoder and the word accesses of every CortexM0Core (the class of `core`), and
@@ -197,7 +312,7 @@ export function install(core) {
     if (version !== CHECKED) return `rp2040js ${version}: fastcore.mjs was checked against ${CHECKED}`;
     halfWords(core);
     const fast = build(coreSource(), proto.executeInstruction);
-    for (const [name, fn] of [['executeInstruction', fast], ['readUint32', readUint32], ['writeUint32', writeUint32]]) {
+    for (const [name, fn] of [['executeInstruction', fast], ...Object.entries(ACCESSORS)]) {
       fn.fastcore = true;
       fn.plain = proto[name];
       proto[name] = fn;
@@ -212,8 +327,14 @@ export function install(core) {
 export function plainMethods(core) {
   const proto = Object.getPrototypeOf(core);
   const out = {};
-  for (const name of ['executeInstruction', 'readUint32', 'writeUint32']) out[name] = proto[name].plain || proto[name];
+  for (const name of ['executeInstruction', ...Object.keys(ACCESSORS)]) out[name] = proto[name].plain || proto[name];
   return out;
 }
 
-export { readUint32 as fastReadUint32, writeUint32 as fastWriteUint32 };
+export { readUint32 as fastReadUint32, writeUint32 as fastWriteUint32, ACCESSORS as fastAccessors };
+
+// The stretch loop of this core's decoder (pico.mjs's runUntil), or null (rp2040js's own decoder)
+export function stretchOf(core) {
+  const f = Object.getPrototypeOf(core).executeInstruction;
+  return f.fastcore && f.stretch || null;
+}

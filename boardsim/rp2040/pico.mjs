@@ -33,7 +33,7 @@ import fs from 'fs';
 import net from 'net';
 import readline from 'readline';
 import { RP2040, USBCDC } from 'rp2040js';
-import { install as installFastCore } from './fastcore.mjs';
+import { install as installFastCore, stretchOf } from './fastcore.mjs';
 
 const FLASH_BASE = 0x10000000;
 const NS_PER_CYCLE = 8;                 // 125 MHz
@@ -520,6 +520,8 @@ function runUntil(tEnd) {
   // (the session's objects as constants of the loop below, which tests them every instruction:
   // a session sets them anew, never while the chip runs)
   const wdt_ = wdt, hooks = ROM_HOOKS, romLo = ROM_LO, romHi = ROM_HI;
+  // fastcore.mjs's loop over a stretch of instructions, none of them checked here one by one
+  const stretch = stretchOf(mcu.core);
   while (chip && base + mcu.clock.nanos < tEnd) {
     const core = mcu.core, clock = mcu.clock;
     const stop = tEnd - base;
@@ -535,6 +537,10 @@ function runUntil(tEnd) {
         const left = limit - clock.nanos;
         clock.tick(next > 0 && next < left ? next : left);
       } else {
+        if (stretch !== null && !core.interruptsUpdated) {
+          const k = stretch(core, clock, limit, wdt_, romLo, romHi, hooks);
+          if (k > 0) { n += k; continue; }
+        }
         const pc = core.registers[15];
         if (pc <= romHi && pc >= romLo && hooks.has(pc)) {
           if (!romCall(mcu, pc)) break;       // the power went in a torn flash write
