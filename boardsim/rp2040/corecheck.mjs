@@ -12,7 +12,7 @@
 // subtraction (CMP, SUBS ...) of equal operands.
 import fs from 'fs';
 import { RP2040 } from 'rp2040js';
-import { build, fastReadUint32, fastWriteUint32, halfWords, plainMethods } from './fastcore.mjs';
+import { build, fastAccessors, halfWords, plainMethods } from './fastcore.mjs';
 
 function arg(name, dflt) {
   const i = process.argv.indexOf('--' + name);
@@ -93,8 +93,7 @@ const plain = plainMethods(plainChip.core);
 const src = fs.readFileSync(new URL('./cortex-m0-core.js', import.meta.resolve('rp2040js')), 'utf8');
 Object.assign(plainChip.core, plain);
 halfWords(fastChip.core);
-Object.assign(fastChip.core, { executeInstruction: build(src, plain.executeInstruction),
-  readUint32: fastReadUint32, writeUint32: fastWriteUint32 });
+Object.assign(fastChip.core, { executeInstruction: build(src, plain.executeInstruction), ...fastAccessors });
 
 const mutate = Number(arg('mutate', 0));
 if (mutate) {
