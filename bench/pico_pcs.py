@@ -36,6 +36,11 @@ def counted_pico():
     src = open(os.path.join(HERE, "pico.mjs")).read()
     at = "        const dt = core.executeInstruction() * NS_PER_CYCLE;\n        const due = clock.nextAlarm;"
     assert src.count(at) == 1, "pico.mjs's runUntil loop changed: update bench/pico_pcs.py"
+    # (every instruction through that line: fastcore.mjs's stretches, which take most of them
+    # past it, turned off)
+    off = "  const stretch = stretchOf(mcu.core);"
+    assert src.count(off) == 1, "pico.mjs's runUntil changed: update bench/pico_pcs.py"
+    src = src.replace(off, "  const stretch = null;")
     src = src.replace(at, COUNT + at).replace("\nlet chip;", "\n" + TABLES + "let chip;", 1)
     fd, path = tempfile.mkstemp(prefix=".pico_pcs-", suffix=".mjs", dir=HERE)
     with os.fdopen(fd, "w") as f:

@@ -211,6 +211,21 @@ def test_the_table_decoder_steps_as_rp2040js_own_does():
     assert not bad["ok"] and bad["instructions"] < 300_000 and bad["differ"]["pc"], bad
 
 
+@needs_chip
+def test_the_stretches_step_as_one_instruction_at_a_time_does():
+    """pico.mjs runs the table's instructions in fastcore.mjs's stretches (no clock, alarm or
+    limit check between two of them but where one touched a peripheral): the table's chip run so,
+    in slices of 1 ms, against rp2040js's own decoder stepped one instruction at a time as many
+    instructions after each stretch: registers, flags, cycles and clock equal after every
+    stretch, the RAM every 65,536 instructions and at the end."""
+    got = _core_check("--instructions", CORE_CHECK_INSTRUCTIONS // 2, "--stretch", 1000)
+    assert got["ok"], got["differ"]
+    assert got["instructions"] >= CORE_CHECK_INSTRUCTIONS // 2
+    # the check can fail: the 20th stretch's clock set 8 ns (a cycle) back at its end is found there
+    bad = _core_check("--instructions", 300_000, "--stretch", 1000, "--mutate-clock", 20)
+    assert not bad["ok"] and bad["differ"]["stretch"] == 20, bad
+
+
 # -- games ---------------------------------------------------------------------------------------
 def bowling_game(runtime):
     """A whole game in the fewest balls (twelve Zenns: a perfect game), so that the tier stays

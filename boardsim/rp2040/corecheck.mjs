@@ -4,12 +4,18 @@
 // end). The first difference stops the run with the instruction that made it.
 //
 //   node corecheck.mjs --image FIRMWARE.elf --bootrom BOOTROM.bin [--instructions N] [--mutate K]
+//       [--stretch US [--mutate-clock K]]
 //
 // Prints one JSON line: {"ok": true|false, "instructions", "ms" (chip time), "differ"?}.
 // The chips boot the image on a bare board (no table on the pins: the firmware boots, finds no
 // pads and runs its loop), their flash functions done as pico.mjs does them. --mutate K (to
 // show the check can fail): the table decoder's chip gets the carry flag wrong on its K-th
 // subtraction (CMP, SUBS ...) of equal operands.
+// --stretch US: the table's chip runs as pico.mjs's runUntil runs it, in fastcore.mjs's stretches
+// (to each next multiple of US microseconds of chip time, as a slice's end; one instruction at a
+// time where a stretch takes none), and the plain chip is stepped as many instructions after each
+// stretch, the two compared then (so the stretch's alarms, io breaks and limits are held to the
+// one-by-one stepping). --mutate-clock K: the K-th stretch's chip loses 8 ns (one cycle) at its end.
 import fs from 'fs';
 import { RP2040 } from 'rp2040js';
 import { build, fastAccessors, halfWords, plainMethods } from './fastcore.mjs';
@@ -109,7 +115,30 @@ if (mutate) {
 const limit = Number(arg('instructions', 20e6));
 let n = 0, steps = 0, differ = null;
 const ramSame = () => Buffer.compare(Buffer.from(plainChip.sram), Buffer.from(fastChip.sram)) === 0;
+const sliceNs = Number(arg('stretch', 0)) * 1000;
+const stretch = sliceNs > 0 ? fastChip.core.executeInstruction.stretch : null;
+const mutateClock = Number(arg('mutate-clock', 0));
+const WDT = { forced: false, changed: false }, romLo = Math.min(...HOOKS), romHi = Math.max(...HOOKS);
+let stretches = 0, ramAt = 65536;
 while (n < limit) {
+  const fc = fastChip.core;
+  if (stretch && !fc.waiting && !fc.interruptsUpdated) {
+    const pc = fc.PC;
+    const end = (Math.floor(fastChip.clock.nanos / sliceNs) + 1) * sliceNs;
+    const k = stretch(fc, fastChip.clock, end, WDT, romLo, romHi, HOOKS);
+    if (k > 0) {
+      if (++stretches === mutateClock) fastChip.clock.nanosCounter -= 8;
+      for (let i = 0, guard = 0; i < k && guard < 2 * k + 2; guard++) i += step(plainChip);
+      n += k;
+      steps += k;
+      if (!same(plainChip, fastChip) || (n >= ramAt && !ramSame())) {
+        differ = { stretch: stretches, from: pc.toString(16), instructions: k, plain: state(plainChip), fast: state(fastChip) };
+        break;
+      }
+      if (n >= ramAt) ramAt = n + 65536;
+      continue;
+    }
+  }
   const pc = plainChip.core.PC;
   const op = plainChip.readUint16(pc & ~1);
   n += step(plainChip);
