@@ -15,6 +15,8 @@ import subprocess
 import sys
 import tempfile
 
+from bench.pico_replay import pico_args
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(ROOT, "boardsim", "rp2040")
 COUNT = """        if (pc >= 0x10000000 && pc < 0x10200000) PCS_F[(pc - 0x10000000) >> 1]++;
@@ -49,7 +51,7 @@ def counted_pico():
 
 
 def replay(d, pico, out):
-    args = [a for a in open(os.path.join(d, "argv")).read().split("\n")[1:] if a]
+    args = pico_args(d)
     p = subprocess.Popen(["node", pico] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          env=dict(os.environ, PICO_PCS_OUT=out))
     for line in open(os.path.join(d, "in"), "rb"):

@@ -42,8 +42,16 @@ def commands(d):
         return [line for line in f if line.strip()]
 
 
+def pico_args(d):
+    """The recorded process's arguments after pico.mjs (node's own flags before it, e.g.
+    chip.py's --single-threaded, are not pico.mjs's: node on the PATH is the one replayed)."""
+    argv = [a for a in open(os.path.join(d, "argv")).read().split("\n") if a]
+    at = next(i for i, a in enumerate(argv) if a.endswith("pico.mjs"))
+    return argv[at + 1:]
+
+
 def own_process(node, pico, d):
-    args = [a for a in open(os.path.join(d, "argv")).read().split("\n")[1:] if a]
+    args = pico_args(d)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.Popen([node, pico] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     got = []
@@ -63,7 +71,7 @@ def proc_cpu(pid):
 
 
 def session(server, path, d):
-    args = [a for a in open(os.path.join(d, "argv")).read().split("\n")[1:] if a]
+    args = pico_args(d)
     opt = dict(zip(args[::2], args[1::2]))
     op = {"cmd": "open", "image": opt["--image"], "bootrom": opt["--bootrom"], "env": {}}
     if "--fs" in opt:
