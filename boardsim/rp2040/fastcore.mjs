@@ -19,6 +19,11 @@
 // install() returns why it did not install (null when it did): an rp2040js other than the one
 // checked (1.4.1, pinned), or whose source does not cut as expected, keeps its own decoder;
 // ZENN_PICO_CORE=plain keeps it too. pico.mjs's `stats` answer names the decoder ("core").
+//
+// The same bodies also run in `stretch` (branch chip23, 2026-12-04): runUntil's loop over many
+// instructions with its checks paid only where an instruction can have changed what they test
+// (below; docs/performance.md, "The emulator's instructions in stretches"); corecheck.mjs
+// --stretch holds it to rp2040js's decoder stepped one instruction at a time.
 import fs from 'fs';
 
 // the source of the CortexM0Core that `import ... from 'rp2040js'` loads (its ESM build)
@@ -183,10 +188,10 @@ return exec;`;
 const RAM = 0x20000000, FLASH = 0x10000000, FLASH_END = 0x14000000;
 
 // runUntil's inner loop for a stretch of instructions (pico.mjs): fetch, table and body, the
-// clock's counter added to, and nothing else checked per instruction but the interrupts'
-// flag, until the chip's next alarm, the slice's limit, an interrupt's state change or an
-// access to anything but SRAM, flash and the boot ROM (the core's accessors below set `io`:
-// a peripheral, SIO, the PPB, USB's RAM, whose effects reach the clock, the alarms, the
+// clock's counter added to, and nothing else checked per instruction but the time and the
+// core's `io` flag, until the chip's next alarm, the slice's limit, an interrupt's state change
+// or an access to anything but SRAM, flash and the boot ROM (the core's accessors below set
+// `io`: a peripheral, SIO, the PPB, USB's RAM, whose effects reach the clock, the alarms, the
 // interrupts and the watchdog). Each instruction's effects and time are exactly those of
 // pico.mjs's loop taking it alone: where it reached an alarm, touched io or the limit, its time
 // is added as that loop adds it (clock.tick() when an alarm is due within it), then the loop's
