@@ -74,9 +74,12 @@ def sample(root, seen, threads):
     for pid in under:
         if pid == root:
             continue
-        if pid not in seen:
-            seen[pid] = [kind(_cmdline(pid)), 0.0]
-        seen[pid][1] = procs[pid][1]
+        # read each time: a process is seen between fork and exec (the browser's command line),
+        # and a zygote's child renames itself a renderer
+        k = kind(_cmdline(pid))
+        if pid in seen and k == "other: ":      # a zombie's command line is empty
+            k = seen[pid][0]
+        seen[pid] = [k, procs[pid][1]]
     try:
         for t in os.listdir(f"/proc/{root}/task"):
             try:

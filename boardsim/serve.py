@@ -14,9 +14,13 @@ The HTTP API (JSON), used by web/play.html:
                             the firmware's games (boardsim/games.py as_json(): the page's form)
     GET  /api/tunes         the buzzer's tunes, sound/tunes.json's "tunes" ({name: [[hz, ms]]},
                             hz 0 a rest), or {"tunes": {}, "error": why}
-    GET  /api/state?frame=F&ev=E&epoch=N   the latest state line; the OLED only when its
+    GET  /api/state?frame=F&ev=E&epoch=N&since=V   the latest state line; the OLED only when its
                             frame number differs from F; the firmware's events from index E on
-                            (all of it when N is not the current firmware's epoch)
+                            (all of it when N is not the current firmware's epoch). "version"
+                            counts the changes a page shows (anything but the clock); with since
+                            = the version the page has, the answer waits until the next change,
+                            HOLD_S at most (the page then asks again at once, rather than 20
+                            times a second for nothing)
     POST /api/action        one action, answered {"ok": true} or {"ok": false, "error": reason}:
         {"press": BUTTON}  {"hold": BUTTON, "ms": N}  {"flick": CHIP, "v": [vx, vy]}
         {"down": BUTTON}  {"up": BUTTON}   a button goes down / comes up now and stays so while
@@ -65,6 +69,7 @@ WEB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "web")
 TUNES = os.path.join(os.path.dirname(WEB), os.pardir, "sound", "tunes.json")
 TICK_S = 0.04
 IDLE_S = 15.0
+HOLD_S = 0.25           # a poll with nothing new waits this long at most: the clock's pace then
 MAX_CATCH_UP_MS = 500
 SETTLED_MS = 600        # the scoreboard takes a chip as at rest after 400 ms still (tracker.py)
 QUIET_WAIT_S = 3.0      # how long a hand waits (wall clock) for a settling table to rest
@@ -95,6 +100,9 @@ class Session:
         self.held = {}          # buttons held down from the page: button -> virtual ms when pressed
         self.released = {}      # button -> virtual ms when it last came up
         self.flicks = []        # [(event lines before it, chips before it)], for put_back
+        self.version = 0        # bumped when what a page shows changed (not the clock alone)
+        self._shown = None
+        self.changed = threading.Condition(self.lock)
         self.restart(None)
         self._clock = threading.Thread(target=self._tick, daemon=True)
         self._clock.start()
@@ -140,7 +148,22 @@ class Session:
             self.oled = st["oled"]
             self.text = st.get("text", [])
         self.state = st
+        self._note_change()
         return st
+
+    def _note_change(self):
+        """A new version when what a page shows changed: the state line but its clock (t, and
+        still_ms but whether it passed SETTLED_MS: the page's "the pads feel it"), the events
+        read so far, the firmware, its error, the buttons held, the flicks (put_back)."""
+        with self.lock:
+            st = self.state
+            shown = ({k: v for k, v in st.items() if k not in ("t", "still_ms")},
+                     st.get("still_ms", 0) >= SETTLED_MS, len(self.target.events) if self.target else 0,
+                     self.epoch, self.error, sorted(self.held), len(self.flicks), self.game)
+            if shown != self._shown:
+                self._shown = shown
+                self.version += 1
+                self.changed.notify_all()
 
     def _rebase(self):
         # an op may take virtual time at once (a press 270 ms, wait_ms N): the wall clock
@@ -152,21 +175,26 @@ class Session:
         while not self.stopped:
             time.sleep(TICK_S)
             with self.lock:
-                now = time.monotonic()
-                if self.error or now - self.last_poll > IDLE_S:
-                    self.wall0 += TICK_S        # paused: do not catch up later
-                    self._release_all()         # nobody watching holds a button
-                    continue
-                want = self.virt0 + (now - self.wall0) * 1000.0 * self.speed
-                lag = want - self.state.get("t", 0)
-                if lag >= 1:
-                    try:
-                        self._send({"op": "wait", "ms": int(min(lag, MAX_CATCH_UP_MS))})
-                    except live.TargetFailure:
-                        continue
-                    if lag > MAX_CATCH_UP_MS:   # too far behind: keep the pace from here
-                        self.wall0 = now
-                        self.virt0 = self.state["t"]
+                self._tick_once()
+                self._note_change()     # also the events read since (the firmware's stdout)
+
+    def _tick_once(self):
+        """The firmware's clock kept with the wall clock's (or paused)."""
+        now = time.monotonic()
+        if self.error or now - self.last_poll > IDLE_S:
+            self.wall0 += TICK_S        # paused: do not catch up later
+            self._release_all()         # nobody watching holds a button
+            return
+        want = self.virt0 + (now - self.wall0) * 1000.0 * self.speed
+        lag = want - self.state.get("t", 0)
+        if lag >= 1:
+            try:
+                self._send({"op": "wait", "ms": int(min(lag, MAX_CATCH_UP_MS))})
+            except live.TargetFailure:
+                return
+            if lag > MAX_CATCH_UP_MS:   # too far behind: keep the pace from here
+                self.wall0 = now
+                self.virt0 = self.state["t"]
 
     def close(self):
         self.stopped = True
@@ -175,9 +203,16 @@ class Session:
                 self.target.close()
 
     # -- what the page asks --------------------------------------------------------------------
-    def snapshot(self, frame=None, ev=0, epoch=None):
+    def snapshot(self, frame=None, ev=0, epoch=None, since=None):
         with self.lock:
             self.last_poll = time.monotonic()
+            if since == self.version:       # the page has this: wait for the next change
+                end = self.last_poll + HOLD_S
+                while since == self.version and not self.stopped:
+                    left = end - time.monotonic()
+                    if left <= 0:
+                        break
+                    self.changed.wait(left)
             if epoch != self.epoch:
                 frame, ev = None, 0
             st = dict(self.state)
@@ -195,6 +230,7 @@ class Session:
             st["held"] = sorted(self.held)
             st["put_back"] = self._put_back_offer(events)
             st["wall_ms"] = int((time.monotonic() - self.wall0) * 1000)
+            st["version"] = self.version
             return st
 
     def act(self, a):
@@ -434,8 +470,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass            # the page went away (closed while its poll waited)
 
     def _json(self, obj, code=200):
         self._send(code, json.dumps(obj, separators=(",", ":")))
@@ -463,7 +502,8 @@ class Handler(BaseHTTPRequestHandler):
             frame = int(q["frame"][0]) if "frame" in q and q["frame"][0].lstrip("-").isdigit() else None
             ev = int(q["ev"][0]) if "ev" in q and q["ev"][0].isdigit() else 0
             epoch = int(q["epoch"][0]) if "epoch" in q and q["epoch"][0].isdigit() else None
-            return self._json(self.session.snapshot(frame, ev, epoch))
+            since = int(q["since"][0]) if "since" in q and q["since"][0].isdigit() else None
+            return self._json(self.session.snapshot(frame, ev, epoch, since))
         self._send(404, "not found", "text/plain")
 
     def do_POST(self):
