@@ -638,6 +638,30 @@ def test_the_test_only_second_small_chip_is_not_in_the_tray(page, server):
     assert pg.locator("#tray > div").count() == 4
 
 
+def test_a_poll_with_the_version_it_has_waits_for_a_change_not_for_the_clock(monkeypatch):
+    # the page asks with the version it has: the answer waits until what it shows changes (the
+    # page idle polls a few times a second, not twenty), and comes as soon as it does
+    from boardsim import serve
+    s = serve.Session(speed=SPEED)
+    try:
+        _until(lambda: s.snapshot()["still_ms"] >= serve.SETTLED_MS, what="the table at rest")
+        st = s.snapshot()
+        assert "Game" in st["text"][0]
+        monkeypatch.setattr(serve, "HOLD_S", 60.0)
+        got = []
+        t = threading.Thread(target=lambda: got.append(s.snapshot(since=st["version"])), daemon=True)
+        t.start()
+        _until(lambda: s.state["t"] >= st["t"] + 300, what="the clock to run")
+        assert t.is_alive() and not got              # the clock alone is no change
+        assert s.act({"press": "next"}) is None
+        t.join(20)
+        assert got and got[0]["version"] > st["version"] and "Trap Zenn 1" in "\n".join(got[0]["text"])
+        # a version the page does not have (another firmware's, say) is answered at once
+        assert s.snapshot(since=got[0]["version"] + 1)["version"] == got[0]["version"]
+    finally:
+        s.close()
+
+
 def test_api_down_and_up_hold_a_button_while_time_passes(server):
     url, _session = server
     assert _post(url, {"new": {"game": "bowling", "players": 1}})["ok"]
