@@ -70,12 +70,13 @@ PORT_PLAY ?= 8000
 play: $(STAMP)
 	$(if $(filter micropython,$(RUNTIME)),$(WITH_PORT)) $(VPY) -m boardsim serve --port $(PORT_PLAY) --runtime $(RUNTIME)
 
-# Debian's chromium for the play page's browser tests (tests/test_play.py skips without it),
-# installed when missing and we are root with apt-get, as in CI; a failure only warns.
+# Debian's chromium-headless-shell for the browser tests (tests/support/browser.py: Debian's
+# chromium does too, at more CPU; tests/test_play.py skips without either), installed when missing
+# and we are root with apt-get, as in CI; a failure only warns.
 browser:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		(apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
-		|| echo "warning: could not install chromium; the browser tests will be skipped"; \
+	@if [ ! -x /usr/bin/chromium-headless-shell ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(apt-get update -qq && apt-get install -y -qq chromium-headless-shell >/dev/null) \
+		|| echo "warning: could not install chromium-headless-shell; the browser tests use /usr/bin/chromium or are skipped"; \
 	fi
 
 # Two workers a core: a quarter of the suite's wall time is spent waiting (on a game's process, the

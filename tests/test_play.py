@@ -1,6 +1,7 @@
 """The play page (boardsim/serve.py, boardsim/web/) driven as a person drives it, in a real
-headless browser: Debian's chromium through Playwright. Skipped, saying why, when either is
-missing (`make test` installs chromium when it can: `make browser`).
+headless browser: Debian's chromium (its headless shell when installed: tests/support/browser.py)
+through Playwright. Skipped, saying why, when either is missing (`make test` installs the shell
+when it can: `make browser`).
 
 Also, without a browser: the page's HTTP API and the runner's interactive mode underneath it.
 """
@@ -14,10 +15,8 @@ import pytest
 
 from boardsim import live
 from boardsim.serve import make_server
+from browser import ARGS, CHROMIUM, missing
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
 SPEED = 3.0         # the table's clock runs 3x the wall clock, so a game is quick to play
 # the server and the browser on its page started once, on one test worker (tests/conftest.py)
 ONE_WORKER = ("server",)
@@ -125,9 +124,8 @@ def test_api_plays_a_game_and_explains_refusals(server):
 
 @pytest.fixture(scope="module")
 def page(server):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium, "
-                    "or `make browser` as root)")
+    if missing():
+        pytest.skip(missing())
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (requirements.txt)")
     url, _session = server
     with sync_api.sync_playwright() as p:

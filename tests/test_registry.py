@@ -202,9 +202,9 @@ def test_the_host_side_reads_the_toy_from_the_registry(toy, tmp_path):
 def _play_page_starts_the_toy(url):
     # in a real browser (skipped without one, as tests/test_play.py): the form offers the toy
     # with its start pages' choices, starts it, and its events read in the same words as above
-    from test_play import ARGS, CHROMIUM
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM}")
+    from browser import ARGS, CHROMIUM, missing
+    if missing():
+        pytest.skip(missing())
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)

@@ -16,7 +16,6 @@ from boardsim.draw import MARGIN, OLED_PX, Painter, board_description
 from boardsim.scenario import parse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHROMIUM = "/usr/bin/chromium"
 SCENARIO = {"game": "bowling", "players": 1, "steps": [
     {"place": {"small": "a.pocket"}},
     {"flick": "small", "v": [0, 1700]},
@@ -89,13 +88,12 @@ def test_html_replay_is_self_contained_and_plays(recorded, tmp_path):
     text = out.read_text()
     assert "src=\"http" not in text and "href=\"http" not in text and "<script src" not in text
     assert "ZennBoard" in text
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM}: the page was not opened")
+    from browser import ARGS, CHROMIUM, missing
+    if missing():
+        pytest.skip(missing() + ": the page was not opened")
     sync_api = pytest.importorskip("playwright.sync_api")
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run"])
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         pg = b.new_page()
         errors = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
