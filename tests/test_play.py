@@ -155,6 +155,12 @@ def board_px(pg, x, y):
     return box["x"] + bx, box["y"] + by
 
 
+def put_down(pg, chip, x, y):
+    """Choose the chip's *put down* in the tray, then click the board at (x, y) mm."""
+    pg.click(f"#put-{chip}")
+    pg.mouse.click(*board_px(pg, x, y))
+
+
 def drag_flick(pg, chip_xy, v):
     """Press on the chip and drag in the direction of v; the drag's length sets the speed
     (8 mm/s per mm, web/play.html)."""
@@ -208,8 +214,7 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
     assert st["power"] and lit == want
 
     # put the small chip into the shooter's pocket: pick it from the tray, click the spot
-    pg.click("#put-small")
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)
     wait_text(pg, "small: on the board", "#tray")
     settled(server[0])
 
@@ -223,8 +228,7 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
     pg.click("#take-small")
     wait_text(pg, "small: in hand", "#tray")
     settled(server[0])
-    pg.click("#put-small")
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)
     wait_text(pg, "small: on the board", "#tray")
     settled(server[0])
     drag_flick(pg, (0.0, -291.0), (150.0, 1300.0))
@@ -238,8 +242,7 @@ def test_a_person_picks_a_game_with_the_buttons_and_bowls_a_strike_then_scores(p
     assert sheet_row(pg, 1) == (["X", "8 -"] + [""] * 8, ["18", "26"] + [""] * 8, "26")
 
     # a spot where no chip can lie is refused, with the reason
-    pg.click("#put-big1")
-    pg.mouse.click(*board_px(pg, 0.0, 340.0))
+    put_down(pg, "big1", 0.0, 340.0)
     wait_text(pg, "cup b", "#status")
     assert not pg.errors
 
@@ -302,8 +305,7 @@ def test_a_chip_flicked_off_the_board_is_in_hand_it_goes_down_again_or_is_picked
     wait_text(pg, "small: off the board", "#tray")
     settled(url)
     # put down straight from off the board: the chip is in the player's hand
-    pg.click("#put-small")
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)
     wait_text(pg, "small: on the board", "#tray")
     assert chip(url, "small")[1:4] == [1, 0, -2910]
     assert "wait until" not in pg.inner_text("#status")
@@ -322,8 +324,7 @@ def test_a_chip_flicked_off_the_board_is_in_hand_it_goes_down_again_or_is_picked
 def test_put_down_right_after_pick_up_from_a_cup_is_not_refused_and_keeps_the_choice(page, server):
     pg, url = page, server[0]
     new_game(pg, url)
-    pg.click("#put-small")
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)
     wait_text(pg, "small: on the board", "#tray")
     settled(url)
     drag_flick(pg, (0.0, -291.0), (0.0, 1700.0))
@@ -331,14 +332,12 @@ def test_put_down_right_after_pick_up_from_a_cup_is_not_refused_and_keeps_the_ch
     _until(lambda: any(e["ev"] == "shot" for e in _get(url, "api/state")["events"]), what="the shot")
     pg.click("#take-small")
     wait_text(pg, "small: in hand", "#tray")
-    pg.click("#put-small")                      # at once: the table is still settling
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)                # at once: the table is still settling
     wait_text(pg, "small: on the board", "#tray")
     assert "wait until" not in pg.inner_text("#status")
     # a put down refused (for a reason) keeps the chip chosen, so the next click can place it
     settled(url)
-    pg.click("#put-big1")
-    pg.mouse.click(*board_px(pg, 0.0, 340.0))   # over cup b: refused
+    put_down(pg, "big1", 0.0, 340.0)                  # over cup b: refused
     wait_text(pg, "cup b", "#status")
     assert pg.inner_text("#put-big1") == "click the board"
     pg.mouse.click(*board_px(pg, 150.0, 150.0))
@@ -351,15 +350,13 @@ def test_a_refusal_said_while_a_put_down_waits_to_be_seen_is_not_covered_by_its_
     # the page when the first chip's "the pads feel it" comes in later
     pg, url = page, server[0]
     new_game(pg, url)
-    pg.click("#put-small")
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)
     wait_text(pg, "the scoreboard's pads feel it", "#status")
     settled(url)
     # the put-down as it is before the scoreboard has seen it (a late machine's order of things,
     # made certain here: the table settles within a few polls)
     pg.evaluate("() => { seen.ok = false; seen.said = said; }")
-    pg.click("#put-big1")
-    pg.mouse.click(*board_px(pg, 0.0, 340.0))   # over cup b: refused
+    put_down(pg, "big1", 0.0, 340.0)                  # over cup b: refused
     wait_text(pg, "cup b", "#status")
     pg.wait_for_function("() => seen && seen.ok")  # the small chip seen at rest since (its
     # confirmation, if any, written in the same call)
@@ -580,8 +577,7 @@ def test_the_board_says_which_end_is_which_and_what_sections_are_worth(page, ser
 def test_after_undo_one_click_puts_the_chip_back_and_a_chip_put_down_is_confirmed(page, server):
     pg, url = page, server[0]
     new_game(pg, url)
-    pg.click("#put-small")
-    pg.mouse.click(*board_px(pg, 0.0, -291.0))
+    put_down(pg, "small", 0.0, -291.0)
     wait_text(pg, "the scoreboard's pads feel it", "#status")     # the chip put down was seen
     assert "pocket" in pg.inner_text("#status")
     drag_flick(pg, (0.0, -291.0), (0.0, 1700.0))
