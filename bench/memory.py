@@ -32,6 +32,7 @@ if ROOT not in sys.path:
 from bench import _target as T  # noqa: E402
 
 HEAP = 236 * 1024      # free at main.py on the RP2040 (stock image, measured)
+GAMES_ROOM = 512 * 1024      # the games' heap beyond the image's copies (measure(), below)
 FIRMWARE = os.path.join(ROOT, "firmware")
 
 
@@ -295,13 +296,15 @@ def measure(display=None, source=False, tls=None, heap=HEAP, locked=True, front_
             fw = host_mpy()
         # 2. the figures, with room to spare, and the loop's allocations over the games
         big = base + 2 * heap + 1024 * 1024       # the flash image is built with copies
-        # (the games' run in a heap 512 KB smaller, 1.5 MB: b_memory.py reads gc.mem_alloc()
-        # around every step, a walk of the whole heap's allocation table that took 80 % of the
-        # run on 2 MB; 1.5 MB holds the flash image's copies at the runner's start (256 KB
-        # less fails there, MemoryError) and, between the step counter's collections, the simulator's garbage
-        # (at most 160 KB over 737 KB in use, both front ends); the figures are the same)
+        # The games' run in a heap 512 KB smaller: b_memory.py reads gc.mem_alloc() around
+        # every step, a walk of the whole heap's allocation table that took 80 % of the run in
+        # the larger one. This one holds the flash image's copies at the runner's start (256 KB
+        # less fails there, MemoryError) and, between the step counter's collections, the
+        # simulator's garbage (at most 160 KB over 737 KB in use, both front ends): the same
+        # figures.
+        games_heap = base + 2 * heap + GAMES_ROOM
         res, lines = T.run("b_memory.py", {"config": cfg, "modules": mods, "timelines": tls},
-                           heapsize=big - 512 * 1024, firmware=fw)
+                           heapsize=games_heap, firmware=fw)
         res["strings"] = string_pool(lines)
         # 3. does it boot with `heap` bytes free in one piece (a ballast takes the rest)?
         def boots(n):
